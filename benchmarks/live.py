@@ -7,9 +7,8 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from convtui.core.execution import ExecRequest, ExecResult
 from convtui.core.executor import Executor
-from convtui.core.loop import SessionEnded, SessionLoop, TurnCompleted
+from convtui.core.loop import SessionEnded, SessionLoop, TurnCompleted, cached_execute
 from convtui.core.models.base import ModelBackend
 from convtui.core.omega import parse_feedback
 from convtui.core.requests import exec_request
@@ -81,14 +80,7 @@ async def run_live(
     gate = asyncio.Semaphore(max(1, concurrency))
     failed = 0
 
-    async def execute(request: ExecRequest) -> ExecResult:
-        key = executor.cache_key(request)
-        hit = cache.get(key)
-        if hit is not None:
-            return hit
-        result = await asyncio.to_thread(executor.run, request)
-        cache.put(key, request.task_id, request.code, result)
-        return result
+    execute = cached_execute(executor, cache)
 
     async def play(row: SessionRow) -> None:
         nonlocal failed

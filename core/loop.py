@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from convtui.core.execution import ExecRequest, ExecResult
+from convtui.core.executor import Executor
 from convtui.core.extract import extract_code
 from convtui.core.feedback import (
     PASSED_ALL_TEST_RUNS,
@@ -26,6 +27,8 @@ from convtui.core.requests import exec_request
 from convtui.core.session import (
     CallJournal,
     CallPurpose,
+    ClosingStatus,
+    ExecutionCache,
     SessionConfig,
     SessionStatus,
     Turn,
@@ -35,6 +38,24 @@ from convtui.core.simulators import FeedbackRequest, User, VerbalFeedback
 from convtui.core.tasks import Task
 
 Execute = Callable[[ExecRequest], Awaitable[ExecResult]]
+
+
+def cached_execute(executor: Executor, cache: ExecutionCache | None) -> Execute:
+    """The loop's ``execute``: a result the cache holds is reused, anything else runs in a
+    thread (the executor blocks while its child runs) and is recorded."""
+
+    async def execute(request: ExecRequest) -> ExecResult:
+        key = executor.cache_key(request)
+        if cache is not None:
+            hit = cache.get(key)
+            if hit is not None:
+                return hit
+        result = await asyncio.to_thread(executor.run, request)
+        if cache is not None:
+            cache.put(key, request.task_id, request.code, result)
+        return result
+
+    return execute
 
 
 @dataclass(frozen=True)
@@ -206,19 +227,21 @@ class SessionLoop:
                     else:
                         getter.cancel()
                         await asyncio.sleep(0)  # let threadsafe callbacks land in the queue
-                turn = work.result()
+                turn, closes = work.result()
             except ModelError as exc:
                 yield SessionEnded("failed", tuple(turns), str(exc))
                 return
             finally:
                 if not work.done():  # the caller stopped listening: cancel the turn in flight
                     work.cancel()
-            status = _status_after(turn, self.config)
+            status = closes or _status_after(turn, self.config)
             turns.append(turn)
             yield TurnCompleted(turn, status)
         yield SessionEnded(status, tuple(turns))
 
-    async def _turn(self, idx: int, turns: list[Turn], emit: Callable[[Event], None]) -> Turn:
+    async def _turn(
+        self, idx: int, turns: list[Turn], emit: Callable[[Event], None]
+    ) -> tuple[Turn, ClosingStatus | None]:
         config, task = self.config, self.task
         prompt = build_prompt(task, config, turns)
         completion = await self.complete(
@@ -256,7 +279,7 @@ class SessionLoop:
             verbal = await self.user.feedback(request, ask)
             if verbal is not None:
                 notes.extend(verbal.notes)
-        return Turn(
+        turn = Turn(
             idx=idx,
             reply=completion.text,
             code=code,
@@ -264,14 +287,17 @@ class SessionLoop:
             compile_feedback=compiled.text,
             execution=result,
             execution_feedback=ef,
-            verbal_feedback=verbal.text if verbal else None,
-            feedback_source=verbal.source if verbal else "none",
+            # A person who closes the session may say nothing: then no feedback was given.
+            verbal_feedback=verbal.text if verbal and verbal.text else None,
+            feedback_source=verbal.source if verbal and verbal.text else "none",
             generate_call=completion,
             simulate_call=verbal.call if verbal else None,
             prompt=prompt,
             prompt_hash=request_hash(self.backend.spec, prompt, config.params),
             notes=tuple(notes),
+            feedback_draft=verbal.draft if verbal else None,
         )
+        return turn, verbal.closes if verbal else None
 
     def _execution_feedback(self, result: ExecResult) -> str | None:
         coverage = self.config.feedback.execution

@@ -18,7 +18,12 @@ from convtui.core.omega import FeedbackConfig
 ContextMode = Literal["markov", "full"]
 PartialRule = Literal["ccw", "first-tests"]
 ExtractMode = Literal["robust", "ccw"]
-SessionStatus = Literal["planned", "running", "solved", "exhausted", "stalled", "failed"]
+SessionStatus = Literal[
+    "planned", "running", "solved", "exhausted", "stalled", "failed", "accepted", "abandoned"
+]
+# A person may end a session early: ``accepted`` (the code is good enough although tests fail)
+# or ``abandoned`` (gave up). Neither counts as solved in any metric: that takes passing tests.
+ClosingStatus = Literal["accepted", "abandoned"]
 CallPurpose = Literal["generate", "simulate"]
 
 
@@ -55,7 +60,9 @@ class Turn:
 
     ``execution_feedback`` and ``verbal_feedback`` are what the *next* turn's prompt carries
     about this turn's code; ``feedback_source`` says who gave the verbal part
-    (``human``, ``simulator:<model>``) or ``none``."""
+    (``human``, ``simulator:<model>``) or ``none``. ``feedback_draft`` is a simulator's draft
+    that a person was shown before sending (``--user assist:*``); an edited draft is sent as
+    ``human``, so the label never claims words the simulator did not write."""
 
     idx: int
     reply: str
@@ -71,6 +78,14 @@ class Turn:
     prompt: tuple[ChatMessage, ...] = ()
     prompt_hash: str = ""
     notes: tuple[str, ...] = ()
+    feedback_draft: str | None = None
+
+    @property
+    def feedback_edited(self) -> bool | None:
+        """Whether the person changed the simulator's draft; None when there was no draft."""
+        if self.feedback_draft is None:
+            return None
+        return self.feedback_draft != (self.verbal_feedback or "")
 
     @property
     def passed(self) -> bool:

@@ -18,6 +18,7 @@ from convtui.core.feedback import PASSED_ALL_TEST_RUNS
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import ChatMessage, Completion, GenerationParams
 from convtui.core.prompts import render
+from convtui.core.session import ClosingStatus
 from convtui.core.tasks import Task
 
 # Lines of the ground truth at least this long (after trimming) count as leaked when they
@@ -39,10 +40,16 @@ class FeedbackRequest:
 
 @dataclass(frozen=True)
 class VerbalFeedback:
+    """What a user answered. ``draft`` is the simulator text a person was shown before
+    writing ``text``; ``closes`` ends the session after this turn (a person accepted the code
+    or gave up), with ``text`` then usually empty."""
+
     text: str
     source: str  # "human", "simulator:<model>"
     call: Completion | None = None
     notes: tuple[str, ...] = field(default=())
+    draft: str | None = None
+    closes: ClosingStatus | None = None
 
 
 # The loop's journaled model call: ask(purpose, messages, params, backend) -> Completion.

@@ -17,7 +17,7 @@ CallStatus = Literal["started", "ok", "error", "abandoned"]
 
 # A session in one of these states is finished: a resumed run skips it.
 FINAL_SESSION_STATES: frozenset[SessionStatus] = frozenset(
-    {"solved", "exhausted", "stalled", "failed"}
+    {"solved", "exhausted", "stalled", "failed", "accepted", "abandoned"}
 )
 
 

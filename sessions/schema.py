@@ -190,6 +190,24 @@ def m001_initial(db: Database) -> None:
     db.executescript(_V1)
 
 
+@_migration
+def m002_feedback_drafts(db: Database) -> None:
+    """Assisted feedback (``--user assist:*``): the simulator's draft a person was shown, and
+    whether they edited it before sending; the turn_texts view shows both."""
+    db.executescript(
+        """
+        ALTER TABLE turns ADD COLUMN feedback_draft TEXT;
+        ALTER TABLE turns ADD COLUMN feedback_edited INTEGER CHECK (feedback_edited IN (0, 1));
+        DROP VIEW turn_texts;
+        CREATE VIEW turn_texts AS
+        SELECT t.session_id, t.idx, r.text AS reply, c.text AS code, t.compiled,
+               t.compile_feedback, t.execution_id, t.execution_feedback, t.verbal_feedback,
+               t.feedback_source, t.feedback_draft, t.feedback_edited, t.passed, t.created_utc
+        FROM turns t JOIN blobs r ON r.hash = t.reply_blob JOIN blobs c ON c.hash = t.code_blob;
+        """
+    )
+
+
 SCHEMA_VERSION = _NAMES[-1]  # the last migration: what a fully migrated DB has applied
 
 

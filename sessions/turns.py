@@ -92,6 +92,8 @@ def save_turn(
             "prompt_json": prompt_json,
             "prompt_hash": turn.prompt_hash,
             "notes_json": notes_to_json(turn.notes),
+            "feedback_draft": turn.feedback_draft,
+            "feedback_edited": None if turn.feedback_edited is None else int(turn.feedback_edited),
             "passed": int(turn.passed),
             "created_utc": now,
         }
@@ -153,4 +155,5 @@ def _turn(
         prompt=messages_from_refs(row["prompt_json"], texts),
         prompt_hash=row["prompt_hash"],
         notes=notes_from_json(row["notes_json"]),
+        feedback_draft=row["feedback_draft"],
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from store_values import completion, turn
 
@@ -121,3 +123,28 @@ def test_cached_completion_flag_round_trips(store: Store, session_id: str) -> No
     loaded = store.load_turns(session_id)[0]
     assert loaded.generate_call == cached.generate_call
     assert loaded.generate_call is not None and loaded.generate_call.cached
+
+
+@pytest.mark.parametrize(
+    ("sent", "edited"), [("Check the empty list.", False), ("Check empty input.", True)]
+)
+def test_an_assisted_turn_keeps_the_draft_and_whether_it_was_edited(
+    store: Store, session_id: str, sent: str, edited: bool
+) -> None:
+    drafted = replace(
+        turn(0),
+        verbal_feedback=sent,
+        feedback_draft="Check the empty list.",
+        feedback_source="human",
+    )
+    store.save_turn(session_id, drafted, "accepted")
+
+    [loaded] = store.load_turns(session_id)
+    row = store.db.execute(
+        "SELECT feedback_draft, feedback_edited, verbal_feedback FROM turn_texts"
+    ).fetchone()
+
+    assert loaded == drafted and loaded.feedback_edited is edited
+    assert row == ("Check the empty list.", int(edited), sent)
+    assert store.session(session_id).status == "accepted"
+    assert store.session(session_id).finished
