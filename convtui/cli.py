@@ -357,6 +357,113 @@ app.add_typer(bench_app, name="bench")
 DbOpt = Annotated[Path, typer.Option("--db", help="SQLite file that records every turn.")]
 
 
+@app.command()
+def session(
+    task: Annotated[
+        str | None,
+        typer.Option(
+            "--task",
+            help="Task id, e.g. BigCodeBench/123 (default: pick one in the app).",
+            show_default=False,
+        ),
+    ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            help="Continue a recorded session by id (convtui sessions list shows them).",
+            show_default=False,
+        ),
+    ] = None,
+    user: Annotated[
+        str,
+        typer.Option(
+            "--user",
+            help="Who gives the verbal feedback: human (you), novice or expert (a simulator, "
+            "shown as it speaks), assist:novice or assist:expert (the simulator drafts, you "
+            "edit or replace).",
+        ),
+    ] = "human",
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            help="local:smollm2 (embedded), http://host:port/v1, openai:MODEL, "
+            "azure:DEPLOYMENT or vllm:HF_MODEL.",
+        ),
+    ] = "local:smollm2",
+    model_name: Annotated[
+        str | None,
+        typer.Option(
+            "--model-name",
+            help="Model name on an http:// server (default: its first model).",
+            show_default=False,
+        ),
+    ] = None,
+    simulator: Annotated[
+        str | None,
+        typer.Option(
+            "--simulator",
+            help="Model that plays or drafts for the user (default: --model).",
+            show_default=False,
+        ),
+    ] = None,
+    feedback: Annotated[
+        str,
+        typer.Option(
+            "--feedback",
+            help="Feedback configuration Ω. With --user human, VF names the persona you "
+            "play: VF:expert also shows you the reference solution; without VF you only "
+            "step through turns.",
+        ),
+    ] = "CF,EF:full,VF:novice",
+    turns: Annotated[
+        int, typer.Option("--turns", min=1, max=50, help="Turn limit of the session.")
+    ] = 10,
+    context: Annotated[
+        str,
+        typer.Option(
+            "--context",
+            help="full (the whole conversation) or markov (task + last code + its feedback).",
+        ),
+    ] = "full",
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Reply length cap.")] = 1024,
+    db: DbOpt = Path("results.db"),
+    suite: SuiteOpt = "all",
+    data: DataOpt = None,
+    python: PythonOpt = None,
+    jobs: JobsOpt = None,
+    isolation: IsolationOpt = "auto",
+) -> None:
+    """Play one task in the terminal app: the model codes, the tests run, you give feedback.
+
+    Every turn is saved as it ends; quit any time and continue with --resume. f1 lists the
+    keys, ctrl+p every command.
+
+    Example: [bold]convtui session --task BigCodeBench/123 --db results.db[/bold]"""
+    with _errors():
+        from convtui.tui.launch import SessionOptions, run_session
+
+        options = SessionOptions(
+            task,
+            resume,
+            model,
+            model_name,
+            simulator,
+            feedback,
+            user,
+            turns,
+            context,
+            max_tokens,
+            db,
+            python,
+            jobs,
+            isolation,
+        )
+        code = run_session(options, _catalog(suite, data))
+    raise typer.Exit(code)
+
+
 @bench_app.command("live")
 def bench_live(
     model: Annotated[
@@ -544,3 +651,149 @@ def report(
         )
     )
     console.print(f"written: {', '.join(str(f) for f in files)}", soft_wrap=True)
+
+
+# --- convtui sessions: browse and export what was recorded -------------------------------------
+
+sessions_app = typer.Typer(
+    no_args_is_help=True, help="Browse and export recorded sessions (TUI and benchmark runs)."
+)
+app.add_typer(sessions_app, name="sessions")
+
+SessionDbOpt = Annotated[
+    Path, typer.Option("--db", help="SQLite file that records every turn (must exist).")
+]
+SessionTaskOpt = Annotated[
+    str | None, typer.Option("--task", help="Only sessions of this task id.", show_default=False)
+]
+SessionStatusOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--status",
+        help="Only sessions in this status (repeatable or comma-separated: solved, exhausted, "
+        "stalled, failed, accepted, abandoned, planned, running).",
+        show_default=False,
+    ),
+]
+SessionUserOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--user",
+        help="Only sessions whose feedback came from: human, simulator, assist or none.",
+        show_default=False,
+    ),
+]
+
+
+@sessions_app.command("list")
+def sessions_list(
+    db: SessionDbOpt = Path("results.db"),
+    task: SessionTaskOpt = None,
+    status: SessionStatusOpt = None,
+    user: SessionUserOpt = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="Show at most this many.", show_default=False),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List recorded sessions, newest first.
+
+    Example: [bold]convtui sessions list --user human --status solved[/bold]"""
+    with _errors():
+        from convtui.benchmarks.sessions_command import list_command
+
+        found = list_command(db, task=task, status=status, user=user, limit=limit)
+    if as_json:
+        from dataclasses import asdict
+
+        _print_json([asdict(s) for s in found])
+        return
+    from convtui.benchmarks.sessions_views import session_table
+
+    _console().print(session_table(found))
+
+
+@sessions_app.command("show")
+def sessions_show(
+    session_id: Annotated[
+        str, typer.Argument(help="Session id, or a unique prefix of at least 6 characters.")
+    ],
+    db: SessionDbOpt = Path("results.db"),
+    as_json: JsonOpt = False,
+) -> None:
+    """Show one session as a transcript: each turn's code, tests and feedback.
+
+    Example: [bold]convtui sessions show 01jv3k[/bold]"""
+    with _errors():
+        from convtui.benchmarks.sessions_command import show_command
+
+        detail = show_command(db, session_id)
+    if as_json:
+        from convtui.sessions.transcript import session_record
+
+        _print_json(session_record(detail))
+        return
+    from convtui.benchmarks.sessions_views import session_detail
+
+    _console().print(session_detail(detail))
+
+
+@sessions_app.command("export")
+def sessions_export(
+    ids: Annotated[
+        list[str] | None,
+        typer.Argument(help="Session ids or unique prefixes.", show_default=False),
+    ] = None,
+    db: SessionDbOpt = Path("results.db"),
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="jsonl (one object per session, every turn and prompt) or convcodebench "
+            "(static log sets: a folder per model and Ω, a file per turn, a manifest).",
+        ),
+    ] = "jsonl",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="jsonl: a file, or - for stdout (the default). convcodebench: a folder "
+            "(default: <db name>-static-logs beside the database).",
+            show_default=False,
+        ),
+    ] = None,
+    all_sessions: Annotated[bool, typer.Option("--all", help="Every recorded session.")] = False,
+    task: SessionTaskOpt = None,
+    status: SessionStatusOpt = None,
+    user: SessionUserOpt = None,
+    include_unfinished: Annotated[
+        bool,
+        typer.Option("--include-unfinished", help="Also export sessions still planned or running."),
+    ] = False,
+) -> None:
+    """Export sessions as JSONL transcripts or as ConvCodeBench-style static logs.
+
+    Example: [bold]convtui sessions export --user human --format convcodebench --out logs[/bold]"""
+    with _errors():
+        _one_of("--format", fmt, ("jsonl", "convcodebench"))
+        from convtui.benchmarks.sessions_command import ExportOptions, export_command
+
+        result = export_command(
+            ExportOptions(
+                db=db,
+                format=fmt,
+                out=out,
+                ids=tuple(ids or ()),
+                all=all_sessions,
+                task=task,
+                status=tuple(status or ()),
+                user=user,
+                include_unfinished=include_unfinished,
+            )
+        )
+    if result.out == "-":
+        return  # stdout holds the export itself
+    from convtui.benchmarks.sessions_views import export_view
+
+    _console().print(export_view(result), soft_wrap=True)

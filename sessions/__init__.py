@@ -1,13 +1,22 @@
 """convtui.sessions: persistence of runs, sessions, turns, model calls and executions in one
-SQLite file (schema in SCHEMA.md). Front ends use :class:`Store` and the report readers in
-:mod:`convtui.sessions.results`."""
+SQLite file (schema in SCHEMA.md). Front ends use :class:`Store`, the report readers in
+:mod:`convtui.sessions.results`, the browsing helpers in :mod:`convtui.sessions.browse` and the
+exports in :mod:`convtui.sessions.export`."""
 
 from convtui.sessions.codec import run_config_hash
-from convtui.sessions.errors import NotFoundError, RunLeasedError, StoreError
+from convtui.sessions.errors import (
+    AmbiguousIdError,
+    ExportError,
+    NotFoundError,
+    RunLeasedError,
+    StoreError,
+)
 from convtui.sessions.records import RunRow, SessionRow
 from convtui.sessions.store import Store
 
 __all__ = [
+    "AmbiguousIdError",
+    "ExportError",
     "NotFoundError",
     "RunLeasedError",
     "RunRow",

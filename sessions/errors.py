@@ -19,3 +19,12 @@ class NotFoundError(StoreError, KeyError):
 
 class RunLeasedError(StoreError):
     """Another live process is driving this run."""
+
+
+class AmbiguousIdError(StoreError):
+    """An id prefix that names more than one row."""
+
+
+class ExportError(StoreError):
+    """Sessions that cannot be exported as asked (unfinished ones, a log set that would mix
+    configurations, an output folder that is not a previous export)."""

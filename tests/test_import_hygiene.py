@@ -45,3 +45,18 @@ def test_help_does_not_load_heavy_modules():
         "    pass"
     )
     assert not {"textual", "openai", "sqlite_utils", "convtui.core.executor"} & loaded
+
+
+def test_importing_the_tui_package_leaves_textual_unloaded_until_the_app_runs():
+    assert "textual" not in loaded_after("import convtui.tui")
+
+
+def test_front_ends_do_not_import_each_other():
+    tui = loaded_after("import convtui.tui.app, convtui.tui.launch")
+    headless = loaded_after(
+        "import convtui.benchmarks.live_command, convtui.benchmarks.sessions_command, "
+        "convtui.benchmarks.report_command"
+    )
+    assert not any(name.startswith("convtui.benchmarks") for name in tui)
+    assert not any(name.startswith("convtui.tui") for name in headless)
+    assert "textual" not in headless

@@ -1,1 +1,15 @@
-"""convtui.tui"""
+"""convtui.tui: the Textual front end (``convtui session``). Importing this package does not
+import Textual; ``run_tui`` loads the app only when it runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def run_tui(services: Any, launch: Any) -> int:
+    """Run the app until the person quits; returns the exit code."""
+    from convtui.tui.app import make_app
+
+    app = make_app(services, launch)
+    app.run()
+    return app.return_code or 0

@@ -1,0 +1,202 @@
+"""Rich renderings for ``convtui sessions``: the session list, one session's transcript, and
+what an export wrote.
+
+Recorded text (code, feedback, tracebacks) is passed as ``Text``/``Syntax``, never as markup:
+it is full of square brackets."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from convtui.benchmarks.views import status_text
+from convtui.core.session import Turn
+from convtui.sessions.browse import SessionDetail, SessionSummary
+
+if TYPE_CHECKING:  # the command module opens stores; a view only reads its result
+    from convtui.benchmarks.sessions_command import ExportResult
+
+_SESSION_STYLE = {
+    "solved": "green",
+    "accepted": "cyan",
+    "exhausted": "red",
+    "stalled": "red",
+    "failed": "magenta",
+    "abandoned": "yellow",
+    "running": "bold",
+    "planned": "dim",
+}
+
+
+def session_status(status: str) -> Text:
+    return Text(status, style=_SESSION_STYLE.get(status, ""))
+
+
+def _user(user_kind: str, simulator: str | None) -> str:
+    return f"{user_kind} ({simulator})" if simulator else user_kind
+
+
+def session_table(sessions: Sequence[SessionSummary]) -> Table:
+    # No vertical rules: the ids alone take 26 columns, and a listing must stay readable in an
+    # ordinary terminal. Model and Ω fold onto a second line before anything is cut.
+    table = Table(
+        title=f"{len(sessions)} sessions, newest first",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    # Full ids: sessions of one run share their first 10 characters, so a short prefix would
+    # not be unique.
+    table.add_column("id", no_wrap=True)
+    table.add_column("task", overflow="fold", min_width=6)
+    table.add_column("model", overflow="fold", min_width=6)
+    table.add_column("Ω", overflow="fold", min_width=6)
+    table.add_column("user", overflow="fold", min_width=5)
+    table.add_column("status", overflow="fold", min_width=5)
+    table.add_column("turns", justify="right", no_wrap=True)
+    table.add_column("pass", justify="right", no_wrap=True)
+    table.add_column("updated", overflow="fold", min_width=5)
+    for s in sessions:
+        table.add_row(
+            Text(s.id),
+            Text(s.task_id),
+            Text(s.model),
+            # A space after each comma lets a narrow column wrap between the parts (the
+            # --feedback parser accepts the label either way).
+            Text(s.feedback.replace(",", ", ")),
+            Text(s.user_kind),
+            session_status(s.status),
+            f"{s.turns_done}/{s.max_turns}",
+            "-" if s.first_pass_turn is None else f"T{s.first_pass_turn}",
+            # UTC, to the minute: enough to tell sessions apart in a listing.
+            s.updated_utc[5:16].replace("T", " "),
+        )
+    return table
+
+
+def session_detail(detail: SessionDetail) -> RenderableType:
+    """A readable transcript: a header, then each turn's code, tests and feedback."""
+    s, config = detail.session, detail.config
+    head = Table.grid(padding=(0, 2))
+    head.add_row("session", Text(s.id))
+    head.add_row("task", Text(s.task_id))
+    head.add_row("model", Text(s.model))
+    head.add_row("Ω", Text(s.feedback))
+    head.add_row("user", Text(_user(s.user_kind, s.simulator)))
+    head.add_row("status", session_status(s.status))
+    first = "never" if s.first_pass_turn is None else f"turn {s.first_pass_turn}"
+    head.add_row("turns", f"{s.turns_done} of {s.max_turns} · first pass: {first}")
+    head.add_row("context", f"{config.context} · partial rule {config.partial_rule}")
+    head.add_row("run", Text(s.run_id or "interactive (TUI)"))
+    if detail.code_version:
+        head.add_row("code", Text(detail.code_version))
+    head.add_row("time", f"{s.created_utc} → {s.updated_utc}")
+    if s.error:
+        head.add_row("error", Text(s.error, style="red"))
+    parts: list[RenderableType] = [
+        Panel(head, title=Text(f"{s.task_id} · {s.model} · {s.feedback}"), title_align="left")
+    ]
+    for turn in detail.turns:
+        parts.extend(turn_view(turn, detail.session.feedback))
+    if not detail.turns:
+        parts.append(Text("no turns recorded yet", style="italic"))
+    return Group(*parts)
+
+
+def turn_view(turn: Turn, feedback_label: str) -> list[RenderableType]:
+    result = turn.execution
+    title = Text(f"turn {turn.idx} · ")
+    if result is None:
+        title.append("not run", style="dim")
+    else:
+        passed, total = result.counts()
+        title.append_text(status_text(result.status))
+        title.append(f" · {passed}/{total} tests passed")
+    parts: list[RenderableType] = [Rule(title, align="left")]
+    code = turn.code.rstrip("\n") or "# (no code)"
+    parts.append(
+        Panel(
+            Syntax(code, "python", line_numbers=True, word_wrap=True, theme="ansi_dark"),
+            title="code",
+            title_align="left",
+        )
+    )
+    if result is not None and result.detail:
+        parts.append(Text(result.detail, style="italic"))
+    if result is not None and result.tests:
+        tests = Table(header_style="bold", expand=False)
+        tests.add_column("test", no_wrap=True)
+        tests.add_column("status")
+        tests.add_column("seconds", justify="right")
+        for test in result.tests:
+            tests.add_row(Text(test.name), status_text(test.status), f"{test.duration_s:.3f}")
+        parts.append(tests)
+    parts.append(
+        Panel(Text(turn.compile_feedback), title="compilation feedback", title_align="left")
+    )
+    if turn.execution_feedback is not None:
+        parts.append(
+            Panel(
+                Syntax(
+                    turn.execution_feedback or "(empty)", "pytb", word_wrap=True, theme="ansi_dark"
+                ),
+                title=Text(f"execution feedback · {feedback_label}"),
+                title_align="left",
+            )
+        )
+    parts.extend(_verbal(turn))
+    if turn.notes:
+        parts.append(Text("notes: " + "; ".join(turn.notes), style="dim"))
+    return parts
+
+
+def _verbal(turn: Turn) -> list[RenderableType]:
+    if turn.verbal_feedback is None:
+        return []
+    title = Text(f"verbal feedback · {turn.feedback_source}")
+    if turn.feedback_edited:
+        title.append(" · edited draft", style="yellow")
+    elif turn.feedback_draft is not None:
+        title.append(" · draft sent unchanged", style="dim")
+    parts: list[RenderableType] = [
+        Panel(Text(turn.verbal_feedback), title=title, title_align="left")
+    ]
+    if turn.feedback_edited and turn.feedback_draft:
+        parts.append(
+            Panel(
+                Text(turn.feedback_draft, style="dim"),
+                title="the simulator's draft",
+                title_align="left",
+            )
+        )
+    return parts
+
+
+def export_view(result: ExportResult) -> RenderableType:
+    if result.format == "jsonl":
+        return Text(f"{result.sessions} session(s) written to {result.out} (JSONL)")
+    table = Table(
+        title=Text(
+            f"{result.sessions} session(s) in {len(result.sets)} log set(s) under {result.out}"
+        ),
+        header_style="bold",
+    )
+    table.add_column("log set (folder)", overflow="fold")
+    table.add_column("model", overflow="fold")
+    table.add_column("Ω", no_wrap=True)
+    table.add_column("sessions", justify="right")
+    table.add_column("files", justify="right")
+    for s in result.sets:
+        table.add_row(
+            Text(s.name), Text(s.model), Text(s.feedback), str(s.sessions), str(len(s.files))
+        )
+    return table

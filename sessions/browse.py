@@ -1,0 +1,155 @@
+"""Reading recorded sessions back for people: the list, one session in full, and ids found
+from a prefix (``convtui sessions list``, ``show`` and the selection ``export`` starts from).
+
+Sessions come from two places: benchmark runs (``run_id`` set) and the TUI (``run_id`` NULL,
+the session keeps its own config). Both read back the same way here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from convtui.core.session import SessionConfig, Turn
+from convtui.sessions.connection import rows, rows_in
+from convtui.sessions.errors import AmbiguousIdError, NotFoundError
+from convtui.sessions.records import SessionRow
+from convtui.sessions.store import Store
+
+# The sessions row already is the summary a listing needs; one dataclass keeps its fields in
+# one place.
+SessionSummary: TypeAlias = SessionRow
+
+# Like git: a prefix this long or longer may stand for a whole id. Ids of one run share their
+# first 10 characters (the creation millisecond), so shorter prefixes rarely help anyway.
+MIN_PREFIX = 6
+_LIST_HINT = "`convtui sessions list` shows the recorded ones"
+
+
+@dataclass(frozen=True)
+class SessionDetail:
+    """One session as ``show`` and the exports need it: the row, the config it ran under
+    (its own for a TUI session, its run's with its Ω otherwise), its turns in order, and the
+    code version of its run (None for a TUI session: those record none)."""
+
+    session: SessionRow
+    config: SessionConfig
+    turns: tuple[Turn, ...]
+    code_version: str | None
+
+
+def list_sessions(
+    store: Store,
+    *,
+    task: str | None = None,
+    status: str | Sequence[str] | None = None,
+    user_kind: str | None = None,
+    run_id: str | None = None,
+    limit: int | None = None,
+) -> list[SessionSummary]:
+    """Recorded sessions, newest first, optionally only those of one task, in one of the
+    given statuses, with one kind of user, or of one run."""
+    where: list[str] = []
+    params: list[object] = []
+    if task is not None:
+        where.append("task_id = ?")
+        params.append(task)
+    if status is not None:
+        wanted = [status] if isinstance(status, str) else list(status)
+        if not wanted:
+            return []
+        where.append(f"status IN ({', '.join('?' * len(wanted))})")
+        params += wanted
+    if user_kind is not None:
+        where.append("user_kind = ?")
+        params.append(user_kind)
+    if run_id is not None:
+        where.append("run_id = ?")
+        params.append(run_id)
+    sql = "SELECT * FROM sessions"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    # Ids sort by creation time, so this is newest first without relying on timestamps.
+    sql += " ORDER BY id DESC"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    with store.reading() as db:
+        found = rows(db, sql, params)
+    return [SessionRow.from_row(row) for row in found]
+
+
+def resolve_session_id(store: Store, text: str) -> str:
+    """The full id of the session ``text`` names: the id itself, or a unique prefix of at
+    least :data:`MIN_PREFIX` characters. Raises NotFoundError (no such session) or
+    AmbiguousIdError (the prefix names several)."""
+    wanted = text.strip().lower()  # ids are lower-case; people copy them from anywhere
+    db = store.db
+    if db.execute("SELECT 1 FROM sessions WHERE id = ?", (wanted,)).fetchone():
+        return wanted
+    if len(wanted) < MIN_PREFIX:
+        raise NotFoundError(
+            f"no session {text!r} (a prefix needs at least {MIN_PREFIX} characters); " + _LIST_HINT
+        )
+    # A range on the primary key, not LIKE: no escaping, and the index answers it. "~" sorts
+    # after every character an id can hold.
+    found = [
+        row[0]
+        for row in db.execute(
+            "SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT 11",
+            (wanted, wanted + "~"),
+        ).fetchall()
+    ]
+    if not found or not wanted.isalnum():
+        raise NotFoundError(f"no session {text!r}; " + _LIST_HINT)
+    if len(found) > 1:
+        shown = ", ".join(found[:10]) + (", …" if len(found) > 10 else "")
+        raise AmbiguousIdError(f"session id prefix {text!r} is ambiguous: {shown}")
+    return found[0]
+
+
+def resolve_session_ids(store: Store, texts: Sequence[str]) -> list[str]:
+    """Each of ``texts`` resolved as :func:`resolve_session_id` does, duplicates dropped, in
+    the order given."""
+    return list(dict.fromkeys(resolve_session_id(store, text) for text in texts))
+
+
+def load_session(store: Store, session_id: str) -> SessionDetail:
+    """One session in full (``session_id`` may be a unique prefix), read in one snapshot so
+    the row and the turns agree even while a run is writing."""
+    with store.reading() as db:
+        full_id = resolve_session_id(store, session_id)
+        row = store.session(full_id)
+        version = None
+        if row.run_id is not None:
+            found = rows(db, "SELECT code_version FROM runs WHERE id = ?", (row.run_id,))
+            version = found[0]["code_version"] if found else None
+        return SessionDetail(
+            session=row,
+            config=store.session_config(full_id),
+            turns=tuple(store.load_turns(full_id)),
+            code_version=version,
+        )
+
+
+def sessions_by_id(store: Store, session_ids: Sequence[str]) -> list[SessionRow]:
+    """The rows of these (full) ids, in the order given; NotFoundError names a missing one."""
+    found = {row.id: row for row in _rows_of(store, session_ids)}
+    missing = [sid for sid in session_ids if sid not in found]
+    if missing:
+        raise NotFoundError(f"no session {missing[0]!r}; " + _LIST_HINT)
+    return [found[sid] for sid in session_ids]
+
+
+def _rows_of(store: Store, session_ids: Sequence[str]) -> list[SessionRow]:
+    with store.reading() as db:
+        found = rows_in(db, "SELECT * FROM sessions WHERE id IN ({marks})", session_ids)
+    return [SessionRow.from_row(row) for row in found]
+
+
+def run_code_versions(store: Store, run_ids: Sequence[str]) -> list[str]:
+    """The distinct code versions that wrote these runs, sorted."""
+    with store.reading() as db:
+        found = rows_in(db, "SELECT DISTINCT code_version FROM runs WHERE id IN ({marks})", run_ids)
+    return sorted({row["code_version"] for row in found})

@@ -1,0 +1,101 @@
+"""Sessions as plain JSON values: what ``convtui sessions show --json`` prints and what the
+JSONL export writes, one object per session (layout in SCHEMA.md, "Static logs (export)").
+
+Pure functions of the dataclasses the store hands back; the same session always gives the
+same text (:func:`json_line` sorts keys), so two exports of one database are byte-identical.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from convtui.core.execution import ExecResult
+from convtui.core.session import Turn
+from convtui.sessions.browse import SessionDetail
+from convtui.sessions.records import SessionRow
+
+# Bumped when a field changes meaning or disappears; new fields do not bump it.
+TRANSCRIPT_FORMAT = "convtui-session"
+TRANSCRIPT_VERSION = 1
+
+# Characters that JSON leaves unescaped but that line splitters such as str.splitlines()
+# treat as line ends: escaped, so one record is always exactly one line.
+_LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
+
+
+def json_line(value: Any) -> str:
+    """``value`` as one line of key-sorted JSON (UTF-8 text kept readable), newline ended."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    for char, escaped in _LINE_BREAKS.items():
+        text = text.replace(char, escaped)
+    return text + "\n"
+
+
+def execution_record(result: ExecResult | None) -> dict[str, Any] | None:
+    """The test run of a turn: its verdict, the test counts, and each test in the order the
+    executor reported them (captured output is left out: it can be large and no feedback
+    reads it)."""
+    if result is None:
+        return None
+    passed, total = result.counts()
+    return {
+        "status": result.status,
+        "detail": result.detail,
+        "tests_passed": passed,
+        "tests_total": total,
+        "duration_s": result.duration_s,
+        "isolation": result.isolation,
+        "missing_module": result.missing_module,
+        "tampered": result.tampered,
+        "tests": [
+            {
+                "name": test.name,
+                "status": test.status,
+                "duration_s": test.duration_s,
+                "traceback": test.traceback,
+            }
+            for test in result.tests
+        ],
+    }
+
+
+def turn_record(turn: Turn) -> dict[str, Any]:
+    """One turn: the reply and its code, the feedback the code received, and the exact
+    prompt the model saw."""
+    return {
+        "idx": turn.idx,
+        "reply": turn.reply,
+        "code": turn.code,
+        "compiled": turn.compiled,
+        "compile_feedback": turn.compile_feedback,
+        "execution": execution_record(turn.execution),
+        "execution_feedback": turn.execution_feedback,
+        "verbal_feedback": turn.verbal_feedback,
+        "feedback_source": turn.feedback_source,
+        "feedback_draft": turn.feedback_draft,
+        "feedback_edited": turn.feedback_edited,
+        "passed": turn.passed,
+        "notes": list(turn.notes),
+        "prompt": [{"role": m.role, "content": m.content} for m in turn.prompt],
+        "prompt_hash": turn.prompt_hash,
+    }
+
+
+def session_meta(row: SessionRow) -> dict[str, Any]:
+    return asdict(row)
+
+
+def session_record(detail: SessionDetail) -> dict[str, Any]:
+    """One session: its row, its full config (and hash), the code version of its run, and
+    its turns in order."""
+    return {
+        "format": TRANSCRIPT_FORMAT,
+        "format_version": TRANSCRIPT_VERSION,
+        "session": session_meta(detail.session),
+        "config": detail.config.to_dict(),
+        "config_hash": detail.config.config_hash,
+        "code_version": detail.code_version,
+        "turns": [turn_record(turn) for turn in detail.turns],
+    }

@@ -1,0 +1,200 @@
+"""`convtui sessions list|show|export` as a user meets them: real processes over a real
+store built in tmp_path (no dataset, model or executor needed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from convtui.core.execution import ExecResult, TestOutcome
+from convtui.core.models.types import ChatMessage
+from convtui.core.omega import FeedbackConfig
+from convtui.core.session import SessionConfig, Turn
+from convtui.sessions import Store
+
+CONFIG = SessionConfig(
+    model="local:smollm2",
+    feedback=FeedbackConfig("full", "novice"),
+    simulator="openai:gpt-4o",
+    max_turns=3,
+)
+
+
+def convtui(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "120"}
+    return subprocess.run(
+        [sys.executable, "-m", "convtui", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: ")
+    for word in words:
+        assert word in lines[0]
+    assert "Traceback" not in done.stderr
+
+
+def a_turn(idx: int, passed: bool) -> Turn:
+    code = f"def task_func(xs):\n    return [sum(xs)][0] + {0 if passed else 1}\n"
+    tests = (
+        TestOutcome("test_empty", "pass", 0.01),
+        TestOutcome(
+            "test_sum",
+            "pass" if passed else "fail",
+            0.02,
+            "" if passed else "Traceback (most recent call last):\nAssertionError: 7 != 6\n",
+        ),
+    )
+    return Turn(
+        idx=idx,
+        reply=f"```python\n{code}```",
+        code=code,
+        compiled=True,
+        compile_feedback="No syntax errors",
+        execution=ExecResult("pass" if passed else "fail", tests),
+        execution_feedback=None if passed else "TEST_SUM\nAssertionError: 7 != 6\n",
+        verbal_feedback=None if passed else "You add [one] too many.",
+        feedback_source="none" if passed else "human",
+        prompt=(ChatMessage("user", "Sum a list."),),
+        feedback_draft=None if passed else "The result is one too big.",
+    )
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "results.db"
+    with Store.open(path) as store:
+        solved = store.create_interactive_session("BigCodeBench/13", CONFIG, "assist")
+        store.save_turn(solved, a_turn(0, False), "running")
+        store.save_turn(solved, a_turn(1, True), "solved")
+        running = store.create_interactive_session("BigCodeBench/2", CONFIG, "human")
+        store.save_turn(running, a_turn(0, False), "running")
+    return path
+
+
+def session_ids(db: Path) -> dict[str, str]:
+    with Store.open(db) as store:
+        rows = store.db.execute("SELECT task_id, id FROM sessions").fetchall()
+    return dict(rows)
+
+
+def test_list_json_parses_and_filters(db: Path) -> None:
+    done = convtui("sessions", "list", "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(done.stdout)
+    assert [s["task_id"] for s in listed] == ["BigCodeBench/2", "BigCodeBench/13"]
+    assert listed[1]["status"] == "solved" and listed[1]["user_kind"] == "assist"
+
+    done = convtui("sessions", "list", "--db", str(db), "--status", "solved", "--json")
+    assert [s["task_id"] for s in json.loads(done.stdout)] == ["BigCodeBench/13"]
+
+
+def test_list_table_names_every_session(db: Path) -> None:
+    done = convtui("sessions", "list", "--db", str(db), "--user", "human")
+    assert done.returncode == 0, done.stderr
+    assert session_ids(db)["BigCodeBench/2"] in done.stdout
+    assert "BigCodeBench/13" not in done.stdout
+
+
+def test_show_prints_a_transcript_by_prefix(db: Path) -> None:
+    sid = session_ids(db)["BigCodeBench/13"]
+    done = convtui("sessions", "show", sid[:22], "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    for part in (
+        "BigCodeBench/13",
+        "CF,EF:full,VF:novice",
+        "turn 0",
+        "turn 1",
+        "test_sum",
+        "TEST_SUM",
+        "You add [one] too many.",  # square brackets printed, not taken as markup
+        "edited draft",
+        "No syntax errors",
+    ):
+        assert part in done.stdout, part
+
+
+def test_show_json_holds_config_and_turns(db: Path) -> None:
+    sid = session_ids(db)["BigCodeBench/13"]
+    done = convtui("sessions", "show", sid, "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    assert shown["session"]["id"] == sid
+    assert shown["config"]["feedback"] == "CF,EF:full,VF:novice"
+    assert [t["passed"] for t in shown["turns"]] == [False, True]
+    assert shown["turns"][0]["feedback_edited"] is True
+
+
+def test_unknown_id_is_one_line(db: Path) -> None:
+    assert_one_line_error(
+        convtui("sessions", "show", "zzzzzzzz", "--db", str(db)), "zzzzzzzz", "sessions list"
+    )
+
+
+def test_missing_database_is_one_line_and_creates_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.db"
+    for args in (
+        ("list",),
+        ("show", "01abcdef"),
+        ("export", "--all", "--out", str(tmp_path / "out.jsonl")),
+    ):
+        assert_one_line_error(convtui("sessions", *args, "--db", str(missing)), str(missing))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_export_jsonl_to_stdout_and_to_a_file(db: Path, tmp_path: Path) -> None:
+    done = convtui("sessions", "export", "--db", str(db), "--status", "solved")
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stdout.splitlines()
+    assert json.loads(line)["session"]["task_id"] == "BigCodeBench/13"
+
+    out = tmp_path / "sessions.jsonl"
+    done = convtui(
+        "sessions", "export", "--db", str(db), "--all", "--include-unfinished", "--out", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 2
+
+
+def test_export_refuses_unfinished_sessions_and_writes_no_file(db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sessions.jsonl"
+    done = convtui("sessions", "export", "--db", str(db), "--all", "--out", str(out))
+    assert_one_line_error(done, session_ids(db)["BigCodeBench/2"], "--include-unfinished")
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if "sessions.jsonl" in p.name]
+
+
+def test_export_convcodebench_writes_a_log_set(db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "logs"
+    sid = session_ids(db)["BigCodeBench/13"]
+    done = convtui(
+        "sessions", "export", sid, "--db", str(db), "--format", "convcodebench", "--out", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    (folder,) = out.iterdir()
+    assert folder.name == "local_smollm2_CF_EF_FULL_SNF_by_assist-openai_gpt-4o"
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["session_ids"] == [sid]
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["manifest.json", *(f["name"] for f in manifest["files"])]
+    )
+
+
+def test_export_needs_a_selection_and_a_known_format(db: Path) -> None:
+    assert_one_line_error(convtui("sessions", "export", "--db", str(db)), "--all")
+    assert_one_line_error(
+        convtui("sessions", "export", "--all", "--db", str(db), "--format", "csv"), "--format"
+    )

@@ -1,0 +1,167 @@
+"""ConvTuiApp and the one factory the CLI and the tests build it with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import App
+from textual.binding import Binding
+
+from convtui.core.errors import ConvtuiError
+from convtui.core.loaders import TaskCatalog
+from convtui.core.session import SessionConfig
+from convtui.core.task_search import TaskIndex
+from convtui.tui.commands import SessionCommands
+from convtui.tui.controller import Services, SessionPlan, UserMode
+from convtui.tui.screens.confirm import ConfirmModal
+from convtui.tui.screens.help import HelpModal
+from convtui.tui.screens.session import SessionScreen
+from convtui.tui.screens.task_picker import TaskPickerScreen
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What the app opens with: a session (``plan``), or the task picker prefilled with
+    ``query``; tasks picked there run under ``config`` with ``user``. ``error`` is shown
+    first (an unknown --task lands here, in the picker)."""
+
+    catalog: TaskCatalog
+    config: SessionConfig
+    user: UserMode = "human"
+    plan: SessionPlan | None = None
+    query: str = ""
+    error: str = ""
+
+
+class ConvTuiApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "convtui"
+    COMMANDS = App.COMMANDS | {SessionCommands}
+    BINDINGS = [
+        Binding("f1", "help", "Help", id="convtui.help", tooltip="Keys and what this screen does"),
+        Binding(
+            "f10",
+            "next_task",
+            "Next task",
+            id="convtui.next-task",
+            show=False,
+            tooltip="Start the next task of the catalog under the same settings",
+        ),
+        Binding(
+            "f4",
+            "pick_task",
+            "Pick task",
+            id="convtui.pick-task",
+            show=False,
+            tooltip="Choose another task",
+        ),
+    ]
+
+    def __init__(self, services: Services, launch: Launch) -> None:
+        super().__init__()
+        self.services = services
+        self.launch = launch
+        self._index: TaskIndex | None = None
+        self.animation_level = "none"
+
+    @property
+    def index(self) -> TaskIndex:
+        if self._index is None:
+            self._index = TaskIndex(self.launch.catalog)
+        return self._index
+
+    def on_mount(self) -> None:
+        if self.launch.error:
+            self.notify(self.launch.error, severity="error", markup=False, timeout=15)
+        if self.launch.plan is not None:
+            self.push_screen(SessionScreen(self.services, self.launch.plan))
+        else:
+            self.action_pick_task(self.launch.query)
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < 100, "-narrow")
+        self.set_class(self.size.height < 30, "-short")
+
+    def start_task(self, task_id: str | None) -> None:
+        """Open a new session of ``task_id`` in place of the current screen."""
+        if task_id is None:
+            if not isinstance(self.screen, SessionScreen):
+                self.exit()
+            return
+        try:
+            task = self.launch.catalog.get(task_id)
+        except ConvtuiError as exc:
+            self.notify(str(exc), severity="error", markup=False)
+            return
+        plan = SessionPlan(task, self.launch.config, self.launch.user)
+        screen = SessionScreen(self.services, plan)
+        if isinstance(self.screen, SessionScreen):
+            self.switch_screen(screen)
+        else:
+            self.push_screen(screen)
+
+    def action_pick_task(self, query: str = "") -> None:
+        def picked(task_id: str | None) -> None:
+            self.start_task(task_id)
+
+        self._leave_session(lambda: self.push_screen(TaskPickerScreen(self.index, query), picked))
+
+    def action_next_task(self) -> None:
+        screen = self.screen
+        if not isinstance(screen, SessionScreen):
+            return
+        ids = self.launch.catalog.ids()
+        position = ids.index(screen.plan.task.id) if screen.plan.task.id in ids else -1
+        if position + 1 >= len(ids):
+            self.notify("This is the last task of the catalog.", severity="warning")
+            return
+        self._leave_session(lambda: self.start_task(ids[position + 1]))
+
+    def _leave_session(self, then) -> None:
+        """Run ``then`` now, or after the person confirms dropping a turn in flight."""
+        screen = self.screen
+        if (
+            not isinstance(screen, SessionScreen)
+            or screen.finished
+            or screen.phase
+            in (
+                "cancelled",
+                "failed",
+            )
+        ):
+            then()
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                screen.stop()
+                then()
+
+        question = (
+            "Leave this session? The turn in flight is not saved; "
+            f"`convtui session --resume {screen.controller.session_id}` continues it."
+        )
+        self.push_screen(ConfirmModal(question, yes="Leave"), confirmed)
+
+    def action_help(self) -> None:
+        screen = self.screen
+        if isinstance(screen, HelpModal):
+            return
+        rows = []
+        seen = set()
+        for binding in [*self.screen.active_bindings.values()]:
+            b = binding.binding
+            if b.action in seen or not b.description:
+                continue
+            seen.add(b.action)
+            rows.append((self.get_key_display(b), b.description, b.tooltip or ""))
+        blurbs = [getattr(screen, "help", "")]
+        focused = self.focused
+        if focused is not None and getattr(focused, "help", ""):
+            blurbs.append(f"**{type(focused).__name__}**: {focused.help}")
+        self.push_screen(HelpModal(rows, "\n\n".join(b for b in blurbs if b)))
+
+
+def make_app(services: Services, launch: Launch) -> ConvTuiApp:
+    """The app the CLI runs and the tests drive: every dependency comes in here."""
+    return ConvTuiApp(services, launch)

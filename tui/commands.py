@@ -1,0 +1,59 @@
+"""Command-palette entries for the session screen: "area: verb", offered only when valid."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+
+class SessionCommands(Provider):
+    """Every session action by name; the ones the current phase does not allow are left out."""
+
+    COMMANDS = (
+        ("feedback: send", "send", "Send the composer's text and start the next turn"),
+        ("feedback: continue without verbal feedback", "continue", "Next turn, no words"),
+        ("tests: re-run", "rerun_tests", "Run this turn's tests again, uncached"),
+        ("turn: cancel", "cancel", "Cancel the running step"),
+        ("turn: retry", "retry_turn", "Run a cancelled or failed turn again"),
+        ("view: toggle diff", "toggle_diff", "Code or its diff against the previous turn"),
+        ("view: fold task", "toggle_task", "Fold or unfold the task"),
+        ("view: toggle timeline", "toggle_timeline", "Show or hide the turns"),
+        ("view: live turn", "view_live", "Back to the live turn"),
+        ("session: accept as solved", "accept", "End the session, the code accepted"),
+        ("session: give up", "give_up", "End the session without a solution"),
+        ("session: next task", "app.next_task", "The next task, same settings"),
+        ("session: pick task", "app.pick_task", "Choose another task"),
+        ("app: quit", "app.quit", "Leave convtui (recorded turns are kept)"),
+    )
+
+    def _offered(self) -> list[tuple[str, str, str]]:
+        screen = self.screen
+        offered = []
+        for title, action, help_text in self.COMMANDS:
+            target, _, name = action.rpartition(".")
+            node = self.app if target == "app" else screen
+            if not hasattr(node, f"action_{name}"):
+                continue
+            if node.check_action(name, ()) is not True:
+                continue
+            offered.append((title, action, help_text))
+        return offered
+
+    async def discover(self) -> Hits:
+        for title, action, help_text in self._offered():
+            yield DiscoveryHit(title, partial(self._run, action), help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, action, help_text in self._offered():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(
+                    score, matcher.highlight(title), partial(self._run, action), help=help_text
+                )
+
+    async def _run(self, action: str) -> None:
+        target, _, name = action.rpartition(".")
+        node = self.app if target == "app" else self.screen
+        await node.run_action(name)

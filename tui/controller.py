@@ -1,0 +1,284 @@
+"""SessionController: the plain-Python side of a session screen. It opens or resumes the
+session row, plays the core turn loop on the app's runner loop with the person as the user,
+writes every turn to the store before the next begins, and reports progress as messages.
+
+No widgets here: the screen calls ``start``/``send``/``cancel`` and reacts to messages."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from textual.message import Message
+
+from convtui.core import loop as core
+from convtui.core.errors import ConvtuiError
+from convtui.core.execution import ExecResult
+from convtui.core.executor import Executor
+from convtui.core.models.base import ModelBackend
+from convtui.core.models.types import ModelError
+from convtui.core.requests import exec_request
+from convtui.core.session import ClosingStatus, SessionConfig, Turn
+from convtui.core.simulators import FeedbackRequest, Simulator, User, VerbalFeedback
+from convtui.core.tasks import Task
+from convtui.sessions import Store
+from convtui.sessions.records import UserKind
+from convtui.tui import messages as msg
+from convtui.tui.human import Answer, PersonUser, ShownSimulator
+from convtui.tui.runner import AsyncRunner
+
+UserMode = Literal["human", "novice", "expert", "assist:novice", "assist:expert"]
+USER_MODES: tuple[UserMode, ...] = ("human", "novice", "expert", "assist:novice", "assist:expert")
+
+# Streamed text reaches the screen at most this often; the full reply follows anyway.
+STREAM_INTERVAL_S = 0.05
+
+
+class SessionError(ConvtuiError):
+    """A session cannot be opened or resumed as asked."""
+
+
+@dataclass(frozen=True)
+class SessionPlan:
+    """What the screen plays: a new session of ``task`` under ``config``, or the recorded
+    session ``resume_id`` (whose own task and config then apply)."""
+
+    task: Task
+    config: SessionConfig
+    user: UserMode = "human"
+    resume_id: str | None = None
+
+    @property
+    def user_kind(self) -> UserKind:
+        if self.user in ("novice", "expert"):
+            return "simulator"
+        if self.config.feedback.verbal == "none":
+            return "none"
+        return "assist" if self.user.startswith("assist:") else "human"
+
+
+@dataclass
+class Services:
+    """What every session of the app shares: opened once by the CLI or a test."""
+
+    store: Store
+    backend: ModelBackend
+    executor: Executor
+    runner: AsyncRunner
+    simulator: ModelBackend | None = None
+    clock: Callable[[], float] = time.monotonic
+    checked: set[str] = field(default_factory=set)
+    """Backends that answered their check (a server that is down fails the first turn fast,
+    before any session row is written)."""
+
+    def close(self) -> None:
+        backends = {id(b): b for b in (self.backend, self.simulator) if b is not None}
+        for backend in backends.values():
+            with contextlib.suppress(Exception):
+                self.runner.call(backend.aclose(), timeout=10)
+        self.runner.close()
+        self.executor.close()
+        self.store.close()
+
+
+class SessionController:
+    def __init__(
+        self, services: Services, plan: SessionPlan, post: Callable[[Message], object]
+    ) -> None:
+        self.services = services
+        self.plan = plan
+        self.post = post
+        self.session_id: str | None = plan.resume_id
+        self.turns: list[Turn] = []
+        self.live_idx = 0
+        self._person: PersonUser | None = None
+        self._future: concurrent.futures.Future[None] | None = None
+        self._last_code = ""
+        self._executed_idx = -1
+        self._held_ask: msg.FeedbackWanted | None = None
+
+    @property
+    def task(self) -> Task:
+        return self.plan.task
+
+    @property
+    def config(self) -> SessionConfig:
+        return self.plan.config
+
+    @property
+    def running(self) -> bool:
+        return self._future is not None and not self._future.done()
+
+    @property
+    def waiting_for_person(self) -> bool:
+        return self._person is not None and self._person.waiting
+
+    # --- called from the screen (any thread) -------------------------------------------------
+
+    def play(self) -> None:
+        """Play turns until the session ends, fails, or is cancelled; blocks (call it from a
+        worker thread). Errors arrive as messages, never as exceptions."""
+        self._future = self.services.runner.submit(self._play())
+        with contextlib.suppress(concurrent.futures.CancelledError):
+            self._future.result()
+
+    def send(self, answer: Answer) -> bool:
+        """Give the waiting turn the person's answer; False when no turn is waiting."""
+        return self._person is not None and self._person.answer(answer)
+
+    def cancel(self) -> None:
+        """Stop the turn in flight; it is not saved, and ``play`` may start it again."""
+        future = self._future
+        if future is not None and not future.done():
+            future.cancel()
+
+    def close_without_turn(self, status: ClosingStatus) -> None:
+        """End the session between turns (after a cancelled or failed turn)."""
+        if self.session_id is not None:
+            self.services.runner.call(self._set_status(status))
+
+    def rerun_tests(self) -> ExecResult:
+        """Run the live turn's code again, uncached (flaky tests show up); blocks. The turn
+        keeps the result it was given; the new one is logged beside it."""
+        request = exec_request(self.task, self._last_code, self.config.limits)
+        executor = self.services.executor
+        result = executor.run(request)
+        cache = self.services.store.execution_cache()
+        cache.put(executor.cache_key(request), request.task_id, request.code, result)
+        return result
+
+    # --- on the runner loop ----------------------------------------------------------------------
+
+    async def _set_status(self, status: ClosingStatus) -> None:
+        assert self.session_id is not None
+        self.services.store.set_session_status(self.session_id, status)
+
+    async def _open(self) -> None:
+        store = self.services.store
+        if self.session_id is None:
+            self.session_id = store.create_interactive_session(
+                self.task.id, self.config, self.plan.user_kind
+            )
+        else:
+            # A call left "started" died with the app that made it; it is made again.
+            store.abandon_started_calls(session_id=self.session_id)
+        self.turns = store.load_turns(self.session_id)
+        self.post(msg.SessionOpened(self.session_id, tuple(self.turns)))
+
+    async def _play(self) -> None:
+        try:
+            await self._check_models()
+            await self._open()  # the store, not this object, knows which turns are recorded
+            store = self.services.store
+            assert self.session_id is not None
+            store.set_session_status(self.session_id, "running")
+            loop = core.SessionLoop(
+                self.task,
+                self.config,
+                self.services.backend,
+                core.cached_execute(self.services.executor, store.execution_cache()),
+                self._user(),
+                store.journal(self.session_id),
+            )
+            last_post = 0.0
+            async for event in loop.run(self.turns):
+                if isinstance(event, core.TurnStarted):
+                    self.live_idx = event.idx
+                    self.post(msg.TurnBegan(event.idx))
+                elif isinstance(event, core.ReplyStreamed):
+                    now = time.monotonic()
+                    if now - last_post >= STREAM_INTERVAL_S:
+                        last_post = now
+                        self.post(msg.ReplyStreamed(event.idx, event.text))
+                elif isinstance(event, core.ReplyReady):
+                    self._last_code = event.code
+                    self.post(msg.ReplyReady(event.idx, event.completion.text, event.code))
+                elif isinstance(event, core.Executed):
+                    self.post(msg.ExecutionDone(event.idx, event.result))
+                    self._executed_idx = event.idx
+                    if self._held_ask is not None:
+                        self.post(self._held_ask)
+                        self._held_ask = None
+                elif isinstance(event, core.TurnCompleted):
+                    self._save(event)
+                elif isinstance(event, core.SessionEnded):
+                    if event.status == "failed":
+                        store.set_session_status(self.session_id, "running", event.error)
+                        self.post(msg.TurnFailed(self.live_idx, "model", event.error))
+                    else:
+                        self.post(msg.SessionFinished(event.status))
+        except asyncio.CancelledError:
+            self._abandon()
+            self.post(msg.TurnCancelled(self.live_idx))
+            raise
+        except ModelError as exc:
+            self._abandon()
+            self.post(msg.TurnFailed(self.live_idx, "model", str(exc)))
+        except ConvtuiError as exc:
+            self._abandon()
+            self.post(msg.TurnFailed(self.live_idx, "session", str(exc)))
+        except Exception as exc:  # a bug must reach the screen, not kill the runner silently
+            self._abandon()
+            self.post(msg.TurnFailed(self.live_idx, "internal", f"{type(exc).__name__}: {exc}"))
+
+    async def _check_models(self) -> None:
+        services = self.services
+        needed = [services.backend]
+        if self.plan.user != "human" and self.config.feedback.verbal != "none":
+            needed.append(services.simulator or services.backend)
+        for backend in needed:
+            if backend.spec not in services.checked:
+                await backend.check()
+                services.checked.add(backend.spec)
+
+    def _save(self, event: core.TurnCompleted) -> None:
+        assert self.session_id is not None
+        turn = event.turn
+        key = self.services.executor.cache_key(
+            exec_request(self.task, turn.code, self.config.limits)
+        )
+        self.services.store.save_turn(self.session_id, turn, event.status, key)
+        self.turns.append(turn)
+        self.post(msg.TurnSaved(turn, event.status))
+
+    def _abandon(self) -> None:
+        if self.session_id is not None:
+            self.services.store.abandon_started_calls(session_id=self.session_id)
+
+    def _user(self) -> User | None:
+        config, mode = self.config, self.plan.user
+        verbal = config.feedback.verbal
+        if mode in ("novice", "expert"):
+            return ShownSimulator(self._simulator(mode), self._on_simulating, self._on_simulated)
+        drafter = None
+        if mode.startswith("assist:") and verbal != "none":
+            drafter = self._simulator(mode.split(":", 1)[1])
+        self._person = PersonUser(self._on_feedback_wanted, drafter)
+        self._person.on_drafting = self._on_simulating
+        return self._person
+
+    def _simulator(self, kind: str) -> Simulator:
+        backend = self.services.simulator or self.services.backend
+        return Simulator(kind, backend, self.config.simulator_params)  # type: ignore[arg-type]
+
+    def _on_feedback_wanted(self, request: FeedbackRequest, draft: str | None) -> None:
+        ask = msg.FeedbackWanted(
+            request.turn_idx, request.compile_feedback, request.execution_feedback, draft
+        )
+        # The loop asks while its Executed event may still be queued: the screen hears the
+        # results first, so the ask waits for them.
+        if self._executed_idx == request.turn_idx:
+            self.post(ask)
+        else:
+            self._held_ask = ask
+
+    def _on_simulating(self) -> None:
+        self.post(msg.Simulating(self.live_idx))
+
+    def _on_simulated(self, said: VerbalFeedback | None) -> None:
+        self.post(msg.Simulated(self.live_idx, said.text if said else None))

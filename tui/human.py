@@ -1,0 +1,103 @@
+"""The users a person plays in the app: they answer the loop's feedback requests through the
+screen, optionally starting from a simulator's draft (``--user assist:novice``), and a simulator
+whose every message is shown as it is written (``--user novice``)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from convtui.core.session import ClosingStatus
+from convtui.core.simulators import Ask, FeedbackRequest, Simulator, VerbalFeedback
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the person sent: ``text`` (empty to continue without verbal feedback), or a
+    decision to end the session here."""
+
+    text: str
+    closes: ClosingStatus | None = None
+
+
+# (request, draft) -> None: the screen shows the request and waits for the person.
+Prompt = Callable[[FeedbackRequest, str | None], None]
+
+
+class PersonUser:
+    """Verbal feedback typed by a person; with a ``drafter`` the simulator writes first and the
+    person edits or replaces its draft. An edited draft is sent as ``human``."""
+
+    source = "human"
+
+    def __init__(self, prompt: Prompt, drafter: Simulator | None = None) -> None:
+        self._prompt = prompt
+        self._drafter = drafter
+        self._pending: asyncio.Future[Answer] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.on_drafting: Callable[[], None] | None = None
+
+    @property
+    def waiting(self) -> bool:
+        return self._pending is not None and not self._pending.done()
+
+    def answer(self, answer: Answer) -> bool:
+        """Hand the person's answer to the waiting turn; thread-safe. False when no turn is
+        waiting (the answer would be lost, so the caller keeps the text)."""
+        pending, loop = self._pending, self._loop
+        if pending is None or loop is None or pending.done():
+            return False
+        loop.call_soon_threadsafe(_resolve, pending, answer)
+        return True
+
+    async def feedback(self, request: FeedbackRequest, ask: Ask) -> VerbalFeedback | None:
+        drafted = None
+        if self._drafter is not None and self._drafter.wants_to_speak(request):
+            if self.on_drafting is not None:
+                self.on_drafting()
+            drafted = await self._drafter.feedback(request, ask)
+        draft = drafted.text if drafted is not None else None
+        self._loop = asyncio.get_running_loop()
+        self._pending = self._loop.create_future()
+        self._prompt(request, draft)
+        try:
+            answer = await self._pending
+        finally:
+            self._pending = None
+        kept = drafted is not None and answer.text == draft
+        return VerbalFeedback(
+            text=answer.text,
+            source=drafted.source if kept and drafted else self.source,
+            call=drafted.call if drafted else None,
+            notes=drafted.notes if drafted else (),
+            draft=draft,
+            closes=answer.closes,
+        )
+
+
+def _resolve(future: asyncio.Future[Answer], answer: Answer) -> None:
+    if not future.done():
+        future.set_result(answer)
+
+
+class ShownSimulator:
+    """A simulator playing the user on its own; the screen hears when it starts and what it
+    said, so the person watching sees every simulated message."""
+
+    def __init__(
+        self,
+        simulator: Simulator,
+        on_start: Callable[[], None],
+        on_said: Callable[[VerbalFeedback | None], None],
+    ) -> None:
+        self._simulator = simulator
+        self._on_start = on_start
+        self._on_said = on_said
+        self.source = simulator.source
+
+    async def feedback(self, request: FeedbackRequest, ask: Ask) -> VerbalFeedback | None:
+        self._on_start()
+        said = await self._simulator.feedback(request, ask)
+        self._on_said(said)
+        return said

@@ -1,0 +1,144 @@
+"""``convtui session``: from command-line options to a running app. Opens the store, the
+model backends and the executor once, decides what the app opens with (a new session, a
+resumed one, or the task picker), runs it, and closes everything however it ended."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from convtui.core.errors import ConvtuiError, UnknownTaskError
+from convtui.core.executor import Executor
+from convtui.core.loaders import TaskCatalog
+from convtui.core.models.registry import open_backend
+from convtui.core.models.types import GenerationParams
+from convtui.core.omega import FeedbackConfig, parse_feedback
+from convtui.core.session import SessionConfig
+from convtui.sessions import NotFoundError, Store
+from convtui.tui.controller import USER_MODES, Services, SessionError, SessionPlan, UserMode
+from convtui.tui.runner import AsyncRunner
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """The command line of ``convtui session``, validated by ``session_config``."""
+
+    task: str | None
+    resume: str | None
+    model: str
+    model_name: str | None
+    simulator: str | None
+    feedback: str
+    user: str
+    turns: int
+    context: str
+    max_tokens: int
+    db: Path
+    python: str | None
+    jobs: int | None
+    isolation: str
+
+
+def user_mode(value: str) -> UserMode:
+    if value not in USER_MODES:
+        raise ConvtuiError(f"--user must be one of {', '.join(USER_MODES)}, not {value!r}")
+    return value  # type: ignore[return-value]
+
+
+def omega_for(feedback: str, user: UserMode) -> FeedbackConfig:
+    """The session's Ω. ``--user novice|expert|assist:*`` names the verbal part; a person on
+    their own plays the persona ``--feedback`` names (VF:expert shows them the reference)."""
+    omegas = parse_feedback(feedback)
+    if len(omegas) != 1:
+        raise ConvtuiError("--feedback must be one configuration here, not 'all'")
+    omega = omegas[0]
+    if user == "human":
+        return omega
+    kind = user.split(":", 1)[-1]
+    if omega.verbal not in ("none", kind):
+        raise ConvtuiError(
+            f"--user {user} plays VF:{kind} but --feedback says VF:{omega.verbal}; drop VF "
+            "from --feedback or make them agree"
+        )
+    return replace(omega, verbal=kind)  # type: ignore[arg-type]
+
+
+def session_config(options: SessionOptions, user: UserMode) -> SessionConfig:
+    if options.context not in ("markov", "full"):
+        raise ConvtuiError(f"--context must be markov or full, not {options.context!r}")
+    omega = omega_for(options.feedback, user)
+    params = GenerationParams(max_tokens=options.max_tokens)
+    return SessionConfig(
+        model=options.model,
+        feedback=omega,
+        simulator=(options.simulator or options.model) if omega.verbal != "none" else None,
+        context=options.context,  # type: ignore[arg-type]
+        max_turns=options.turns,
+        params=params,
+        simulator_params=replace(params, max_tokens=512),
+    )
+
+
+def resumed_plan(store: Store, catalog: TaskCatalog, session_id: str) -> SessionPlan:
+    """The plan that continues a recorded session, under the config it was recorded with."""
+    try:
+        row = store.session(session_id)
+    except NotFoundError:
+        raise SessionError(
+            f"no session {session_id} in {store.path}: convtui sessions list shows them"
+        ) from None
+    if row.finished:
+        raise SessionError(
+            f"session {session_id} already ended ({row.status} after {row.turns_done} turns); "
+            f"convtui sessions show {session_id} reads it"
+        )
+    config = store.session_config(session_id)
+    kind = config.feedback.verbal
+    user: UserMode = "human"
+    if row.user_kind == "simulator" and kind != "none":
+        user = kind  # type: ignore[assignment]
+    elif row.user_kind == "assist" and kind != "none":
+        user = f"assist:{kind}"  # type: ignore[assignment]
+    return SessionPlan(catalog.get(row.task_id), config, user, resume_id=session_id)
+
+
+def open_services(options: SessionOptions, config: SessionConfig) -> Services:
+    """Everything the app shares; the backends are checked later, inside the app, so that an
+    unreachable server is a message on screen rather than a crash at start."""
+    backend = open_backend(config.model, model_name=options.model_name)
+    simulator = None
+    if config.simulator and config.simulator != config.model:
+        simulator = open_backend(config.simulator)
+    executor = Executor(python=options.python, jobs=options.jobs, isolation=options.isolation)
+    if executor.isolation.level == "none" and options.isolation != "none":
+        executor.close()
+        raise ConvtuiError(
+            "no sandbox is available here (bubblewrap or Landlock): install bubblewrap or "
+            "pass --isolation none to run model code unconfined"
+        )
+    store = Store.open(options.db)
+    return Services(store, backend, executor, AsyncRunner(), simulator)
+
+
+def run_session(options: SessionOptions, catalog: TaskCatalog) -> int:
+    from convtui.tui import run_tui
+    from convtui.tui.app import Launch
+
+    user = user_mode(options.user)
+    config = session_config(options, user)
+    if options.resume and options.task:
+        raise ConvtuiError("give --task or --resume, not both (a resumed session has its task)")
+    services = open_services(options, config)
+    try:
+        plan, query, error = None, "", ""
+        if options.resume:
+            plan = resumed_plan(services.store, catalog, options.resume)
+        elif options.task:
+            try:
+                plan = SessionPlan(catalog.get(options.task), config, user)
+            except UnknownTaskError as exc:
+                query, error = options.task, f"{exc} — pick one below"
+        launch = Launch(catalog, config, user, plan, query, error)
+        return run_tui(services, launch)
+    finally:
+        services.close()

@@ -1,0 +1,112 @@
+"""Pure helpers that turn values into text for the widgets: status words with glyphs (never
+colour alone), timeline labels, the diff between turns, durations. No Textual state."""
+
+from __future__ import annotations
+
+import difflib
+
+from pygments.token import Token
+from textual.content import Content
+from textual.highlight import HighlightTheme, highlight
+
+from convtui.tui.viewmodels import TurnView
+
+GLYPHS = {
+    "pass": "✓",
+    "fail": "✗",
+    "error": "!",
+    "timeout": "⏱",
+    "crash": "☠",
+    "env_error": "⚠",
+    "skipped": "-",
+    "missing": "?",
+}
+
+PHASES = {
+    "starting": "starting",
+    "generating": "model is writing",
+    "executing": "running the tests",
+    "simulating": "simulator is writing feedback",
+    "awaiting_feedback": "waiting for your feedback",
+    "saving": "saving the turn",
+    "cancelled": "turn cancelled: r runs it again",
+    "failed": "turn failed: r runs it again",
+    "viewing": "read-only",
+    "solved": "solved",
+    "exhausted": "turn limit reached",
+    "stalled": "stalled: nothing left to act on",
+    "accepted": "accepted as solved",
+    "abandoned": "given up",
+}
+
+
+class DiffTheme(HighlightTheme):
+    """Textual's theme lacks the tokens a unified diff produces."""
+
+    STYLES = {
+        **HighlightTheme.STYLES,
+        Token.Generic.Inserted: "$text-success",
+        Token.Generic.Deleted: "$text-error",
+        Token.Generic.Subheading: "$text-accent",
+        Token.Generic.Heading: "$text-primary bold",
+    }
+
+
+def status_word(status: str) -> str:
+    """``✓ PASS``: a glyph and a word, so meaning never rests on colour."""
+    return f"{GLYPHS.get(status, '?')} {status.upper().replace('_', ' ')}"
+
+
+def source_label(source: str, edited: bool | None = None) -> str:
+    if source == "none":
+        return "no feedback"
+    if source.startswith("simulator:"):
+        kind = source.split(":")[1]
+        return f"{kind} simulator"
+    if edited:
+        return "human (edited draft)"
+    return source
+
+
+def timeline_label(turn: TurnView, *, live: bool = False, phase: str = "") -> str:
+    """``T2 ✗ 3/5 · human``; the live turn shows what it is doing."""
+    if turn.result is None:
+        return f"T{turn.idx} … {PHASES.get(phase, phase)}" if live else f"T{turn.idx}"
+    mark = GLYPHS.get(turn.result.status, "?")
+    label = f"T{turn.idx} {mark} {turn.result.passed}/{turn.result.total}"
+    if turn.saved:
+        label += f" · {source_label(turn.feedback_source, turn.edited)}"
+    elif live:
+        label += " · live"
+    return label
+
+
+def code_diff(previous: str, current: str, *, previous_idx: int, current_idx: int) -> str:
+    lines = difflib.unified_diff(
+        previous.splitlines(keepends=True),
+        current.splitlines(keepends=True),
+        fromfile=f"turn {previous_idx}",
+        tofile=f"turn {current_idx}",
+    )
+    text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    return text or "(no change from the previous turn)\n"
+
+
+def highlighted_code(code: str) -> Content:
+    return highlight(code or "", language="python")
+
+
+def highlighted_diff(diff: str) -> Content:
+    return highlight(diff, language="diff", theme=DiffTheme)
+
+
+def clock(seconds: float) -> str:
+    """``00:41``, ``1:02:03``."""
+    seconds = max(0, int(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
+
+
+def duration(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"

@@ -1,0 +1,1 @@
+"""convtui.tui.screens: the full screens of the TUI."""

@@ -1,0 +1,481 @@
+"""The session screen: the task, the code of the live turn as it streams in, its test results
+and feedback, the composer where the person answers, the turn timeline and a status line.
+
+The screen owns the state (``phase``, the recorded turns, the live turn, which turn is viewed)
+and pushes it down into the widgets; all slow work runs in workers through the
+SessionController, whose messages move the state on."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+from convtui.tui import messages as msg
+from convtui.tui import render
+from convtui.tui.controller import Services, SessionController, SessionPlan
+from convtui.tui.human import Answer
+from convtui.tui.screens.confirm import ConfirmModal
+from convtui.tui.screens.traceback import TracebackModal
+from convtui.tui.viewmodels import TurnView, result_view, turn_view
+from convtui.tui.widgets.code_pane import CodePane
+from convtui.tui.widgets.composer import FeedbackComposer
+from convtui.tui.widgets.feedback_pane import FeedbackPane
+from convtui.tui.widgets.status_line import StatusLine
+from convtui.tui.widgets.task_pane import TaskPane
+from convtui.tui.widgets.test_table import TestResultsTable
+from convtui.tui.widgets.timeline import TurnTimeline
+
+BUSY = frozenset({"starting", "generating", "executing", "simulating", "saving"})
+FINISHED = frozenset({"solved", "exhausted", "stalled", "accepted", "abandoned"})
+
+# Which phases each action is offered in (check_action); unlisted actions are always offered.
+ALLOWED = {
+    "send": {"awaiting_feedback"},
+    "continue": {"awaiting_feedback"},
+    "rerun_tests": {"awaiting_feedback"},
+    "retry_turn": {"cancelled", "failed"},
+    "accept": {"awaiting_feedback"},
+    "give_up": {"awaiting_feedback", "cancelled", "failed"},
+}
+
+
+class SessionScreen(Screen):
+    help = (
+        "The model writes code for the task; the harness compiles it and runs the tests; you "
+        "tell the model what to change. Every turn is saved before the next one starts, so "
+        "quitting loses at most the turn in flight: `convtui session --resume ID` continues."
+    )
+    BINDINGS = [
+        Binding(
+            "ctrl+j,alt+enter",
+            "send",
+            "Send",
+            id="convtui.send",
+            priority=True,
+            key_display="^j",
+            tooltip="Send your feedback and start the next turn",
+        ),
+        Binding(
+            "ctrl+n",
+            "continue",
+            "Continue",
+            id="convtui.continue",
+            priority=True,
+            tooltip="Next turn without verbal feedback",
+        ),
+        Binding(
+            "escape",
+            "cancel",
+            "Cancel",
+            id="convtui.cancel",
+            tooltip="Cancel the running step (else: focus the composer)",
+        ),
+        Binding(
+            "ctrl+r",
+            "rerun_tests",
+            "Re-run tests",
+            id="convtui.rerun",
+            priority=True,
+            tooltip="Run this turn's tests again, uncached",
+        ),
+        Binding(
+            "f5",
+            "retry_turn",
+            "Retry turn",
+            id="convtui.retry",
+            tooltip="Run a cancelled or failed turn again",
+        ),
+        Binding(
+            "f2",
+            "toggle_diff",
+            "Diff",
+            id="convtui.diff",
+            tooltip="Show the code or its diff against the previous turn",
+        ),
+        Binding(
+            "f8",
+            "accept",
+            "Accept",
+            id="convtui.accept",
+            show=False,
+            tooltip="Accept this code as solved and end the session",
+        ),
+        Binding(
+            "f9",
+            "give_up",
+            "Give up",
+            id="convtui.give-up",
+            show=False,
+            tooltip="End the session without a solution",
+        ),
+        Binding(
+            "ctrl+t",
+            "toggle_task",
+            "Task",
+            id="convtui.toggle-task",
+            show=False,
+            priority=True,
+            tooltip="Fold or unfold the task",
+        ),
+        Binding(
+            "ctrl+b",
+            "toggle_timeline",
+            "Turns",
+            id="convtui.toggle-timeline",
+            show=False,
+            priority=True,
+            tooltip="Show or hide the turn timeline",
+        ),
+        Binding(
+            "end",
+            "view_live",
+            "Live turn",
+            id="convtui.live",
+            show=False,
+            tooltip="Back to the live turn",
+        ),
+    ]
+
+    phase: reactive[str] = reactive("starting", bindings=True)
+    """What the session is doing: starting, generating, executing, simulating,
+    awaiting_feedback, saving, cancelled, failed, or finished (solved, exhausted, stalled,
+    accepted, abandoned)."""
+
+    viewed: reactive[int | None] = reactive(None)
+    """The recorded turn shown read-only, or None for the live turn."""
+
+    def __init__(self, services: Services, plan: SessionPlan) -> None:
+        super().__init__()
+        self.services = services
+        self.plan = plan
+        self.controller = SessionController(services, plan, self.post_message)
+        self.recorded: list[TurnView] = []
+        self.live: TurnView | None = None
+        self._started = services.clock()
+        self._human_verbal = plan.user not in ("novice", "expert")
+
+    # --- layout --------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        config, task = self.plan.config, self.plan.task
+        title = f"{task.id} · {config.model} · {config.feedback.label} · user: {self.plan.user}"
+        yield Static(Text(title, no_wrap=True, overflow="ellipsis"), id="session-title")
+        with Horizontal(id="session-body"):
+            yield TurnTimeline(id="timeline")
+            with Vertical(id="session-main"):
+                expert = config.feedback.verbal == "expert" and self._human_verbal
+                yield TaskPane(task, with_reference=expert, id="task-pane")
+                yield Static("", id="viewing-banner")
+                yield CodePane(id="code-pane")
+                with TabbedContent(id="results", initial="tests-tab"):
+                    with TabPane("Tests", id="tests-tab"):
+                        yield TestResultsTable(id="test-table")
+                    with TabPane("Feedback", id="feedback-tab"):
+                        yield FeedbackPane(id="feedback-pane")
+                yield FeedbackComposer(id="feedback-composer")
+        yield StatusLine(config.model, config.feedback.label, id="status-line")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        status = self.query_one(StatusLine)
+        status.max_turns = self.plan.config.max_turns
+        composer = self.query_one(FeedbackComposer)
+        composer.display = self._human_verbal and self.plan.config.feedback.verbal != "none"
+        self.set_interval(1.0, self._tick)
+        self._play()
+
+    # --- workers -------------------------------------------------------------------------------
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="model",
+        exit_on_error=False,
+        description="play the session",
+    )
+    def _play(self) -> None:
+        self.controller.play()
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="exec",
+        exit_on_error=False,
+        description="re-run the tests",
+    )
+    def _rerun(self) -> None:
+        try:
+            result = self.controller.rerun_tests()
+        except Exception as exc:  # the executor's failure is shown, the turn is unaffected
+            self.post_message(msg.TurnFailed(self.controller.live_idx, "executor", str(exc)))
+            return
+        self.post_message(msg.ExecutionDone(self.controller.live_idx, result, rerun=True))
+
+    @work(thread=True, group="store", exit_on_error=False, description="close the session")
+    def _close_between_turns(self, status: str) -> None:
+        self.controller.close_without_turn(status)  # type: ignore[arg-type]
+        self.post_message(msg.SessionFinished(status))  # type: ignore[arg-type]
+
+    # --- messages from the controller ----------------------------------------------------------
+
+    @on(msg.SessionOpened)
+    def _opened(self, event: msg.SessionOpened) -> None:
+        self.recorded = [turn_view(t) for t in event.turns]
+        self.sub_title = event.session_id
+        self.query_one(StatusLine).note = f"session {event.session_id}"
+        self._refresh()
+
+    @on(msg.TurnBegan)
+    def _began(self, event: msg.TurnBegan) -> None:
+        self.live = TurnView(event.idx)
+        self.phase = "generating"
+        self.query_one(CodePane).clear(event.idx)
+        self._refresh()
+
+    @on(msg.ReplyStreamed)
+    def _streamed(self, event: msg.ReplyStreamed) -> None:
+        if self.viewed is None:
+            self.query_one(CodePane).stream(event.idx, event.text)
+
+    @on(msg.ReplyReady)
+    def _reply_ready(self, event: msg.ReplyReady) -> None:
+        self.live = TurnView(event.idx, reply=event.reply, code=event.code)
+        self.phase = "executing"
+        self._refresh()
+
+    @on(msg.ExecutionDone)
+    def _executed(self, event: msg.ExecutionDone) -> None:
+        view = result_view(event.result)
+        if event.rerun:
+            note = f"re-run: {render.status_word(view.status)} {view.summary}"
+            self.query_one(StatusLine).note = note
+            self.query_one(TestResultsTable).show(view, note=note + " (turn keeps the first)")
+            return
+        if self.live is not None:
+            self.live = replace(self.live, result=view)
+        # The person may already be asked (the loop goes on while this message travels).
+        if self.phase == "executing":
+            self.phase = "saving"
+        self._refresh()
+
+    @on(msg.FeedbackWanted)
+    def _feedback_wanted(self, event: msg.FeedbackWanted) -> None:
+        if self.live is not None:
+            self.live = replace(
+                self.live,
+                compile_feedback=event.compile_feedback,
+                execution_feedback=event.execution_feedback,
+            )
+        self.phase = "awaiting_feedback"
+        composer = self.query_one(FeedbackComposer)
+        kind = self.plan.user.split(":", 1)[-1]
+        composer.offer_draft(event.draft, f"simulator:{kind}")
+        if composer.display:
+            composer.focus()
+        self._refresh()
+
+    @on(msg.Simulating)
+    def _simulating(self, _event: msg.Simulating) -> None:
+        self.phase = "simulating"
+
+    @on(msg.Simulated)
+    def _simulated(self, event: msg.Simulated) -> None:
+        said = event.text if event.text else "(the simulator stayed silent)"
+        self.notify(said, title=f"{self.plan.user} simulator", markup=False, timeout=8)
+        self.phase = "saving"
+
+    @on(msg.TurnSaved)
+    def _saved(self, event: msg.TurnSaved) -> None:
+        self.recorded.append(turn_view(event.turn))
+        self.live = None
+        composer = self.query_one(FeedbackComposer)
+        if event.turn.verbal_feedback is not None or event.turn.feedback_draft is not None:
+            composer.sent()
+        if event.status != "running":
+            self.phase = event.status
+        self._refresh()
+
+    @on(msg.SessionFinished)
+    def _finished(self, event: msg.SessionFinished) -> None:
+        self.phase = event.status
+        self.query_one(StatusLine).note = f"session {self.controller.session_id} {event.status}"
+        self._refresh()
+
+    @on(msg.TurnFailed)
+    def _failed(self, event: msg.TurnFailed) -> None:
+        if event.kind == "executor" and self.phase == "awaiting_feedback":
+            self.notify(event.text, title="re-run failed", severity="error", markup=False)
+            return
+        self.phase = "failed"
+        self.notify(
+            event.text, title=f"{event.kind} error", severity="error", markup=False, timeout=15
+        )
+        self.query_one(StatusLine).note = f"{event.kind} error: {event.text.splitlines()[0]}"
+        self._refresh()
+
+    @on(msg.TurnCancelled)
+    def _cancelled(self, _event: msg.TurnCancelled) -> None:
+        self.phase = "cancelled"
+        self.live = None
+        self._refresh()
+
+    @on(TurnTimeline.TurnSelected)
+    def _turn_selected(self, event: TurnTimeline.TurnSelected) -> None:
+        self.viewed = event.idx if event.idx < len(self.recorded) else None
+
+    @on(TestResultsTable.TracebackRequested)
+    def _traceback(self, event: TestResultsTable.TracebackRequested) -> None:
+        self.app.push_screen(TracebackModal(event.row))
+
+    # --- state pushed down ---------------------------------------------------------------------
+
+    def watch_phase(self, phase: str) -> None:
+        self.query_one(StatusLine).phase = phase
+        self.query_one(FeedbackComposer).ready = phase == "awaiting_feedback"
+        self.set_class(phase in BUSY, "-busy")
+
+    def watch_viewed(self, _viewed: int | None) -> None:
+        self._refresh()
+
+    def _shown(self) -> tuple[TurnView | None, TurnView | None]:
+        """The turn the panes show and the one before it (for the diff)."""
+        if self.viewed is not None:
+            idx = self.viewed
+            turn = self.recorded[idx]
+        elif self.live is not None:
+            idx, turn = self.live.idx, self.live
+        elif self.recorded:
+            idx, turn = len(self.recorded) - 1, self.recorded[-1]
+        else:
+            return None, None
+        previous = self.recorded[idx - 1] if 0 < idx <= len(self.recorded) else None
+        return turn, previous
+
+    def _refresh(self) -> None:
+        turn, previous = self._shown()
+        labels = [render.timeline_label(t) for t in self.recorded]
+        if self.live is not None:
+            labels.append(render.timeline_label(self.live, live=True, phase=self.phase))
+        timeline = self.query_one(TurnTimeline)
+        timeline.set_turns(labels, self.viewed, self.plan.config.max_turns)
+        banner = self.query_one("#viewing-banner", Static)
+        banner.display = self.viewed is not None
+        if self.viewed is not None:
+            banner.update(
+                Text(
+                    f"viewing turn {self.viewed} of {len(self.recorded)} (read-only) · "
+                    "end returns to the live turn"
+                )
+            )
+        status = self.query_one(StatusLine)
+        status.turn = self.live.idx if self.live else len(self.recorded)
+        if turn is None:
+            return
+        streaming = self.viewed is None and self.live is not None and not self.live.code
+        if not streaming:
+            self.query_one(CodePane).show(turn, previous)
+        self.query_one(TestResultsTable).show(turn.result)
+        execution_on = self.plan.config.feedback.execution != "none"
+        self.query_one(FeedbackPane).show(turn, execution_on=execution_on)
+
+    def _tick(self) -> None:
+        self.query_one(StatusLine).elapsed_s = self.services.clock() - self._started
+
+    # --- actions -------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        allowed = ALLOWED.get(action)
+        if allowed is None:
+            return True
+        if action in ("send", "continue", "accept") and not self._human_verbal:
+            return None
+        return True if self.phase in allowed else None
+
+    def action_send(self) -> None:
+        composer = self.query_one(FeedbackComposer)
+        text = composer.text.strip()
+        if not text:
+            self.notify(
+                "The feedback is empty: write what the model should change, or press ctrl+n "
+                "to continue without verbal feedback.",
+                severity="warning",
+                markup=False,
+            )
+            return
+        self._answer(Answer(text))
+
+    def action_continue(self) -> None:
+        self._answer(Answer(""))
+
+    def _answer(self, answer: Answer) -> None:
+        if not self.controller.send(answer):
+            self.notify("No turn is waiting for feedback yet.", severity="warning")
+            return
+        self.phase = "saving"
+
+    def action_cancel(self) -> None:
+        if self.phase in BUSY and self.phase != "saving":
+            self.controller.cancel()
+            self.query_one(StatusLine).note = "cancelling the turn…"
+        elif self.query_one(FeedbackComposer).display:
+            self.query_one(FeedbackComposer).focus()
+
+    def action_rerun_tests(self) -> None:
+        self.query_one(StatusLine).note = "re-running the tests…"
+        self._rerun()
+
+    def action_retry_turn(self) -> None:
+        self.phase = "starting"
+        self._play()
+
+    def action_toggle_diff(self) -> None:
+        self.query_one(CodePane).action_toggle_diff()
+
+    def action_toggle_task(self) -> None:
+        self.query_one(TaskPane).toggle()
+
+    def action_toggle_timeline(self) -> None:
+        self.toggle_class("-hide-timeline")
+
+    def action_view_live(self) -> None:
+        self.viewed = None
+
+    def action_accept(self) -> None:
+        question = "Accept this code as solved and end the session? (Tests still fail.)"
+        self.app.push_screen(ConfirmModal(question, yes="Accept"), self._accept_confirmed)
+
+    def _accept_confirmed(self, yes: bool | None) -> None:
+        if yes:
+            self._answer(Answer(self.query_one(FeedbackComposer).text.strip(), "accepted"))
+
+    def action_give_up(self) -> None:
+        self.app.push_screen(
+            ConfirmModal("Give up on this task?", yes="Give up"), self._give_up_confirmed
+        )
+
+    def _give_up_confirmed(self, yes: bool | None) -> None:
+        if not yes:
+            return
+        if self.phase == "awaiting_feedback":
+            self._answer(Answer(self.query_one(FeedbackComposer).text.strip(), "abandoned"))
+        else:
+            self._close_between_turns("abandoned")
+
+    @property
+    def finished(self) -> bool:
+        return self.phase in FINISHED
+
+    def stop(self) -> None:
+        """Leave the session: a turn in flight is dropped (never half-saved)."""
+        self.controller.cancel()
+
+    def on_unmount(self) -> None:
+        self.stop()

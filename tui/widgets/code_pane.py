@@ -1,0 +1,80 @@
+"""The code of the turn being viewed: highlighted, as a diff against the turn before, or the
+model's raw reply (which streams in while the model writes)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Static, TabbedContent, TabPane
+
+from convtui.tui import render
+from convtui.tui.viewmodels import TurnView
+
+
+class CodePane(TabbedContent):
+    help = (
+        "**Code** is what the tests ran: the code extracted from the model's reply. "
+        "**Diff** compares it with the previous turn (d toggles). **Reply** is the model's "
+        "raw answer, streamed as it arrives."
+    )
+    BINDINGS = [
+        Binding("d", "toggle_diff", "Diff", id="convtui.diff-local", tooltip="Code ↔ diff"),
+    ]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(initial="code-tab", **kwargs)
+        self.border_title = "Code"
+        self._code = ""
+        self._diff = ""
+        self._theme_seen = ""
+
+    def compose(self) -> ComposeResult:
+        with TabPane("Code", id="code-tab"), VerticalScroll(id="code-scroll"):
+            yield Static("", id="code-text", markup=False)
+        with TabPane("Diff", id="diff-tab"), VerticalScroll(id="diff-scroll"):
+            yield Static("", id="diff-text", markup=False)
+        with TabPane("Reply", id="reply-tab"), VerticalScroll(id="reply-scroll"):
+            yield Static("", id="reply-text", markup=False)
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._paint())
+
+    def show(self, turn: TurnView, previous: TurnView | None) -> None:
+        """Show ``turn``; the diff is against ``previous`` (none for turn 0)."""
+        self._code = turn.code
+        if previous is None:
+            self._diff = "(turn 0 has no previous turn to compare with)\n"
+        else:
+            self._diff = render.code_diff(
+                previous.code, turn.code, previous_idx=previous.idx, current_idx=turn.idx
+            )
+        self.query_one("#reply-text", Static).update(Text(turn.reply))
+        self.border_title = f"Code · turn {turn.idx}"
+        self._paint()
+
+    def stream(self, idx: int, text: str) -> None:
+        """The reply so far, while the model writes; the code tab shows it too."""
+        self.border_title = f"Code · turn {idx} · streaming"
+        self.query_one("#reply-text", Static).update(Text(text))
+        self.query_one("#code-text", Static).update(Text(text))
+        self.query_one("#code-scroll", VerticalScroll).scroll_end(animate=False)
+
+    def clear(self, idx: int) -> None:
+        self._code = self._diff = ""
+        self.border_title = f"Code · turn {idx}"
+        for name in ("code", "diff", "reply"):
+            self.query_one(f"#{name}-text", Static).update("")
+
+    def _paint(self) -> None:
+        self.query_one("#code-text", Static).update(render.highlighted_code(self._code))
+        self.query_one("#diff-text", Static).update(render.highlighted_diff(self._diff))
+
+    def action_toggle_diff(self) -> None:
+        self.active = "code-tab" if self.active == "diff-tab" else "diff-tab"
+
+    @on(TabbedContent.TabActivated)
+    def _keep_focus_here(self, event: TabbedContent.TabActivated) -> None:
+        event.stop()

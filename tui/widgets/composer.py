@@ -1,0 +1,60 @@
+"""Where the person writes the feedback for the next turn."""
+
+from __future__ import annotations
+
+from textual.reactive import reactive
+from textual.widgets import TextArea
+
+
+class FeedbackComposer(TextArea):
+    """``ready`` is true while a turn waits for feedback; otherwise the composer is marked
+    ``-blocked`` (the person may still type ahead). The screen sends its text on ctrl+j."""
+
+    help = (
+        "Write what the model should change, as the user would. **ctrl+j** (or alt+enter) "
+        "sends it and starts the next turn; **ctrl+n** continues without verbal feedback. "
+        "In assist mode the simulator's draft appears here first: edit or replace it."
+    )
+
+    ready: reactive[bool] = reactive(False)
+    """A turn is waiting for this feedback."""
+
+    draft_label: reactive[str] = reactive("")
+    """``simulator:<kind>`` while the text is an unedited simulator draft."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(soft_wrap=True, show_line_numbers=False, **kwargs)
+        self._draft: str | None = None
+        self.border_title = "Your feedback"
+
+    def watch_ready(self, ready: bool) -> None:
+        self.set_class(not ready, "-blocked")
+        self._retitle()
+
+    def watch_draft_label(self, _label: str) -> None:
+        self._retitle()
+
+    def offer_draft(self, draft: str | None, label: str) -> None:
+        """Put a simulator's draft in, unless the person already typed something."""
+        self._draft = draft
+        if draft and not self.text.strip():
+            self.load_text(draft)
+            self.move_cursor(self.document.end)
+        self.draft_label = label if draft else ""
+
+    def sent(self) -> None:
+        self._draft = None
+        self.draft_label = ""
+        self.load_text("")
+
+    def on_text_area_changed(self, _event: TextArea.Changed) -> None:
+        self._retitle()
+
+    def _retitle(self) -> None:
+        if self._draft is not None and self.draft_label:
+            edited = self.text != self._draft
+            self.border_subtitle = (
+                "edited draft (sent as human)" if edited else f"draft by {self.draft_label}"
+            )
+        else:
+            self.border_subtitle = "" if self.ready else "waiting for the turn"

@@ -1,0 +1,61 @@
+"""The live or viewed turn's test results: one row per test, the traceback of the chosen row
+in a modal (enter)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import DataTable
+
+from convtui.tui import render
+from convtui.tui.viewmodels import ResultView, TestRow
+
+
+class TestResultsTable(DataTable):
+    __test__ = False
+    help = (
+        "One row per test the harness expected, in the order they ran. **enter** opens the "
+        "full traceback of the highlighted test."
+    )
+    BINDINGS = [
+        Binding("enter", "open_traceback", "Traceback", id="convtui.traceback"),
+    ]
+
+    @dataclass
+    class TracebackRequested(Message):
+        row: TestRow
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.border_title = "Tests"
+        self._rows: tuple[TestRow, ...] = ()
+
+    def on_mount(self) -> None:
+        self.add_column("status", key="status", width=10)
+        self.add_column("test", key="test")
+        self.add_column("time", key="time", width=8)
+        self.add_column("first line of the error", key="error")
+
+    def show(self, result: ResultView | None, *, note: str = "") -> None:
+        self.clear()
+        self._rows = result.rows if result else ()
+        if result is None:
+            self.border_title = "Tests"
+            self.border_subtitle = note
+            return
+        for row in result.rows:
+            self.add_row(
+                Text(render.status_word(row.status)),
+                Text(row.name),
+                Text(render.duration(row.duration_s), justify="right"),
+                Text(row.first_line, overflow="ellipsis", no_wrap=True),
+            )
+        self.border_title = f"Tests · {render.status_word(result.status)} · {result.summary}"
+        self.border_subtitle = note or result.detail
+
+    def action_open_traceback(self) -> None:
+        if self._rows and 0 <= self.cursor_row < len(self._rows):
+            self.post_message(self.TracebackRequested(self._rows[self.cursor_row]))
