@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Static
 
 from convtui.tui import messages as msg
 from convtui.tui import render
@@ -81,7 +81,7 @@ class SessionScreen(Screen):
         Binding(
             "ctrl+r",
             "rerun_tests",
-            "Re-run tests",
+            "Re-run",
             id="convtui.rerun",
             priority=True,
             tooltip="Run this turn's tests again, uncached",
@@ -91,6 +91,7 @@ class SessionScreen(Screen):
             "retry_turn",
             "Retry turn",
             id="convtui.retry",
+            show=False,
             tooltip="Run a cancelled or failed turn again",
         ),
         Binding(
@@ -167,6 +168,8 @@ class SessionScreen(Screen):
     def compose(self) -> ComposeResult:
         config, task = self.plan.config, self.plan.task
         title = f"{task.id} · {config.model} · {config.feedback.label} · user: {self.plan.user}"
+        if self.plan.resume_id:
+            title += f" · session {self.plan.resume_id}"
         yield Static(Text(title, no_wrap=True, overflow="ellipsis"), id="session-title")
         with Horizontal(id="session-body"):
             yield TurnTimeline(id="timeline")
@@ -175,11 +178,7 @@ class SessionScreen(Screen):
                 yield TaskPane(task, with_reference=expert, id="task-pane")
                 yield Static("", id="viewing-banner")
                 yield CodePane(id="code-pane")
-                with TabbedContent(id="results", initial="tests-tab"):
-                    with TabPane("Tests", id="tests-tab"):
-                        yield TestResultsTable(id="test-table")
-                    with TabPane("Feedback", id="feedback-tab"):
-                        yield FeedbackPane(id="feedback-pane")
+                yield TestResultsTable(id="test-table")
                 yield FeedbackComposer(id="feedback-composer")
         yield StatusLine(config.model, config.feedback.label, id="status-line")
         yield Footer()
@@ -229,8 +228,16 @@ class SessionScreen(Screen):
     @on(msg.SessionOpened)
     def _opened(self, event: msg.SessionOpened) -> None:
         self.recorded = [turn_view(t) for t in event.turns]
-        self.sub_title = event.session_id
-        self.query_one(StatusLine).note = f"session {event.session_id}"
+        title = self.query_one("#session-title", Static)
+        config, task = self.plan.config, self.plan.task
+        title.update(
+            Text(
+                f"{task.id} · {config.model} · {config.feedback.label} · user: {self.plan.user}"
+                f" · session {event.session_id}",
+                no_wrap=True,
+                overflow="ellipsis",
+            )
+        )
         self._refresh()
 
     @on(msg.TurnBegan)

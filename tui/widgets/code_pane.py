@@ -7,37 +7,42 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static, TabbedContent, TabPane
 
 from convtui.tui import render
 from convtui.tui.viewmodels import TurnView
+from convtui.tui.widgets.feedback_pane import FeedbackPane
 
 
-class CodePane(TabbedContent):
+class CodePane(Vertical):
     help = (
         "**Code** is what the tests ran: the code extracted from the model's reply. "
         "**Diff** compares it with the previous turn (d toggles). **Reply** is the model's "
-        "raw answer, streamed as it arrives."
+        "raw answer, streamed as it arrives. **Feedback** is what the model will be told about "
+        "this code under the session's Ω."
     )
     BINDINGS = [
         Binding("d", "toggle_diff", "Diff", id="convtui.diff-local", tooltip="Code ↔ diff"),
     ]
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(initial="code-tab", **kwargs)
+        super().__init__(**kwargs)
         self.border_title = "Code"
         self._code = ""
         self._diff = ""
         self._theme_seen = ""
 
     def compose(self) -> ComposeResult:
-        with TabPane("Code", id="code-tab"), VerticalScroll(id="code-scroll"):
-            yield Static("", id="code-text", markup=False)
-        with TabPane("Diff", id="diff-tab"), VerticalScroll(id="diff-scroll"):
-            yield Static("", id="diff-text", markup=False)
-        with TabPane("Reply", id="reply-tab"), VerticalScroll(id="reply-scroll"):
-            yield Static("", id="reply-text", markup=False)
+        with TabbedContent(id="code-tabs", initial="code-tab"):
+            with TabPane("Code", id="code-tab"), VerticalScroll(id="code-scroll"):
+                yield Static("", id="code-text", markup=False)
+            with TabPane("Diff", id="diff-tab"), VerticalScroll(id="diff-scroll"):
+                yield Static("", id="diff-text", markup=False)
+            with TabPane("Reply", id="reply-tab"), VerticalScroll(id="reply-scroll"):
+                yield Static("", id="reply-text", markup=False)
+            with TabPane("Feedback", id="feedback-tab"):
+                yield FeedbackPane(id="feedback-pane")
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._paint())
@@ -73,7 +78,8 @@ class CodePane(TabbedContent):
         self.query_one("#diff-text", Static).update(render.highlighted_diff(self._diff))
 
     def action_toggle_diff(self) -> None:
-        self.active = "code-tab" if self.active == "diff-tab" else "diff-tab"
+        tabs = self.query_one(TabbedContent)
+        tabs.active = "code-tab" if tabs.active == "diff-tab" else "diff-tab"
 
     @on(TabbedContent.TabActivated)
     def _keep_focus_here(self, event: TabbedContent.TabActivated) -> None:

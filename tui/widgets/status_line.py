@@ -29,9 +29,8 @@ class StatusLine(Static):
             f"turn {min(self.turn + 1, self.max_turns)}/{self.max_turns}",
             ("⟳ " if busy else "") + render.PHASES.get(self.phase, self.phase),
             render.clock(self.elapsed_s),
+            *([self.note] if self.note else []),
             self._model,
             self._feedback,
         ]
-        if self.note:
-            parts.insert(2, self.note)
         return Text(" · ".join(parts), no_wrap=True, overflow="ellipsis")
