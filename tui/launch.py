@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from convtui.core.errors import ConvtuiError, UnknownTaskError
 from convtui.core.executor import Executor
@@ -17,6 +18,9 @@ from convtui.core.session import SessionConfig
 from convtui.sessions import NotFoundError, Store
 from convtui.tui.controller import USER_MODES, Services, SessionError, SessionPlan, UserMode
 from convtui.tui.runner import AsyncRunner
+
+if TYPE_CHECKING:
+    from convtui.tui.app import Launch
 
 
 @dataclass(frozen=True)
@@ -120,25 +124,35 @@ def open_services(options: SessionOptions, config: SessionConfig) -> Services:
     return Services(store, backend, executor, AsyncRunner(), simulator)
 
 
-def run_session(options: SessionOptions, catalog: TaskCatalog) -> int:
-    from convtui.tui import run_tui
+def plan_launch(
+    options: SessionOptions, catalog: TaskCatalog, store: Store, config: SessionConfig
+) -> Launch:
+    """What the app opens with. An unknown --task is not fatal: the picker opens on it, with
+    the error shown, so the person picks the task they meant."""
     from convtui.tui.app import Launch
 
     user = user_mode(options.user)
-    config = session_config(options, user)
+    if options.resume:
+        return Launch(catalog, config, user, resumed_plan(store, catalog, options.resume))
+    if options.task:
+        try:
+            return Launch(
+                catalog, config, user, SessionPlan(catalog.get(options.task), config, user)
+            )
+        except UnknownTaskError as exc:
+            return Launch(catalog, config, user, query=options.task, error=f"{exc}; pick one here")
+    return Launch(catalog, config, user)
+
+
+def run_session(options: SessionOptions, catalog: TaskCatalog) -> int:
+    from convtui.tui import run_tui
+
+    config = session_config(options, user_mode(options.user))
     if options.resume and options.task:
         raise ConvtuiError("give --task or --resume, not both (a resumed session has its task)")
     services = open_services(options, config)
     try:
-        plan, query, error = None, "", ""
-        if options.resume:
-            plan = resumed_plan(services.store, catalog, options.resume)
-        elif options.task:
-            try:
-                plan = SessionPlan(catalog.get(options.task), config, user)
-            except UnknownTaskError as exc:
-                query, error = options.task, f"{exc} — pick one below"
-        launch = Launch(catalog, config, user, plan, query, error)
+        launch = plan_launch(options, catalog, services.store, config)
         return run_tui(services, launch)
     finally:
         services.close()

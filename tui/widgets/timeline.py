@@ -18,6 +18,7 @@ class TurnTimeline(OptionList):
     BINDINGS = [
         Binding("[", "cursor_up", "Previous turn", show=False),
         Binding("]", "cursor_down", "Next turn", show=False),
+        Binding("end", "live", "Live turn", show=False),
     ]
 
     @dataclass
@@ -34,6 +35,12 @@ class TurnTimeline(OptionList):
         if highlighted is not None and 0 <= highlighted < len(labels):
             self.highlighted = highlighted
         self.border_subtitle = f"{len(labels)} / {max_turns}"
+
+    def action_live(self) -> None:
+        """The last row is the live turn (or the last recorded one): show it."""
+        if self.option_count:
+            self.highlighted = self.option_count - 1
+            self.post_message(self.TurnSelected(self.option_count - 1))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

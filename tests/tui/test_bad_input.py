@@ -1,0 +1,142 @@
+"""Bad input inside the app: a clear message on screen, and nothing recorded is lost."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import AppFactory, config_for, phase_is, wait_until
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from convtui.tui.app import make_app
+from convtui.tui.launch import SessionOptions, plan_launch
+from convtui.tui.screens.session import SessionScreen
+from convtui.tui.screens.task_picker import TaskPickerScreen
+
+
+def notices(pilot: Pilot) -> list[str]:
+    return [n.message for n in pilot.app._notifications]
+
+
+def options(db: Path, **changes: object) -> SessionOptions:
+    values: dict[str, object] = dict(
+        task=None,
+        resume=None,
+        model="local:smollm2",
+        model_name=None,
+        simulator=None,
+        feedback="CF,EF:full,VF:novice",
+        user="human",
+        turns=3,
+        context="full",
+        max_tokens=96,
+        db=db,
+        python=None,
+        jobs=1,
+        isolation="auto",
+    )
+    values.update(changes)
+    return SessionOptions(**values)  # type: ignore[arg-type]
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_an_unknown_task_opens_the_picker_on_it_with_the_error_shown(apps: AppFactory):
+    services = apps.services()
+    config = config_for()
+    launch = plan_launch(
+        options(apps.db, task="BigCodeBench/99999"), apps.catalog, services.store, config
+    )
+
+    async def main() -> None:
+        app = make_app(services, launch)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(
+                pilot, lambda: isinstance(pilot.app.screen, TaskPickerScreen), "the picker"
+            )
+            assert pilot.app.screen.query_one(Input).value == "BigCodeBench/99999"
+            [notice] = notices(pilot)
+            assert "unknown task 'BigCodeBench/99999'" in notice and "BigCodeBench/999" in notice
+            pilot.app.screen.query_one(Input).value = "BigCodeBench/2"
+            await pilot.pause()
+            await pilot.press("enter")
+            await wait_until(
+                pilot, lambda: isinstance(pilot.app.screen, SessionScreen), "a session"
+            )
+            assert pilot.app.screen.plan.task.id == "BigCodeBench/2"
+            pilot.app.screen.stop()
+
+    asyncio.run(main())
+
+
+@pytest.mark.slow
+def test_an_unreachable_model_server_is_a_message_and_records_nothing(apps: AppFactory):
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+
+    async def main() -> None:
+        app = apps.app(model=url)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, phase_is(pilot, "failed"), "the model check to fail", 60)
+            assert any("cannot reach the model server" in n for n in notices(pilot))
+            status = str(pilot.app.screen.query_one("#status-line").render())
+            assert "turn failed: f5 runs it again" in status
+            await pilot.press("f5")
+            await wait_until(pilot, phase_is(pilot, "failed"), "the retry to fail", 60)
+
+    asyncio.run(main())
+    with sqlite3.connect(apps.db) as conn:
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
+
+
+@pytest.mark.slow
+def test_an_unreachable_server_on_resume_keeps_every_recorded_turn(apps: AppFactory):
+    """A session recorded on the embedded model, resumed against a server that is down."""
+    from test_session_pilot import awaiting_feedback, play, type_feedback
+
+    async def record(pilot: Pilot) -> None:
+        await awaiting_feedback(pilot)
+        await type_feedback(pilot, "Use statistics.mean.")
+        await pilot.press("ctrl+j")
+        await awaiting_feedback(pilot, turn=1)
+
+    play(apps, record)
+    with sqlite3.connect(apps.db) as conn:
+        [(session_id,)] = conn.execute("SELECT id FROM sessions").fetchall()
+        conn.execute(
+            "UPDATE sessions SET config_json = replace(config_json, ?, ?)",
+            ("local:smollm2", f"http://127.0.0.1:{closed_port()}/v1"),
+        )
+
+    async def resumed(pilot: Pilot) -> None:
+        await wait_until(pilot, phase_is(pilot, "failed"), "the model check to fail", 60)
+        assert any("cannot reach the model server" in n for n in notices(pilot))
+
+    services = apps.services()
+    launch = plan_launch(
+        options(apps.db, resume=session_id), apps.catalog, services.store, config_for()
+    )
+
+    async def main() -> None:
+        # The resumed session runs under its recorded config: the server that is down.
+        assert launch.plan.config.model.startswith("http://127.0.0.1:")
+        from convtui.core.models.registry import open_backend
+
+        services.backend = open_backend(launch.plan.config.model)
+        app = make_app(services, launch)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await resumed(pilot)
+
+    asyncio.run(main())
+    with sqlite3.connect(apps.db) as conn:
+        assert conn.execute("SELECT idx, verbal_feedback FROM turns").fetchall() == [
+            (0, "Use statistics.mean.")
+        ]
+        assert conn.execute("SELECT status, turns_done FROM sessions").fetchone() == ("running", 1)

@@ -1,0 +1,331 @@
+"""Whole sessions played through Textual's Pilot on the real parts: SmolLM2 writes the code,
+the sandbox runs the tests, the store records every turn. Each test checks the rows written,
+not only the screen."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import AppFactory, phase_is, wait_until
+from textual.pilot import Pilot
+
+from convtui.tui.commands import SessionCommands
+from convtui.tui.screens.confirm import ConfirmModal
+from convtui.tui.screens.help import HelpModal
+from convtui.tui.screens.session import SessionScreen
+from convtui.tui.widgets.composer import FeedbackComposer
+from convtui.tui.widgets.timeline import TurnTimeline
+
+pytestmark = pytest.mark.slow
+
+
+def rows(db: Path, sql: str, *args: object) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql, args).fetchall()
+
+
+def notices(pilot: Pilot) -> list[str]:
+    return [n.message for n in pilot.app._notifications]
+
+
+def session_screen(pilot: Pilot) -> SessionScreen:
+    screen = pilot.app.screen
+    assert isinstance(screen, SessionScreen), type(screen).__name__
+    return screen
+
+
+async def awaiting_feedback(pilot: Pilot, turn: int = 0) -> SessionScreen:
+    await wait_until(
+        pilot,
+        lambda: (
+            getattr(pilot.app.screen, "phase", None) == "awaiting_feedback"
+            and pilot.app.screen.live is not None
+            and pilot.app.screen.live.idx == turn
+            and pilot.app.screen.live.result is not None
+        ),
+        f"turn {turn} to wait for feedback",
+    )
+    return session_screen(pilot)
+
+
+async def type_feedback(pilot: Pilot, text: str) -> None:
+    composer = pilot.app.screen.query_one(FeedbackComposer)
+    composer.focus()
+    composer.insert(text)
+    await pilot.pause()
+
+
+def play(apps: AppFactory, scenario, size: tuple[int, int] = (120, 40), **app_args):
+    """Run ``scenario(pilot)`` in a fresh app; returns the app after it closed."""
+
+    async def main():
+        app = apps.app(**app_args)
+        async with app.run_test(size=size) as pilot:
+            await scenario(pilot)
+        return app
+
+    return asyncio.run(main())
+
+
+def test_feedback_typed_into_the_composer_is_recorded_as_a_human_turn(apps: AppFactory):
+    text = "Sort the dictionary by the mean of each list, highest first."
+
+    async def scenario(pilot: Pilot) -> None:
+        screen = await awaiting_feedback(pilot)
+        assert screen.query_one("#test-table").border_title.startswith("Tests · ✗")
+        await type_feedback(pilot, text)
+        await pilot.press("ctrl+j")
+        await awaiting_feedback(pilot, turn=1)
+        assert [t.idx for t in screen.recorded] == [0]
+        assert screen.query_one(FeedbackComposer).text == ""
+        labels = [str(o.prompt) for o in screen.query_one(TurnTimeline).options]
+        assert labels[0].endswith("· human") and labels[1].startswith("T1")
+
+    play(apps, scenario)
+    [(source, verbal, execution_id, passed)] = rows(
+        apps.db, "SELECT feedback_source, verbal_feedback, execution_id, passed FROM turns"
+    )
+    assert (source, verbal, passed) == ("human", text, 0)
+    assert rows(apps.db, "SELECT status FROM executions WHERE id = ?", execution_id) == [("fail",)]
+    calls = rows(apps.db, "SELECT turn_idx, purpose, status FROM model_calls ORDER BY turn_idx")
+    assert ("0", "generate", "ok") in [(str(t), p, s) for t, p, s in calls]
+    [(user_kind, turns_done, status)] = rows(
+        apps.db, "SELECT user_kind, turns_done, status FROM sessions"
+    )
+    assert (user_kind, turns_done, status) == ("human", 1, "running")
+
+
+def test_empty_feedback_is_refused_with_a_message_and_nothing_is_recorded(apps: AppFactory):
+    async def scenario(pilot: Pilot) -> None:
+        screen = await awaiting_feedback(pilot)
+        await type_feedback(pilot, "   \n  ")
+        await pilot.press("ctrl+j")
+        await pilot.pause(0.3)
+        assert screen.phase == "awaiting_feedback"
+        assert any("feedback is empty" in n for n in notices(pilot))
+
+    play(apps, scenario)
+    assert rows(apps.db, "SELECT count(*) FROM turns") == [(0,)]
+
+
+def test_text_with_markup_brackets_is_recorded_and_shown_literally(apps: AppFactory):
+    text = "Return [bold]dict[/bold] sorted; see [red] and list[int]."
+
+    async def scenario(pilot: Pilot) -> None:
+        screen = await awaiting_feedback(pilot)
+        await type_feedback(pilot, text)
+        await pilot.press("ctrl+j")
+        await awaiting_feedback(pilot, turn=1)
+        screen.viewed = 0
+        await pilot.pause()
+        shown = str(screen.query_one("#feedback-text").render())
+        assert text in shown
+
+    play(apps, scenario)
+    assert rows(apps.db, "SELECT verbal_feedback FROM turns") == [(text,)]
+
+
+def test_a_simulated_novice_gives_the_feedback_and_the_app_shows_it(apps: AppFactory):
+    async def scenario(pilot: Pilot) -> None:
+        await wait_until(pilot, phase_is(pilot, "exhausted", "solved", "stalled"), "the end")
+        screen = session_screen(pilot)
+        assert len(screen.recorded) == 2
+        spoken = [t.verbal_feedback for t in screen.recorded if t.verbal_feedback]
+        assert all(any(s in n for n in notices(pilot)) for s in spoken)
+
+    play(apps, scenario, user="novice", turns=2)
+    turns = rows(apps.db, "SELECT idx, feedback_source, verbal_feedback FROM turns ORDER BY idx")
+    assert [t[0] for t in turns] == [0, 1]
+    # The novice is asked about turn 0 only: the last turn gets no feedback.
+    assert turns[0][1] == "simulator:novice:local:smollm2" and turns[0][2]
+    assert turns[1][1:] == ("none", None)
+    simulate = rows(apps.db, "SELECT status FROM model_calls WHERE purpose = 'simulate'")
+    assert simulate and {s for (s,) in simulate} == {"ok"}
+    assert rows(apps.db, "SELECT user_kind, status FROM sessions") == [("simulator", "exhausted")]
+
+
+@pytest.mark.parametrize("edit", [True, False], ids=["edited", "sent-as-drafted"])
+def test_an_assisted_draft_is_recorded_with_what_was_sent(apps: AppFactory, edit: bool):
+    seen: dict[str, str] = {}
+
+    async def scenario(pilot: Pilot) -> None:
+        await awaiting_feedback(pilot)
+        composer = pilot.app.screen.query_one(FeedbackComposer)
+        seen["draft"] = composer.text
+        assert composer.text and "draft by simulator:novice" in composer.border_subtitle
+        if edit:
+            await type_feedback(pilot, " Also keep the letters as keys.")
+            assert composer.border_subtitle == "edited draft (sent as human)"
+        seen["sent"] = composer.text.strip()
+        await pilot.press("ctrl+j")
+        await awaiting_feedback(pilot, turn=1)
+
+    play(apps, scenario, user="assist:novice")
+    [(draft, edited, verbal, source, simulate_call)] = rows(
+        apps.db,
+        "SELECT feedback_draft, feedback_edited, verbal_feedback, feedback_source, "
+        "simulate_call_id FROM turns",
+    )
+    assert draft == seen["draft"] and verbal == seen["sent"]
+    assert edited == int(edit)
+    assert source == ("human" if edit else "simulator:novice:local:smollm2")
+    assert simulate_call is not None
+    assert rows(apps.db, "SELECT user_kind FROM sessions") == [("assist",)]
+
+
+def test_cancelling_a_turn_saves_nothing_and_the_turn_can_run_again(apps: AppFactory):
+    async def scenario(pilot: Pilot) -> None:
+        await wait_until(pilot, phase_is(pilot, "generating"), "the model to start")
+        await pilot.press("escape")
+        await wait_until(pilot, phase_is(pilot, "cancelled"), "the cancel")
+        assert rows(apps.db, "SELECT count(*) FROM turns") == [(0,)]
+        await pilot.press("f5")
+        await awaiting_feedback(pilot)
+
+    play(apps, scenario)
+    statuses = rows(apps.db, "SELECT status FROM model_calls WHERE turn_idx = 0 ORDER BY rowid")
+    assert statuses[0] in [("abandoned",), ("ok",)]  # cancelled mid-call, or just after it
+    assert statuses[-1] == ("ok",)
+    assert rows(apps.db, "SELECT count(*) FROM turns") == [(0,)]
+    assert rows(apps.db, "SELECT status FROM sessions") == [("running",)]
+
+
+def test_accepting_as_solved_records_the_turn_and_ends_the_session(apps: AppFactory):
+    async def scenario(pilot: Pilot) -> None:
+        screen = await awaiting_feedback(pilot)
+        await pilot.press("f8")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmModal), "confirm")
+        await pilot.press("y")
+        await wait_until(pilot, phase_is(pilot, "accepted"), "the session to end")
+        assert screen.query_one(FeedbackComposer).ready is False
+
+    play(apps, scenario)
+    assert rows(apps.db, "SELECT idx, passed, verbal_feedback FROM turns") == [(0, 0, None)]
+    assert rows(apps.db, "SELECT status, first_pass_turn FROM sessions") == [("accepted", None)]
+
+
+def test_viewing_an_earlier_turn_is_read_only_and_end_returns_to_the_live_turn(apps):
+    async def scenario(pilot: Pilot) -> None:
+        screen = await awaiting_feedback(pilot)
+        await type_feedback(pilot, "Use statistics.mean.")
+        await pilot.press("ctrl+j")
+        await awaiting_feedback(pilot, turn=1)
+        screen.query_one(TurnTimeline).focus()
+        await pilot.press("home", "enter")
+        banner = screen.query_one("#viewing-banner")
+        assert screen.viewed == 0 and banner.display
+        assert "viewing turn 0 of 1" in str(banner.render())
+        assert screen.query_one("#code-pane").border_title == "Code · turn 0"
+        await pilot.press("end")
+        assert screen.viewed is None and not banner.display
+        assert screen.query_one("#code-pane").border_title == "Code · turn 1"
+
+    play(apps, scenario)
+
+
+def test_every_footer_key_is_in_help_and_the_palette_offers_only_valid_commands(apps):
+    async def scenario(pilot: Pilot) -> None:
+        screen = await awaiting_feedback(pilot)
+        footer = {
+            b.binding.description
+            for b in screen.active_bindings.values()
+            if b.binding.show and b.binding.description
+        }
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, HelpModal), "help")
+        helped = {row[1] for row in pilot.app.screen._rows}
+        assert footer <= helped
+        await pilot.press("escape")
+        offered = {title for title, _, _ in SessionCommands(screen)._offered()}
+        assert {"feedback: send", "tests: re-run", "session: accept as solved"} <= offered
+        assert "turn: retry" not in offered
+
+    play(apps, scenario)
+
+
+def test_the_session_fits_80x24_with_code_tests_and_composer_in_view(apps: AppFactory):
+    async def scenario(pilot: Pilot) -> None:
+        screen = await awaiting_feedback(pilot)
+        for selector in ("#code-pane", "#test-table", "#feedback-composer", "#status-line"):
+            region = screen.query_one(selector).region
+            assert region.height > 0 and region.bottom <= 24, (selector, region)
+        assert not screen.query_one("#timeline").region.width  # hidden below 100 columns
+
+    play(apps, scenario, size=(80, 24))
+
+
+def test_resuming_after_the_app_was_killed_loses_only_the_turn_in_flight(
+    apps: AppFactory, tmp_path: Path
+):
+    """The first app is a separate process killed with SIGKILL while turn 1 waits for
+    feedback; the resumed app shows turn 0 and reuses turn 1's finished model call."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    from conftest import DATA_DIR
+
+    script = tmp_path / "first_app.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import asyncio, sys
+            sys.path.insert(0, {str(Path(__file__).parent)!r})
+            from conftest import AppFactory
+            from convtui.core.executor import Executor
+            from convtui.core.loaders import load_catalog
+            from test_session_pilot import awaiting_feedback, type_feedback
+
+            async def main():
+                with Executor(jobs=1) as executor:
+                    apps = AppFactory(
+                        __import__("pathlib").Path({str(apps.db)!r}), executor,
+                        load_catalog("all", {str(DATA_DIR)!r}),
+                    )
+                    app = apps.app()
+                    async with app.run_test(size=(120, 40)) as pilot:
+                        await awaiting_feedback(pilot)
+                        await type_feedback(pilot, "Use statistics.mean.")
+                        await pilot.press("ctrl+j")
+                        await awaiting_feedback(pilot, turn=1)
+                        print("WAITING", flush=True)
+                        await asyncio.sleep(600)
+
+            asyncio.run(main())
+            """
+        )
+    )
+    child = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "WAITING"
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    [(session_id, status, turns_done)] = rows(
+        apps.db, "SELECT id, status, turns_done FROM sessions"
+    )
+    assert (status, turns_done) == ("running", 1)
+    calls_before = rows(apps.db, "SELECT count(*) FROM model_calls WHERE cache_hit = 0")
+
+    async def scenario(pilot: Pilot) -> None:
+        screen = await awaiting_feedback(pilot, turn=1)
+        assert [t.idx for t in screen.recorded] == [0]
+        assert screen.recorded[0].verbal_feedback == "Use statistics.mean."
+        await type_feedback(pilot, "Return a dict.")
+        await pilot.press("ctrl+j")
+        await wait_until(pilot, phase_is(pilot, "exhausted", "solved"), "the last turn")
+
+    play(apps, scenario, resume=session_id)
+    turns = rows(apps.db, "SELECT idx, verbal_feedback FROM turns ORDER BY idx")
+    assert turns == [(0, "Use statistics.mean."), (1, "Return a dict."), (2, None)]
+    # Turn 1's reply was paid for by the killed app; the resumed one reused it.
+    fresh = rows(apps.db, "SELECT count(*) FROM model_calls WHERE cache_hit = 0")
+    assert fresh[0][0] == calls_before[0][0] + 1  # only turn 2 was generated anew
+    assert rows(apps.db, "SELECT status FROM sessions") == [("exhausted",)]
