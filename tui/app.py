@@ -149,16 +149,20 @@ class ConvTuiApp(App):
             return
         rows = []
         seen = set()
-        for binding in [*self.screen.active_bindings.values()]:
-            b = binding.binding
-            if b.action in seen or not b.description:
+        for active in self.screen.active_bindings.values():
+            b = active.binding
+            # Our own actions, and Textual's quit and palette; a text box's editing keys are
+            # the usual ones and would bury these.
+            ours = (b.id or "").startswith("convtui.") or b.action in ("quit", "command_palette")
+            if not ours or b.action in seen or not b.description:
                 continue
             seen.add(b.action)
             rows.append((self.get_key_display(b), b.description, b.tooltip or ""))
         blurbs = [getattr(screen, "help", "")]
         focused = self.focused
         if focused is not None and getattr(focused, "help", ""):
-            blurbs.append(f"**{type(focused).__name__}**: {focused.help}")
+            name = focused.border_title or type(focused).__name__
+            blurbs.append(f"**{name}**: {focused.help}")
         self.push_screen(HelpModal(rows, "\n\n".join(b for b in blurbs if b)))
 
 

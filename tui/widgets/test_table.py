@@ -34,13 +34,23 @@ class TestResultsTable(DataTable):
         self._rows: tuple[TestRow, ...] = ()
 
     def on_mount(self) -> None:
+        if not self.columns:  # results may have arrived before the table was mounted
+            self._add_columns()
+
+    def _add_columns(self, rows: tuple[TestRow, ...] = ()) -> None:
+        # Explicit widths: auto-sized columns settle a frame later, so a screen drawn right
+        # after new results could show them cut to the header's width.
+        name = max([4, *(len(r.name) for r in rows)])
+        error = max([23, *(len(r.first_line) for r in rows)])
         self.add_column("status", key="status", width=10)
-        self.add_column("test", key="test")
+        self.add_column("test", key="test", width=min(name, 48))
         self.add_column("time", key="time", width=8)
-        self.add_column("first line of the error", key="error")
+        self.add_column("first line of the error", key="error", width=min(error, 160))
 
     def show(self, result: ResultView | None, *, note: str = "") -> None:
-        self.clear()
+        # Columns are rebuilt so their widths fit these rows, not the widest turn seen so far.
+        self.clear(columns=True)
+        self._add_columns(result.rows if result else ())
         self._rows = result.rows if result else ()
         if result is None:
             self.border_title = "Tests"

@@ -1,0 +1,78 @@
+"""Recorded sessions for the snapshot tests, made by the real turn loop and store.
+
+Snapshots must not depend on what SmolLM2 happens to write on a given CPU, so the model's
+replies are recorded in the session's call journal before the app opens it: resuming a
+session reuses a finished call instead of paying for it again (sessions/SCHEMA.md, "Resuming
+a run"), which is exactly what the app does with these. The tests still run for real."""
+
+from __future__ import annotations
+
+import asyncio
+
+from convtui.core.executor import Executor
+from convtui.core.loop import SessionLoop, TurnCompleted, build_prompt, cached_execute
+from convtui.core.models.registry import open_backend
+from convtui.core.models.types import Completion
+from convtui.core.requests import exec_request
+from convtui.core.session import SessionConfig, request_hash
+from convtui.core.simulators import Ask, FeedbackRequest, VerbalFeedback
+from convtui.core.tasks import Task
+from convtui.sessions import Store
+
+SESSION_ID = "01snapsh0tsess10n000000000"
+
+
+class Says:
+    """A user who gives one fixed piece of feedback (a person's words, typed in advance)."""
+
+    source = "human"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    async def feedback(self, request: FeedbackRequest, ask: Ask) -> VerbalFeedback | None:
+        return VerbalFeedback(self.text, self.source)
+
+
+def record_reply(store: Store, session_id: str, task: Task, config: SessionConfig, reply: str):
+    """Journal ``reply`` as the model's answer to the session's next prompt."""
+    turns = store.load_turns(session_id)
+    prompt = build_prompt(task, config, turns)
+    journal = store.journal(session_id)
+    key = request_hash(config.model, prompt, config.params)
+    call = journal.started(len(turns), "generate", key, prompt, config.params, config.model)
+    journal.finished(call, Completion(reply, "stop", 120, 40, 0.75, 1, "recorded", None))
+
+
+def recorded_session(
+    store: Store,
+    executor: Executor,
+    task: Task,
+    config: SessionConfig,
+    replies: list[str],
+    feedback: list[str],
+) -> str:
+    """A session whose first ``len(feedback)`` turns are recorded (each with that feedback)
+    and whose next reply waits in the journal; returns its id."""
+    made = store.create_interactive_session(task.id, config, "human")
+    with store.db.conn:
+        store.db.execute("UPDATE sessions SET id = ? WHERE id = ?", (SESSION_ID, made))
+    backend = open_backend(config.model)
+    execute = cached_execute(executor, store.execution_cache())
+    for idx, reply in enumerate(replies):
+        record_reply(store, SESSION_ID, task, config, reply)
+        if idx >= len(feedback):
+            break
+        loop = SessionLoop(
+            task, config, backend, execute, Says(feedback[idx]), store.journal(SESSION_ID)
+        )
+        asyncio.run(_one_turn(loop, store, executor, task, config))
+    return SESSION_ID
+
+
+async def _one_turn(loop, store, executor, task, config) -> None:
+    async for event in loop.run(store.load_turns(SESSION_ID)):
+        if isinstance(event, TurnCompleted):
+            key = executor.cache_key(exec_request(task, event.turn.code, config.limits))
+            store.save_turn(SESSION_ID, event.turn, event.status, key)
+            return

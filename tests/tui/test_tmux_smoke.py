@@ -1,0 +1,79 @@
+"""The tmux smoke test (STYLE.md §9 item 5): scripts/tui_smoke.sh drives the real app through
+`python -m convtui session` in a 120x40 tmux pane on the embedded SmolLM2, sends one piece of
+human feedback, quits with ctrl+q and checks the database. It covers what Pilot cannot: the
+typer entry point, the real terminal driver, startup time and a clean exit."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from convtui.core.models.llama_local import require_llama_cpp, smollm2_path
+from convtui.core.models.types import ModelError
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "tui_smoke.sh"
+DATA = Path(os.environ.get("CONVTUI_DATA_DIR") or ROOT.parent / "shared" / "data").resolve()
+DEADLINE_S = 120  # per wait inside the script; a normal run takes ~20 s in all
+TIMEOUT_S = 560  # the whole script, under pytest's 600 s
+
+
+def _embedded_model_missing() -> str | None:
+    try:
+        smollm2_path()
+        require_llama_cpp()
+    except ModelError as exc:
+        return str(exc)
+    return None
+
+
+pytestmark = [
+    pytest.mark.tmux,
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+    pytest.mark.skipif(shutil.which("bash") is None, reason="scripts/tui_smoke.sh needs bash"),
+    pytest.mark.skipif(
+        not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(),
+        reason=f"no BigCodeBench data in {DATA}",
+    ),
+]
+
+
+def test_session_takes_human_feedback_in_a_real_terminal(tmp_path: Path) -> None:
+    if why := _embedded_model_missing():
+        pytest.skip(why)
+    env = {
+        **os.environ,
+        "CONVTUI_DATA_DIR": str(DATA),
+        "CONVTUI": f"{sys.executable} -m convtui",
+        "PYTHON": sys.executable,
+        "DEADLINE_S": str(DEADLINE_S),
+    }
+    out = tmp_path / "smoke"
+    proc = subprocess.Popen(
+        ["bash", str(SCRIPT), "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        output, _ = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGTERM)  # lets the script's trap kill its tmux server
+        output, _ = proc.communicate(timeout=30)
+        pytest.fail(f"scripts/tui_smoke.sh ran past {TIMEOUT_S}s:\n{output}")
+
+    assert proc.returncode == 0, f"scripts/tui_smoke.sh failed:\n{output}"
+    screen_1 = (out / "screen-1.txt").read_text(encoding="utf-8")
+    screen_2 = (out / "screen-2.txt").read_text(encoding="utf-8")
+    assert "waiting for your feedback" in screen_1, screen_1
+    assert "· human" in screen_2, screen_2
+    assert (out / "exit.txt").read_text().strip() == "exit=0"
