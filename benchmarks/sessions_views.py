@@ -44,42 +44,50 @@ def _user(user_kind: str, simulator: str | None) -> str:
     return f"{user_kind} ({simulator})" if simulator else user_kind
 
 
-def session_table(sessions: Sequence[SessionSummary]) -> Table:
+def session_table(sessions: Sequence[SessionSummary], width: int = 120) -> Table:
+    """Below 100 columns the model and the time are left out (``--json`` has everything)."""
+    wide = width >= 100
     # No vertical rules: the ids alone take 26 columns, and a listing must stay readable in an
-    # ordinary terminal. Model and Ω fold onto a second line before anything is cut.
+    # ordinary terminal.
     table = Table(
         title=f"{len(sessions)} sessions, newest first",
         header_style="bold",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
         collapse_padding=True,
+        padding=0,  # the box draws a blank divider between cells: space enough
     )
     # Full ids: sessions of one run share their first 10 characters, so a short prefix would
     # not be unique.
-    table.add_column("id", no_wrap=True)
-    table.add_column("task", overflow="fold", min_width=6)
-    table.add_column("model", overflow="fold", min_width=6)
-    table.add_column("Ω", overflow="fold", min_width=6)
-    table.add_column("user", overflow="fold", min_width=5)
-    table.add_column("status", overflow="fold", min_width=5)
+    # One line per session at any width: the id and status stay whole (the id is what
+    # `show` and `--resume` take), the rest is cut with an ellipsis.
+    table.add_column("id", no_wrap=True, min_width=26)
+    table.add_column("task", no_wrap=True, overflow="ellipsis", min_width=7)
+    if wide:
+        table.add_column("model", no_wrap=True, overflow="ellipsis", min_width=5)
+    table.add_column("Ω", no_wrap=True, overflow="ellipsis", min_width=6)
+    table.add_column("user", no_wrap=True, overflow="ellipsis", min_width=4)
+    table.add_column("status", no_wrap=True, min_width=7)
     table.add_column("turns", justify="right", no_wrap=True)
     table.add_column("pass", justify="right", no_wrap=True)
-    table.add_column("updated", overflow="fold", min_width=5)
+    if wide:
+        table.add_column("updated", no_wrap=True, overflow="ellipsis", min_width=3)
     for s in sessions:
-        table.add_row(
+        cells = [
             Text(s.id),
             Text(s.task_id),
             Text(s.model),
-            # A space after each comma lets a narrow column wrap between the parts (the
-            # --feedback parser accepts the label either way).
-            Text(s.feedback.replace(",", ", ")),
+            Text(s.feedback),
             Text(s.user_kind),
             session_status(s.status),
             f"{s.turns_done}/{s.max_turns}",
             "-" if s.first_pass_turn is None else f"T{s.first_pass_turn}",
             # UTC, to the minute: enough to tell sessions apart in a listing.
             s.updated_utc[5:16].replace("T", " "),
-        )
+        ]
+        if not wide:
+            del cells[8], cells[2]
+        table.add_row(*cells)
     return table
 
 

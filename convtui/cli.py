@@ -711,7 +711,8 @@ def sessions_list(
         return
     from convtui.benchmarks.sessions_views import session_table
 
-    _console().print(session_table(found))
+    console = _console()
+    console.print(session_table(found, console.width))
 
 
 @sessions_app.command("show")
