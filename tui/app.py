@@ -40,11 +40,18 @@ class ConvTuiApp(App):
     BINDINGS = [
         Binding("f1", "help", "Help", id="convtui.help", tooltip="Keys and what this screen does"),
         Binding(
+            "ctrl+q",
+            "quit",
+            "Quit",
+            id="convtui.quit",
+            priority=True,
+            tooltip="Leave convtui; recorded turns are kept (a turn in flight asks first)",
+        ),
+        Binding(
             "f10",
             "next_task",
             "Next task",
             id="convtui.next-task",
-            show=False,
             tooltip="Start the next task of the catalog under the same settings",
         ),
         Binding(
@@ -52,7 +59,6 @@ class ConvTuiApp(App):
             "pick_task",
             "Pick task",
             id="convtui.pick-task",
-            show=False,
             tooltip="Choose another task",
         ),
     ]
@@ -120,15 +126,7 @@ class ConvTuiApp(App):
     def _leave_session(self, then) -> None:
         """Run ``then`` now, or after the person confirms dropping a turn in flight."""
         screen = self.screen
-        if (
-            not isinstance(screen, SessionScreen)
-            or screen.finished
-            or screen.phase
-            in (
-                "cancelled",
-                "failed",
-            )
-        ):
+        if not isinstance(screen, SessionScreen) or not screen.unsaved_work:
             then()
             return
 
@@ -138,10 +136,21 @@ class ConvTuiApp(App):
                 then()
 
         question = (
-            "Leave this session? The turn in flight is not saved; "
-            f"`convtui session --resume {screen.controller.session_id}` continues it."
+            f"Leave this session? {screen.unsaved_work} is not saved; "
+            f"`convtui session --resume {screen.controller.session_id}` continues the session."
         )
         self.push_screen(ConfirmModal(question, yes="Leave"), confirmed)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("next_task", "pick_task"):
+            # Offered between sessions; mid-turn the person gives up or finishes first.
+            screen = self.screen
+            if isinstance(screen, SessionScreen):
+                return screen.finished or screen.phase in ("cancelled", "failed")
+        return True
+
+    async def action_quit(self) -> None:
+        self._leave_session(self.exit)
 
     def action_help(self) -> None:
         screen = self.screen

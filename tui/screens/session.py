@@ -36,7 +36,8 @@ from convtui.tui.widgets.timeline import TurnTimeline
 BUSY = frozenset({"starting", "generating", "executing", "simulating", "saving"})
 FINISHED = frozenset({"solved", "exhausted", "stalled", "accepted", "abandoned"})
 
-# Which phases each action is offered in (check_action); unlisted actions are always offered.
+# Which phases each action is offered in (check_action): elsewhere it leaves the footer and
+# the palette, so both show only what can be done now. Unlisted actions are always offered.
 ALLOWED = {
     "send": {"awaiting_feedback"},
     "continue": {"awaiting_feedback"},
@@ -44,6 +45,7 @@ ALLOWED = {
     "retry_turn": {"cancelled", "failed"},
     "accept": {"awaiting_feedback"},
     "give_up": {"awaiting_feedback", "cancelled", "failed"},
+    "cancel": BUSY - {"saving"},
 }
 
 
@@ -66,7 +68,7 @@ class SessionScreen(Screen):
         Binding(
             "ctrl+n",
             "continue",
-            "Continue",
+            "Skip",
             id="convtui.continue",
             priority=True,
             tooltip="Next turn without verbal feedback",
@@ -76,12 +78,20 @@ class SessionScreen(Screen):
             "cancel",
             "Cancel",
             id="convtui.cancel",
-            tooltip="Cancel the running step (else: focus the composer)",
+            tooltip="Cancel the running step: nothing of it is saved",
+        ),
+        Binding(
+            "escape",
+            "focus_composer",
+            "Composer",
+            id="convtui.focus-composer",
+            show=False,
+            tooltip="Back to the feedback composer",
         ),
         Binding(
             "ctrl+r",
             "rerun_tests",
-            "Re-run",
+            "Rerun",
             id="convtui.rerun",
             priority=True,
             tooltip="Run this turn's tests again, uncached",
@@ -91,7 +101,6 @@ class SessionScreen(Screen):
             "retry_turn",
             "Retry turn",
             id="convtui.retry",
-            show=False,
             tooltip="Run a cancelled or failed turn again",
         ),
         Binding(
@@ -106,7 +115,6 @@ class SessionScreen(Screen):
             "accept",
             "Accept",
             id="convtui.accept",
-            show=False,
             tooltip="Accept this code as solved and end the session",
         ),
         Binding(
@@ -114,7 +122,6 @@ class SessionScreen(Screen):
             "give_up",
             "Give up",
             id="convtui.give-up",
-            show=False,
             tooltip="End the session without a solution",
         ),
         Binding(
@@ -181,7 +188,12 @@ class SessionScreen(Screen):
                 yield TestResultsTable(id="test-table")
                 yield FeedbackComposer(id="feedback-composer")
         yield StatusLine(config.model, config.feedback.label, id="status-line")
-        yield Footer()
+        yield Footer(compact=True)
+
+    def on_resize(self) -> None:
+        # Below 100 columns every session key needs the footer's room; ctrl+p still opens
+        # the palette, and help (f1) says so.
+        self.query_one(Footer).show_command_palette = self.size.width >= 100
 
     def on_mount(self) -> None:
         status = self.query_one(StatusLine)
@@ -403,8 +415,10 @@ class SessionScreen(Screen):
         if allowed is None:
             return True
         if action in ("send", "continue", "accept") and not self._human_verbal:
-            return None
-        return True if self.phase in allowed else None
+            return False
+        if action == "send" and self.plan.config.feedback.verbal == "none":
+            return False  # nothing to write: ctrl+n steps to the next turn
+        return self.phase in allowed
 
     def action_send(self) -> None:
         composer = self.query_one(FeedbackComposer)
@@ -429,10 +443,11 @@ class SessionScreen(Screen):
         self.phase = "saving"
 
     def action_cancel(self) -> None:
-        if self.phase in BUSY and self.phase != "saving":
-            self.controller.cancel()
-            self.query_one(StatusLine).note = "cancelling the turn…"
-        elif self.query_one(FeedbackComposer).display:
+        self.controller.cancel()
+        self.query_one(StatusLine).note = "cancelling the turn…"
+
+    def action_focus_composer(self) -> None:
+        if self.query_one(FeedbackComposer).display:
             self.query_one(FeedbackComposer).focus()
 
     def action_rerun_tests(self) -> None:
@@ -479,6 +494,16 @@ class SessionScreen(Screen):
     @property
     def finished(self) -> bool:
         return self.phase in FINISHED
+
+    @property
+    def unsaved_work(self) -> str:
+        """What leaving now would lose, or "" when nothing (recorded turns are never lost;
+        a finished model call is reused on resume, so an idle live turn costs nothing)."""
+        if self.phase in BUSY:
+            return "The running turn"
+        if self.query_one(FeedbackComposer).text.strip() and self.phase == "awaiting_feedback":
+            return "The feedback you typed"
+        return ""
 
     def stop(self) -> None:
         """Leave the session: a turn in flight is dropped (never half-saved)."""
