@@ -35,6 +35,13 @@ TASK = "BigCodeBench/2"
 MODEL = "local:smollm2"
 
 
+@pytest.fixture(autouse=True)
+def own_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test reads or writes the user's remembered theme."""
+    monkeypatch.setenv("CONVTUI_CONFIG_DIR", str(tmp_path / "config"))
+    return tmp_path / "config" / "tui.json"
+
+
 @pytest.fixture(scope="session")
 def catalog() -> TaskCatalog:
     return load_catalog("all", DATA_DIR)

@@ -140,3 +140,33 @@ def test_an_unreachable_server_on_resume_keeps_every_recorded_turn(apps: AppFact
             (0, "Use statistics.mean.")
         ]
         assert conn.execute("SELECT status, turns_done FROM sessions").fetchone() == ("running", 1)
+
+
+def test_the_chosen_theme_is_remembered_and_an_unknown_one_falls_back(apps, own_settings):
+    async def choose(pilot: Pilot) -> None:
+        pilot.app.theme = "textual-light"
+        await pilot.pause()
+
+    async def check(pilot: Pilot) -> None:
+        await pilot.pause()
+        assert pilot.app.theme == "textual-light"
+
+    async def fallback(pilot: Pilot) -> None:
+        await pilot.pause()
+        assert pilot.app.theme == "textual-dark"
+        assert any("unknown theme 'no-such-theme'" in n for n in notices(pilot))
+
+    for scenario in (choose, check):
+        services = apps.services()
+        launch = plan_launch(options(apps.db), apps.catalog, services.store, config_for())
+        asyncio.run(_run(make_app(services, launch), scenario))
+    assert '"theme": "textual-light"' in own_settings.read_text()
+    own_settings.write_text('{"theme": "no-such-theme"}')
+    services = apps.services()
+    launch = plan_launch(options(apps.db), apps.catalog, services.store, config_for())
+    asyncio.run(_run(make_app(services, launch), fallback))
+
+
+async def _run(app, scenario) -> None:
+    async with app.run_test(size=(100, 30)) as pilot:
+        await scenario(pilot)

@@ -58,12 +58,12 @@ async def type_feedback(pilot: Pilot, text: str) -> None:
     await pilot.pause()
 
 
-def play(apps: AppFactory, scenario, size: tuple[int, int] = (120, 40), **app_args):
+def play(apps: AppFactory, scenario, size: tuple[int, int] = (120, 40), hook=None, **app_args):
     """Run ``scenario(pilot)`` in a fresh app; returns the app after it closed."""
 
     async def main():
         app = apps.app(**app_args)
-        async with app.run_test(size=size) as pilot:
+        async with app.run_test(size=size, message_hook=hook) as pilot:
             await scenario(pilot)
         return app
 
@@ -96,6 +96,43 @@ def test_feedback_typed_into_the_composer_is_recorded_as_a_human_turn(apps: AppF
         apps.db, "SELECT user_kind, turns_done, status FROM sessions"
     )
     assert (user_kind, turns_done, status) == ("human", 1, "running")
+
+
+def test_the_reply_streams_into_the_code_pane_while_the_app_stays_responsive(apps):
+    from convtui.tui import messages as msg
+
+    streamed: list[str] = []
+    ready: list[str] = []
+
+    seen: list[object] = []  # strong references, so no id is reused
+
+    def hook(message) -> None:
+        if not isinstance(message, msg.ReplyStreamed | msg.ReplyReady):
+            return
+        if any(m is message for m in seen):  # seen again as it bubbles up to the app
+            return
+        seen.append(message)
+        if isinstance(message, msg.ReplyStreamed):
+            streamed.append(message.text)
+        elif isinstance(message, msg.ReplyReady):
+            ready.append(message.reply)
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_until(pilot, lambda: bool(streamed), "the first streamed text")
+        screen = session_screen(pilot)
+        assert "streaming" in screen.query_one("#code-pane").border_title
+        # Keys are handled while the model writes: the task folds at once.
+        await pilot.press("ctrl+t")
+        assert screen.query_one("#task-pane").has_class("-collapsed") and not ready
+        await awaiting_feedback(pilot)
+        await pilot.press("escape")  # not busy: escape goes back to the composer
+        assert pilot.app.focused is screen.query_one(FeedbackComposer)
+
+    play(apps, scenario, hook=hook)
+    [reply] = ready
+    assert len(streamed) >= 2
+    assert all(reply.startswith(part) for part in streamed)
+    assert [len(p) for p in streamed] == sorted(len(p) for p in streamed)
 
 
 def test_empty_feedback_is_refused_with_a_message_and_nothing_is_recorded(apps: AppFactory):
