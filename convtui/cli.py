@@ -65,6 +65,22 @@ IsolationOpt = Annotated[
         "--isolation", help="auto, bwrap, landlock or none (none runs candidates unconfined)."
     ),
 ]
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        help="local:smollm2 (embedded), http://host:port/v1, openai:MODEL, "
+        "azure:DEPLOYMENT or vllm:HF_MODEL.",
+    ),
+]
+ModelNameOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model-name",
+        help="Model name on an http:// server (default: its first model).",
+        show_default=False,
+    ),
+]
 JobsOpt = Annotated[
     int | None,
     typer.Option(
@@ -384,22 +400,8 @@ def session(
             "edit or replace).",
         ),
     ] = "human",
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model",
-            help="local:smollm2 (embedded), http://host:port/v1, openai:MODEL, "
-            "azure:DEPLOYMENT or vllm:HF_MODEL.",
-        ),
-    ] = "local:smollm2",
-    model_name: Annotated[
-        str | None,
-        typer.Option(
-            "--model-name",
-            help="Model name on an http:// server (default: its first model).",
-            show_default=False,
-        ),
-    ] = None,
+    model: ModelOpt = "local:smollm2",
+    model_name: ModelNameOpt = None,
     simulator: Annotated[
         str | None,
         typer.Option(
@@ -466,22 +468,8 @@ def session(
 
 @bench_app.command("live")
 def bench_live(
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model",
-            help="local:smollm2 (embedded), http://host:port/v1, openai:MODEL, "
-            "azure:DEPLOYMENT or vllm:HF_MODEL.",
-        ),
-    ] = "local:smollm2",
-    model_name: Annotated[
-        str | None,
-        typer.Option(
-            "--model-name",
-            help="Model name on an http:// server (default: its first model).",
-            show_default=False,
-        ),
-    ] = None,
+    model: ModelOpt = "local:smollm2",
+    model_name: ModelNameOpt = None,
     simulator: Annotated[
         str | None,
         typer.Option(

@@ -4,12 +4,10 @@ store built in tmp_path (no dataset, model or executor needed)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from test_cli import assert_one_line_error, convtui
 
 from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.models.types import ChatMessage
@@ -23,28 +21,6 @@ CONFIG = SessionConfig(
     simulator="openai:gpt-4o",
     max_turns=3,
 )
-
-
-def convtui(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "120"}
-    return subprocess.run(
-        [sys.executable, "-m", "convtui", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
-
-
-def assert_one_line_error(done: subprocess.CompletedProcess[str], *words: str) -> None:
-    assert done.returncode == 2, done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("error: ")
-    for word in words:
-        assert word in lines[0]
-    assert "Traceback" not in done.stderr
 
 
 def a_turn(idx: int, passed: bool) -> Turn:
