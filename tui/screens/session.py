@@ -12,7 +12,6 @@ from dataclasses import replace
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -23,6 +22,7 @@ from convtui.tui import render
 from convtui.tui.controller import Services, SessionController, SessionPlan
 from convtui.tui.human import Answer
 from convtui.tui.screens.confirm import ConfirmModal
+from convtui.tui.screens.session_keys import ALLOWED, BUSY, FINISHED, SESSION_BINDINGS
 from convtui.tui.screens.traceback import TracebackModal
 from convtui.tui.viewmodels import TurnView, result_view, turn_view
 from convtui.tui.widgets.code_pane import CodePane
@@ -33,21 +33,6 @@ from convtui.tui.widgets.task_pane import TaskPane
 from convtui.tui.widgets.test_table import TestResultsTable
 from convtui.tui.widgets.timeline import TurnTimeline
 
-BUSY = frozenset({"starting", "generating", "executing", "simulating", "saving"})
-FINISHED = frozenset({"solved", "exhausted", "stalled", "accepted", "abandoned"})
-
-# Which phases each action is offered in (check_action): elsewhere it leaves the footer and
-# the palette, so both show only what can be done now. Unlisted actions are always offered.
-ALLOWED = {
-    "send": {"awaiting_feedback"},
-    "continue": {"awaiting_feedback"},
-    "rerun_tests": {"awaiting_feedback"},
-    "retry_turn": {"cancelled", "failed"},
-    "accept": {"awaiting_feedback"},
-    "give_up": {"awaiting_feedback", "cancelled", "failed"},
-    "cancel": BUSY - {"saving"},
-}
-
 
 class SessionScreen(Screen):
     help = (
@@ -55,102 +40,7 @@ class SessionScreen(Screen):
         "tell the model what to change. Every turn is saved before the next one starts, so "
         "quitting loses at most the turn in flight: `convtui session --resume ID` continues."
     )
-    BINDINGS = [
-        Binding(
-            "ctrl+j,alt+enter",
-            "send",
-            "Send",
-            id="convtui.send",
-            priority=True,
-            key_display="^j",
-            tooltip="Send your feedback and start the next turn",
-        ),
-        Binding(
-            "ctrl+n",
-            "continue",
-            "Skip",
-            id="convtui.continue",
-            priority=True,
-            tooltip="Next turn without verbal feedback",
-        ),
-        Binding(
-            "escape",
-            "cancel",
-            "Cancel",
-            id="convtui.cancel",
-            tooltip="Cancel the running step: nothing of it is saved",
-        ),
-        Binding(
-            "escape",
-            "focus_composer",
-            "Composer",
-            id="convtui.focus-composer",
-            show=False,
-            tooltip="Back to the feedback composer",
-        ),
-        Binding(
-            "ctrl+r",
-            "rerun_tests",
-            "Rerun",
-            id="convtui.rerun",
-            priority=True,
-            tooltip="Run this turn's tests again, uncached",
-        ),
-        Binding(
-            "f5",
-            "retry_turn",
-            "Retry turn",
-            id="convtui.retry",
-            tooltip="Run a cancelled or failed turn again",
-        ),
-        Binding(
-            "f2",
-            "toggle_diff",
-            "Diff",
-            id="convtui.diff",
-            tooltip="Show the code or its diff against the previous turn",
-        ),
-        Binding(
-            "f8",
-            "accept",
-            "Accept",
-            id="convtui.accept",
-            tooltip="Accept this code as solved and end the session",
-        ),
-        Binding(
-            "f9",
-            "give_up",
-            "Give up",
-            id="convtui.give-up",
-            tooltip="End the session without a solution",
-        ),
-        Binding(
-            "ctrl+t",
-            "toggle_task",
-            "Task",
-            id="convtui.toggle-task",
-            show=False,
-            priority=True,
-            tooltip="Fold or unfold the task",
-        ),
-        Binding(
-            "ctrl+b",
-            "toggle_timeline",
-            "Turns",
-            id="convtui.toggle-timeline",
-            show=False,
-            priority=True,
-            tooltip="Show or hide the turn timeline",
-        ),
-        Binding(
-            "end",
-            "view_live",
-            "Live turn",
-            id="convtui.live",
-            show=False,
-            tooltip="Back to the live turn",
-        ),
-    ]
+    BINDINGS = SESSION_BINDINGS
 
     phase: reactive[str] = reactive("starting", bindings=True)
     """What the session is doing: starting, generating, executing, simulating,
