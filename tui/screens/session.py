@@ -355,7 +355,9 @@ class SessionScreen(Screen):
         self.query_one(TaskPane).toggle()
 
     def action_toggle_timeline(self) -> None:
-        self.toggle_class("-hide-timeline")
+        # Below 100 columns the timeline starts hidden, so the key shows it there.
+        narrow = self.app.has_class("-narrow")
+        self.toggle_class("-show-timeline" if narrow else "-hide-timeline")
 
     def action_view_live(self) -> None:
         self.viewed = None
