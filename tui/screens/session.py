@@ -199,6 +199,8 @@ class SessionScreen(Screen):
     def _simulated(self, event: msg.Simulated) -> None:
         said = event.text if event.text else "(the simulator stayed silent)"
         self.notify(said, title=f"{self.plan.user} simulator", markup=False, timeout=8)
+        # The toast times out; the status line keeps the gist until the next news.
+        self.query_one(StatusLine).note = f"{self.plan.user} simulator: {said.splitlines()[0]}"
         self.phase = "saving"
 
     @on(msg.TurnSaved)
