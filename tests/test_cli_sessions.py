@@ -174,3 +174,19 @@ def test_export_needs_a_selection_and_a_known_format(db: Path) -> None:
     assert_one_line_error(
         convtui("sessions", "export", "--all", "--db", str(db), "--format", "csv"), "--format"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--user", "bogus"], ["--user must be one of", "assist:novice"]),
+        (["--user", "novice", "--feedback", "CF,VF:expert"], ["plays VF:novice", "VF:expert"]),
+        (["--resume", "01nosuchsession"], ["no database at", "to resume from"]),
+        (["--feedback", "all"], ["one configuration here"]),
+    ],
+)
+def test_session_refuses_bad_input_in_one_line_and_creates_no_file(tmp_path, args, words):
+    db = tmp_path / "s.db"
+    done = convtui("session", "--db", str(db), *args)
+    assert_one_line_error(done, *words)
+    assert not db.exists()

@@ -150,6 +150,10 @@ def run_session(options: SessionOptions, catalog: TaskCatalog) -> int:
     config = session_config(options, user_mode(options.user))
     if options.resume and options.task:
         raise ConvtuiError("give --task or --resume, not both (a resumed session has its task)")
+    if options.resume and not options.db.exists():
+        raise ConvtuiError(
+            f"no database at {options.db} to resume from: give the --db the session was recorded in"
+        )
     services = open_services(options, config)
     try:
         launch = plan_launch(options, catalog, services.store, config)
