@@ -8,9 +8,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import AppFactory, config_for, phase_is, wait_until
 from textual.pilot import Pilot
 from textual.widgets import Input
+from tui_harness import AppFactory, config_for, phase_is, wait_until
 
 from convtui.tui.app import make_app
 from convtui.tui.launch import SessionOptions, plan_launch

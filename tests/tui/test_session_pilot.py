@@ -9,8 +9,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import AppFactory, phase_is, wait_until
 from textual.pilot import Pilot
+from tui_harness import AppFactory, phase_is, wait_until
 
 from convtui.tui.commands import SessionCommands
 from convtui.tui.screens.confirm import ConfirmModal
@@ -312,7 +312,7 @@ def test_resuming_after_the_app_was_killed_loses_only_the_turn_in_flight(
     import sys
     import textwrap
 
-    from conftest import DATA_DIR
+    from tui_harness import DATA_DIR
 
     script = tmp_path / "first_app.py"
     script.write_text(
@@ -320,7 +320,7 @@ def test_resuming_after_the_app_was_killed_loses_only_the_turn_in_flight(
             f"""
             import asyncio, sys
             sys.path.insert(0, {str(Path(__file__).parent)!r})
-            from conftest import AppFactory
+            from tui_harness import AppFactory
             from convtui.core.executor import Executor
             from convtui.core.loaders import load_catalog
             from test_session_pilot import awaiting_feedback, type_feedback

@@ -8,9 +8,9 @@ session id. Textual is pinned exactly in pyproject.toml: regenerate with
 from __future__ import annotations
 
 import pytest
-from conftest import AppFactory, config_for, phase_is, wait_until
 from seed import SESSION_ID, recorded_session
 from textual.pilot import Pilot
+from tui_harness import AppFactory, config_for, phase_is, wait_until
 
 from convtui.tui import messages as msg
 from convtui.tui import render
