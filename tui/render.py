@@ -64,7 +64,7 @@ def source_label(source: str, edited: bool | None = None) -> str:
         kind = source.split(":")[1]
         return f"{kind} simulator"
     if edited:
-        return "human (edited draft)"
+        return "edited draft"  # by a person: an edited draft is sent as human
     return source
 
 

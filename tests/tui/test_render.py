@@ -44,7 +44,7 @@ def test_the_timeline_names_the_result_and_who_gave_the_feedback():
         feedback_draft="a",
         saved=True,
     )
-    assert render.timeline_label(edited) == "T3 ✗ 1/2 · human (edited draft)"
+    assert render.timeline_label(edited) == "T3 ✗ 1/2 · edited draft"
     live = TurnView(4)
     assert render.timeline_label(live, live=True, phase="generating") == "T4 … model is writing"
     simulated = TurnView(1, result=view, feedback_source="simulator:novice:m", saved=True)
