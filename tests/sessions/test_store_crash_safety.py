@@ -130,15 +130,20 @@ def test_readers_see_whole_turns_while_another_thread_writes(tmp_path: Path) -> 
         run_id = store.create_run("live", config(max_turns=6), "ids", TASKS[:10])
         sessions = store.pending_sessions(run_id)
         written = threading.Event()
+        # The writer waits for a read between sessions, so reads interleave with writes even
+        # when a busy machine schedules the writer thread through all sixty turns at once.
+        read_done = threading.Event()
         failures: list[BaseException] = []
         reads = 0
 
         def write() -> None:
             try:
                 for session in sessions:
+                    read_done.clear()
                     for idx in range(6):
                         last = idx == 5
                         store.save_turn(session.id, turn(idx), "exhausted" if last else "running")
+                    read_done.wait(timeout=10)
             except BaseException as exc:  # reported by the assertion below
                 failures.append(exc)
             finally:
@@ -158,6 +163,7 @@ def test_readers_see_whole_turns_while_another_thread_writes(tmp_path: Path) -> 
                         loaded = store.load_turns(session.id)
                         assert loaded == [turn(i) for i in range(len(loaded))]
                     reads += 1
+                    read_done.set()
             except BaseException as exc:  # reported by the assertion below
                 failures.append(exc)
 
