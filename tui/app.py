@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from textual.app import App
@@ -12,8 +13,9 @@ from convtui.core.errors import ConvtuiError
 from convtui.core.loaders import TaskCatalog
 from convtui.core.session import SessionConfig
 from convtui.core.task_search import TaskIndex
-from convtui.tui.commands import SessionCommands
+from convtui.tui.commands import SessionCommands, StoredSessions
 from convtui.tui.controller import Services, SessionPlan, UserMode
+from convtui.tui.launch import resumed_plan
 from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.help import HelpModal
 from convtui.tui.screens.session import SessionScreen
@@ -38,7 +40,7 @@ class Launch:
 class ConvTuiApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "convtui"
-    COMMANDS = App.COMMANDS | {SessionCommands}
+    COMMANDS = App.COMMANDS | {SessionCommands, StoredSessions}
     BINDINGS = [
         Binding("f1", "help", "Help", id="convtui.help", tooltip="Keys and what this screen does"),
         Binding(
@@ -123,9 +125,12 @@ class ConvTuiApp(App):
         except ConvtuiError as exc:
             self.notify(str(exc), severity="error", markup=False)
             return
-        plan = SessionPlan(task, self.launch.config, self.launch.user)
+        self._open_session(SessionPlan(task, self.launch.config, self.launch.user))
+
+    def _open_session(self, plan: SessionPlan) -> None:
         screen = SessionScreen(self.services, plan)
-        if isinstance(self.screen, SessionScreen):
+        # A session resumed from the palette replaces the picker it was chosen over.
+        if isinstance(self.screen, (SessionScreen, TaskPickerScreen)):
             self.switch_screen(screen)
         else:
             self.push_screen(screen)
@@ -136,6 +141,24 @@ class ConvTuiApp(App):
     async def _open_picker(self, query: str) -> None:
         index = await self.task_index()
         self.push_screen(TaskPickerScreen(index, query), self.start_task)
+
+    def resume_session(self, session_id: str) -> None:
+        """Open a recorded session where it stopped (from the palette)."""
+        screen = self.screen
+        if isinstance(screen, SessionScreen) and screen.controller.session_id == session_id:
+            self.notify("That session is the one open here.", markup=False)
+            return
+        self._leave_session(lambda: self.run_worker(self._resume(session_id), group="picker"))
+
+    async def _resume(self, session_id: str) -> None:
+        try:
+            plan = await asyncio.to_thread(
+                resumed_plan, self.services.store, self.launch.catalog, session_id
+            )
+        except ConvtuiError as exc:
+            self.notify(str(exc), severity="error", markup=False)
+            return
+        self._open_session(plan)
 
     def action_next_task(self) -> None:
         screen = self.screen

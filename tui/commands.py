@@ -1,10 +1,14 @@
-"""Command-palette entries for the session screen: "area: verb", offered only when valid."""
+"""Command-palette entries: the session screen's actions ("area: verb", offered only when
+valid), and the recorded sessions that can be resumed."""
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from convtui.sessions.browse import SessionSummary, list_sessions
 
 
 class SessionCommands(Provider):
@@ -57,3 +61,40 @@ class SessionCommands(Provider):
         target, _, name = action.rpartition(".")
         node = self.app if target == "app" else self.screen
         await node.run_action(name)
+
+
+class StoredSessions(Provider):
+    """Interactive sessions still open in the store: "resume: BigCodeBench/2 · 1/3 turns"."""
+
+    async def _resumable(self) -> list[SessionSummary]:
+        store = self.app.services.store  # type: ignore[attr-defined]
+        found = await asyncio.to_thread(
+            list_sessions, store, status=("planned", "running"), limit=200
+        )
+        return [s for s in found if s.run_id is None]
+
+    @staticmethod
+    def _title(s: SessionSummary) -> str:
+        return (
+            f"resume: {s.task_id} · {s.turns_done}/{s.max_turns} turns · {s.feedback} · "
+            f"{s.user_kind} · {s.id}"
+        )
+
+    async def discover(self) -> Hits:
+        for s in await self._resumable():
+            yield DiscoveryHit(
+                self._title(s), partial(self.app.resume_session, s.id), help=s.updated_utc
+            )
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for s in await self._resumable():
+            title = self._title(s)
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(
+                    score,
+                    matcher.highlight(title),
+                    partial(self.app.resume_session, s.id),
+                    help=s.updated_utc,
+                )

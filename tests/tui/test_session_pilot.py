@@ -9,13 +9,16 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
-from tui_harness import AppFactory, phase_is, wait_until
+from tui_harness import AppFactory, config_for, phase_is, wait_until
 
+from convtui.tui.app import Launch, make_app
 from convtui.tui.commands import SessionCommands
 from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.help import HelpModal
 from convtui.tui.screens.session import SessionScreen
+from convtui.tui.screens.task_picker import TaskPickerScreen
 from convtui.tui.widgets.composer import FeedbackComposer
 from convtui.tui.widgets.timeline import TurnTimeline
 
@@ -373,3 +376,38 @@ def test_resuming_after_the_app_was_killed_loses_only_the_turn_in_flight(
     fresh = rows(apps.db, "SELECT count(*) FROM model_calls WHERE cache_hit = 0")
     assert fresh[0][0] == calls_before[0][0] + 1  # only turn 2 was generated anew
     assert rows(apps.db, "SELECT status FROM sessions") == [("exhausted",)]
+
+
+def test_the_palette_resumes_a_recorded_session(apps: AppFactory):
+    async def record(pilot: Pilot) -> None:
+        await awaiting_feedback(pilot)
+        await type_feedback(pilot, "Use statistics.mean.")
+        await pilot.press("ctrl+j")
+        await awaiting_feedback(pilot, turn=1)
+
+    play(apps, record)
+    [(session_id,)] = rows(apps.db, "SELECT id FROM sessions")
+
+    async def main() -> None:
+        app = make_app(apps.services(), Launch(apps.catalog, config_for()))  # opens on the picker
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.screen, TaskPickerScreen), "picker")
+            await pilot.press("ctrl+p")
+            await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "palette")
+            await pilot.press(*"resume")
+
+            def top_hit() -> str:
+                hits = app.screen.query_one(CommandList)
+                return str(hits.get_option_at_index(0).prompt) if hits.option_count else ""
+
+            await wait_until(pilot, lambda: top_hit().startswith("resume: BigCodeBench/2"), "hit")
+            assert session_id in top_hit()
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: isinstance(pilot.app.screen, SessionScreen), "resume")
+            screen = await awaiting_feedback(pilot, turn=1)
+            assert screen.controller.session_id == session_id
+            assert [t.verbal_feedback for t in screen.recorded] == ["Use statistics.mean."]
+            assert not any(isinstance(s, TaskPickerScreen) for s in pilot.app.screen_stack)
+
+    asyncio.run(main())
+    assert rows(apps.db, "SELECT count(*) FROM sessions") == [(1,)]
