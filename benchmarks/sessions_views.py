@@ -44,6 +44,10 @@ def _user(user_kind: str, simulator: str | None) -> str:
     return f"{user_kind} ({simulator})" if simulator else user_kind
 
 
+def _cut(text: str) -> Text:
+    return Text(text, no_wrap=True, overflow="ellipsis")
+
+
 def session_table(sessions: Sequence[SessionSummary], width: int = 120) -> Table:
     """Below 100 columns the model and the time are left out (``--json`` has everything)."""
     wide = width >= 100
@@ -59,26 +63,28 @@ def session_table(sessions: Sequence[SessionSummary], width: int = 120) -> Table
     )
     # Full ids: sessions of one run share their first 10 characters, so a short prefix would
     # not be unique.
-    # One line per session at any width: the id and status stay whole (the id is what
-    # `show` and `--resume` take), the rest is cut with an ellipsis.
+    # One line per session at any width: the id, status, turns and first pass stay whole (the
+    # id is what `show` and `--resume` take), the words between are cut with an ellipsis.
+    # rich narrows only columns that may wrap, so the words that can give are declared so
+    # and their cells cut themselves instead of wrapping.
     table.add_column("id", no_wrap=True, min_width=26)
     table.add_column("task", no_wrap=True, overflow="ellipsis", min_width=7)
     if wide:
-        table.add_column("model", no_wrap=True, overflow="ellipsis", min_width=5)
-    table.add_column("Ω", no_wrap=True, overflow="ellipsis", min_width=6)
-    table.add_column("user", no_wrap=True, overflow="ellipsis", min_width=4)
+        table.add_column("model", overflow="ellipsis", min_width=5)
+    table.add_column("Ω", overflow="ellipsis", min_width=6)
+    table.add_column("user", overflow="ellipsis", min_width=4)
     table.add_column("status", no_wrap=True, min_width=7)
-    table.add_column("turns", justify="right", no_wrap=True)
-    table.add_column("pass", justify="right", no_wrap=True)
+    table.add_column("turns", justify="right", no_wrap=True, min_width=5)
+    table.add_column("pass", justify="right", no_wrap=True, min_width=4)
     if wide:
         table.add_column("updated", no_wrap=True, overflow="ellipsis", min_width=3)
     for s in sessions:
         cells = [
             Text(s.id),
             Text(s.task_id),
-            Text(s.model),
-            Text(s.feedback),
-            Text(s.user_kind),
+            _cut(s.model),
+            _cut(s.feedback),
+            _cut(s.user_kind),
             session_status(s.status),
             f"{s.turns_done}/{s.max_turns}",
             "-" if s.first_pass_turn is None else f"T{s.first_pass_turn}",

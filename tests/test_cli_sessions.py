@@ -190,3 +190,22 @@ def test_session_refuses_bad_input_in_one_line_and_creates_no_file(tmp_path, arg
     done = convtui("session", "--db", str(db), *args)
     assert_one_line_error(done, *words)
     assert not db.exists()
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_list_keeps_id_task_status_turns_and_first_pass_whole_in_80_columns(db, width):
+    from rich.console import Console
+
+    from convtui.benchmarks.sessions_views import session_table
+    from convtui.sessions.browse import list_sessions
+
+    with Store.open(db) as store:
+        found = list_sessions(store)
+    console = Console(width=width, record=True)
+    console.print(session_table(found, width))
+    lines = console.export_text().splitlines()
+    ids = session_ids(db)
+    solved = next(line for line in lines if ids["BigCodeBench/13"] in line)
+    assert solved.split()[1:2] == ["BigCodeBench/13"]
+    assert solved.split()[-3 if width < 100 else -5 :][:3] == ["solved", "2/3", "T1"]
+    assert max(len(line.rstrip()) for line in lines) <= width
