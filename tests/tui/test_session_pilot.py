@@ -200,9 +200,11 @@ def test_an_assisted_draft_is_recorded_with_what_was_sent(apps: AppFactory, edit
         composer = pilot.app.screen.query_one(FeedbackComposer)
         seen["draft"] = composer.text
         assert composer.text and "draft by simulator:novice" in composer.border_subtitle
+        assert pilot.app.screen.unsaved_work == ""  # resuming brings the draft back
         if edit:
             await type_feedback(pilot, " Also keep the letters as keys.")
             assert composer.border_subtitle == "edited draft (sent as human)"
+            assert pilot.app.screen.unsaved_work == "The feedback you typed"
         seen["sent"] = composer.text.strip()
         await pilot.press("ctrl+j")
         await awaiting_feedback(pilot, turn=1)

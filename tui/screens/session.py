@@ -395,7 +395,7 @@ class SessionScreen(Screen):
         a finished model call is reused on resume, so an idle live turn costs nothing)."""
         if self.phase in BUSY:
             return "The running turn"
-        if self.query_one(FeedbackComposer).text.strip() and self.phase == "awaiting_feedback":
+        if self.query_one(FeedbackComposer).typed and self.phase == "awaiting_feedback":
             return "The feedback you typed"
         return ""
 

@@ -42,6 +42,12 @@ class FeedbackComposer(TextArea):
             self.move_cursor(self.document.end)
         self.draft_label = label if draft else ""
 
+    @property
+    def typed(self) -> bool:
+        """The text holds the person's own words. An unedited draft does not count: resuming
+        the session brings it back from the call journal, while typing would be lost."""
+        return bool(self.text.strip()) and self.text != self._draft
+
     def sent(self) -> None:
         self._draft = None
         self.draft_label = ""
