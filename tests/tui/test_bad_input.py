@@ -10,16 +10,19 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
-from tui_harness import AppFactory, config_for, phase_is, wait_until
+from tui_harness import (
+    AppFactory,
+    config_for,
+    notices,
+    phase_is,
+    record_one_human_turn,
+    wait_until,
+)
 
 from convtui.tui.app import make_app
 from convtui.tui.launch import SessionOptions, plan_launch
 from convtui.tui.screens.session import SessionScreen
 from convtui.tui.screens.task_picker import TaskPickerScreen
-
-
-def notices(pilot: Pilot) -> list[str]:
-    return [n.message for n in pilot.app._notifications]
 
 
 def options(db: Path, **changes: object) -> SessionOptions:
@@ -99,17 +102,8 @@ def test_an_unreachable_model_server_is_a_message_and_records_nothing(apps: AppF
 @pytest.mark.slow
 def test_an_unreachable_server_on_resume_keeps_every_recorded_turn(apps: AppFactory):
     """A session recorded on the embedded model, resumed against a server that is down."""
-    from test_session_pilot import awaiting_feedback, play, type_feedback
-
-    async def record(pilot: Pilot) -> None:
-        await awaiting_feedback(pilot)
-        await type_feedback(pilot, "Use statistics.mean.")
-        await pilot.press("ctrl+j")
-        await awaiting_feedback(pilot, turn=1)
-
-    play(apps, record)
+    session_id = record_one_human_turn(apps, "Use statistics.mean.")
     with sqlite3.connect(apps.db) as conn:
-        [(session_id,)] = conn.execute("SELECT id FROM sessions").fetchall()
         conn.execute(
             "UPDATE sessions SET config_json = replace(config_json, ?, ?)",
             ("local:smollm2", f"http://127.0.0.1:{closed_port()}/v1"),

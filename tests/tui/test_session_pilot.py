@@ -5,13 +5,24 @@ not only the screen."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
 
 import pytest
 from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
-from tui_harness import AppFactory, config_for, phase_is, wait_until
+from tui_harness import (
+    AppFactory,
+    awaiting_feedback,
+    config_for,
+    notices,
+    phase_is,
+    play,
+    record_one_human_turn,
+    rows,
+    session_screen,
+    type_feedback,
+    wait_until,
+)
 
 from convtui.tui.app import Launch, make_app
 from convtui.tui.commands import SessionCommands
@@ -23,54 +34,6 @@ from convtui.tui.widgets.composer import FeedbackComposer
 from convtui.tui.widgets.timeline import TurnTimeline
 
 pytestmark = pytest.mark.slow
-
-
-def rows(db: Path, sql: str, *args: object) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, args).fetchall()
-
-
-def notices(pilot: Pilot) -> list[str]:
-    return [n.message for n in pilot.app._notifications]
-
-
-def session_screen(pilot: Pilot) -> SessionScreen:
-    screen = pilot.app.screen
-    assert isinstance(screen, SessionScreen), type(screen).__name__
-    return screen
-
-
-async def awaiting_feedback(pilot: Pilot, turn: int = 0) -> SessionScreen:
-    await wait_until(
-        pilot,
-        lambda: (
-            getattr(pilot.app.screen, "phase", None) == "awaiting_feedback"
-            and pilot.app.screen.live is not None
-            and pilot.app.screen.live.idx == turn
-            and pilot.app.screen.live.result is not None
-        ),
-        f"turn {turn} to wait for feedback",
-    )
-    return session_screen(pilot)
-
-
-async def type_feedback(pilot: Pilot, text: str) -> None:
-    composer = pilot.app.screen.query_one(FeedbackComposer)
-    composer.focus()
-    composer.insert(text)
-    await pilot.pause()
-
-
-def play(apps: AppFactory, scenario, size: tuple[int, int] = (120, 40), hook=None, **app_args):
-    """Run ``scenario(pilot)`` in a fresh app; returns the app after it closed."""
-
-    async def main():
-        app = apps.app(**app_args)
-        async with app.run_test(size=size, message_hook=hook) as pilot:
-            await scenario(pilot)
-        return app
-
-    return asyncio.run(main())
 
 
 def test_feedback_typed_into_the_composer_is_recorded_as_a_human_turn(apps: AppFactory):
@@ -328,7 +291,7 @@ def test_resuming_after_the_app_was_killed_loses_only_the_turn_in_flight(
             from tui_harness import AppFactory
             from convtui.core.executor import Executor
             from convtui.core.loaders import load_catalog
-            from test_session_pilot import awaiting_feedback, type_feedback
+            from tui_harness import awaiting_feedback, type_feedback
 
             async def main():
                 with Executor(jobs=1) as executor:
@@ -381,14 +344,7 @@ def test_resuming_after_the_app_was_killed_loses_only_the_turn_in_flight(
 
 
 def test_the_palette_resumes_a_recorded_session(apps: AppFactory):
-    async def record(pilot: Pilot) -> None:
-        await awaiting_feedback(pilot)
-        await type_feedback(pilot, "Use statistics.mean.")
-        await pilot.press("ctrl+j")
-        await awaiting_feedback(pilot, turn=1)
-
-    play(apps, record)
-    [(session_id,)] = rows(apps.db, "SELECT id FROM sessions")
+    session_id = record_one_human_turn(apps, "Use statistics.mean.")
 
     async def main() -> None:
         app = make_app(apps.services(), Launch(apps.catalog, config_for()))  # opens on the picker

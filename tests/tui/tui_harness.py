@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from convtui.sessions import Store
 from convtui.tui.app import ConvTuiApp, Launch, make_app
 from convtui.tui.controller import Services, SessionPlan, UserMode
 from convtui.tui.runner import AsyncRunner
+from convtui.tui.screens.session import SessionScreen
+from convtui.tui.widgets.composer import FeedbackComposer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(
@@ -112,3 +115,66 @@ async def wait_until(
 
 def phase_is(pilot: Pilot, *phases: str) -> Callable[[], bool]:
     return lambda: getattr(pilot.app.screen, "phase", None) in phases
+
+
+def rows(db: Path, sql: str, *args: object) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql, args).fetchall()
+
+
+def notices(pilot: Pilot) -> list[str]:
+    return [n.message for n in pilot.app._notifications]
+
+
+def session_screen(pilot: Pilot) -> SessionScreen:
+    screen = pilot.app.screen
+    assert isinstance(screen, SessionScreen), type(screen).__name__
+    return screen
+
+
+async def awaiting_feedback(pilot: Pilot, turn: int = 0) -> SessionScreen:
+    await wait_until(
+        pilot,
+        lambda: (
+            getattr(pilot.app.screen, "phase", None) == "awaiting_feedback"
+            and pilot.app.screen.live is not None
+            and pilot.app.screen.live.idx == turn
+            and pilot.app.screen.live.result is not None
+        ),
+        f"turn {turn} to wait for feedback",
+    )
+    return session_screen(pilot)
+
+
+async def type_feedback(pilot: Pilot, text: str) -> None:
+    composer = pilot.app.screen.query_one(FeedbackComposer)
+    composer.focus()
+    composer.insert(text)
+    await pilot.pause()
+
+
+def play(apps: AppFactory, scenario, size: tuple[int, int] = (120, 40), hook=None, **app_args):
+    """Run ``scenario(pilot)`` in a fresh app; returns the app after it closed."""
+
+    async def main():
+        app = apps.app(**app_args)
+        async with app.run_test(size=size, message_hook=hook) as pilot:
+            await scenario(pilot)
+        return app
+
+    return asyncio.run(main())
+
+
+def record_one_human_turn(apps: AppFactory, text: str) -> str:
+    """Play turn 0 with ``text`` as the person's feedback, up to turn 1 waiting for more;
+    returns the session's id."""
+
+    async def record(pilot: Pilot) -> None:
+        await awaiting_feedback(pilot)
+        await type_feedback(pilot, text)
+        await pilot.press("ctrl+j")
+        await awaiting_feedback(pilot, turn=1)
+
+    play(apps, record)
+    [(session_id,)] = rows(apps.db, "SELECT id FROM sessions")
+    return session_id
