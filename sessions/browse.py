@@ -46,10 +46,12 @@ def list_sessions(
     status: str | Sequence[str] | None = None,
     user_kind: str | None = None,
     run_id: str | None = None,
+    interactive: bool | None = None,
     limit: int | None = None,
 ) -> list[SessionSummary]:
     """Recorded sessions, newest first, optionally only those of one task, in one of the
-    given statuses, with one kind of user, or of one run."""
+    given statuses, with one kind of user, of one run, or only the TUI's own
+    (``interactive=True``) or only the benchmarks' (``False``)."""
     where: list[str] = []
     params: list[object] = []
     if task is not None:
@@ -67,6 +69,8 @@ def list_sessions(
     if run_id is not None:
         where.append("run_id = ?")
         params.append(run_id)
+    if interactive is not None:
+        where.append("run_id IS NULL" if interactive else "run_id IS NOT NULL")
     sql = "SELECT * FROM sessions"
     if where:
         sql += " WHERE " + " AND ".join(where)

@@ -66,12 +66,13 @@ class SessionCommands(Provider):
 class StoredSessions(Provider):
     """Interactive sessions still open in the store: "resume: BigCodeBench/2 · 1/3 turns"."""
 
-    async def _resumable(self) -> list[SessionSummary]:
+    async def startup(self) -> None:
+        # Read once when the palette opens, off the UI thread; every keystroke searches these.
         store = self.app.services.store  # type: ignore[attr-defined]
         found = await asyncio.to_thread(
-            list_sessions, store, status=("planned", "running"), limit=200
+            list_sessions, store, status=("planned", "running"), interactive=True, limit=200
         )
-        return [s for s in found if s.run_id is None]
+        self._hits = [(self._title(s), partial(self.app.resume_session, s.id), s) for s in found]
 
     @staticmethod
     def _title(s: SessionSummary) -> str:
@@ -81,20 +82,12 @@ class StoredSessions(Provider):
         )
 
     async def discover(self) -> Hits:
-        for s in await self._resumable():
-            yield DiscoveryHit(
-                self._title(s), partial(self.app.resume_session, s.id), help=s.updated_utc
-            )
+        for title, resume, s in self._hits:
+            yield DiscoveryHit(title, resume, help=s.updated_utc)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for s in await self._resumable():
-            title = self._title(s)
+        for title, resume, s in self._hits:
             score = matcher.match(title)
             if score > 0:
-                yield Hit(
-                    score,
-                    matcher.highlight(title),
-                    partial(self.app.resume_session, s.id),
-                    help=s.updated_utc,
-                )
+                yield Hit(score, matcher.highlight(title), resume, help=s.updated_utc)

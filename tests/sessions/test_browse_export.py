@@ -113,6 +113,8 @@ def test_list_is_newest_first_and_filters_by_task_status_user_and_run(
     run_id = store.create_run("live", config(), "ids=0", ["BigCodeBench/0"])
     assert [s.task_id for s in list_sessions(store, run_id=run_id)] == ["BigCodeBench/0"]
     assert list_sessions(store, run_id=run_id)[0].status == "planned"
+    assert [s.task_id for s in list_sessions(store, interactive=False)] == ["BigCodeBench/0"]
+    assert [s.id for s in list_sessions(store, interactive=True, limit=50)] == [s.id for s in every]
 
 
 def test_summary_carries_what_a_listing_shows(store: Store, recorded: dict[str, str]) -> None:
