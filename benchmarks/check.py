@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from convtui.core.errors import ConvtuiError
 from convtui.core.execution import ExecResult
 from convtui.core.executor import Executor
-from convtui.core.extract import extract_code
-from convtui.core.feedback import compile_feedback, execution_feedback
+from convtui.core.extract import ExtractMode, extract_code, holds_code
+from convtui.core.feedback import PartialRule, compile_feedback, execution_feedback
 from convtui.core.omega import FeedbackConfig
 from convtui.core.requests import exec_request
 from convtui.core.tasks import Task
@@ -47,12 +48,21 @@ def check_candidate(
     omega: FeedbackConfig,
     executor: Executor,
     *,
-    partial_rule: str = "ccw",
-    extract: str = "robust",
+    partial_rule: PartialRule = "ccw",
+    extract: ExtractMode = "robust",
+    source: str = "the candidate",
 ) -> CheckOutcome:
+    """Run ``reply`` (a model reply or plain Python, named ``source`` in errors) against the
+    task's tests. A reply with no Python in it at all is refused (ConvtuiError) rather than
+    checked as an empty candidate: it is the wrong file, not a wrong solution."""
+    if not holds_code(reply, entry_point=task.entry_point):
+        raise ConvtuiError(
+            f"no Python code in {source}: expected a .py file, or a model reply with a fenced "
+            "python block (```python ... ```)"
+        )
     code = extract_code(
         reply, header=task.import_header, entry_point=task.entry_point, mode=extract
-    )  # type: ignore[arg-type]
+    )
     compiled = compile_feedback(code)
     result = executor.run(exec_request(task, code))
     text = None
@@ -66,5 +76,5 @@ def check_candidate(
             partial_rule=partial_rule,
             test_source=task.tests.source,
             visible=visible,
-        )  # type: ignore[arg-type]
+        )
     return CheckOutcome(code, result, compiled.text, text)

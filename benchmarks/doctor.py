@@ -13,6 +13,7 @@ from typing import Literal
 from convtui.benchmarks import durations
 from convtui.core.execution import ExecResult, Limits
 from convtui.core.executor import Executor
+from convtui.core.isolation import verdict_warning
 from convtui.core.requests import broken_solution, exec_request, task_modules
 from convtui.core.tasks import Task
 
@@ -36,6 +37,8 @@ class DoctorReport:
     solution: Solution
     isolation: str
     python: str
+    # The label plus where the sandbox comes from (which bwrap binary, or namespaces).
+    isolation_detail: str = ""
     total: int = 0
     passed: int = 0
     failed: int = 0
@@ -70,6 +73,8 @@ class DoctorReport:
         return {
             "solution": self.solution,
             "isolation": self.isolation,
+            "isolation_detail": self.isolation_detail,
+            "isolation_warning": verdict_warning(self.isolation),
             "python": self.python,
             "total": self.total,
             "passed": self.passed,
@@ -171,6 +176,7 @@ def run_doctor(
         solution=solution,
         isolation=info["isolation"],
         python=f"{info['python']} ({info['executable']})",
+        isolation_detail=executor.isolation.describe(),
     )
     known = durations.load()
     order = durations.longest_first([t.id for t in tasks], known)

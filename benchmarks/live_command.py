@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -18,11 +18,13 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from convtui.benchmarks.live import LiveResult, plan_run, run_live
 from convtui.benchmarks.live import Progress as TurnProgress
 from convtui.core.errors import ConvtuiError
 from convtui.core.executor import Executor
+from convtui.core.isolation import verdict_warning
 from convtui.core.models.registry import open_backend
 from convtui.core.omega import FeedbackConfig
 from convtui.core.session import SessionConfig
@@ -68,12 +70,14 @@ async def _execute(options: LiveOptions, tasks: Sequence[Task]) -> LiveResult:
         ) as executor:
             if executor.isolation.level == "none" and options.isolation != "none":
                 raise ConvtuiError(
-                    "no sandbox is available here (bubblewrap or Landlock): install bubblewrap "
-                    "or pass --isolation none to run model code unconfined"
+                    "no sandbox is available here (bubblewrap, namespaces or Landlock): "
+                    "install convtui's exec extra (it bundles bubblewrap) or pass "
+                    "--isolation none to run model code unconfined"
                 )
+            options = _with_isolation(options, executor.isolation.label)
             with Store.open(options.db) as store:
                 labels = [f.label for f in options.feedback]
-                run_id, resumed = plan_run(store, config, labels, options.selection, tasks)
+                run_id, resumed = plan_run(store, options.config, labels, options.selection, tasks)
                 return await _play(
                     store, run_id, resumed, options, tasks, executor, backend, simulator
                 )
@@ -81,6 +85,17 @@ async def _execute(options: LiveOptions, tasks: Sequence[Task]) -> LiveResult:
         await backend.aclose()
         if simulator is not None and simulator is not backend:
             await simulator.aclose()
+
+
+def _with_isolation(options: LiveOptions, label: str) -> LiveOptions:
+    """Record the isolation in force in the run's config, and say so when it changes
+    verdicts (isolation.verdict_warning)."""
+    warning = verdict_warning(label)
+    if warning is not None:
+        Console(stderr=True, highlight=False).print(
+            Text.assemble(("warning: ", "bold yellow"), warning), soft_wrap=True
+        )
+    return replace(options, config=replace(options.config, isolation=label))
 
 
 async def _play(store, run_id, resumed, options, tasks, executor, backend, simulator):

@@ -8,10 +8,11 @@ from __future__ import annotations
 import csv
 import io
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from convtui.core import metrics
+from convtui.core.isolation import verdict_warning
 from convtui.core.omega import ALL_CONFIGS
 
 _ORDER = {c.label: i for i, c in enumerate(ALL_CONFIGS)}
@@ -49,10 +50,27 @@ class Column:
 class Report:
     columns: tuple[Column, ...]
     max_turns: int
+    # run id -> the isolation label its config recorded ("" for runs from before it was).
+    isolation: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """One line per isolation level that changes verdicts, naming the runs it covers."""
+        runs: dict[str, list[str]] = defaultdict(list)
+        for run_id, label in sorted(self.isolation.items()):
+            warning = verdict_warning(label)
+            if warning is not None:
+                runs[warning].append(run_id)
+        return tuple(
+            f"run{'s' if len(ids) > 1 else ''} {', '.join(ids)}: {warning}"
+            for warning, ids in runs.items()
+        )
 
     def to_json(self) -> dict:
         return {
             "max_turns": self.max_turns,
+            "isolation": dict(self.isolation),
+            "warnings": list(self.warnings),
             "columns": [
                 {
                     "model": c.model,

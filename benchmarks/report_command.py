@@ -4,29 +4,34 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from convtui.benchmarks.report import Outcome, Report, build_report
 from convtui.core.errors import ConvtuiError
 from convtui.sessions import Store
-from convtui.sessions.results import run_outcomes
+from convtui.sessions.results import SessionOutcome, run_outcomes
 
 
 def make_report(db: Path, run_ids: Sequence[str] | None) -> Report:
     with Store.open(db) as store:
         outcomes = run_outcomes(store, list(run_ids) if run_ids else None)
-    if not outcomes:
-        raise ConvtuiError(
-            f"no benchmark sessions in {db}"
-            + (f" for run(s) {', '.join(run_ids)}" if run_ids else "")
-        )
-    # The newest run wins when several runs hold the same task under the same setting.
-    newest: dict[tuple[str, str, str], Outcome] = {}
-    for o in sorted(outcomes, key=lambda o: o.run_id):
-        newest[(o.model, o.feedback, o.task_id)] = Outcome(
-            o.model, o.feedback, o.task_id, o.first_pass_turn, o.max_turns, o.status
-        )
-    return build_report(newest.values())
+        if not outcomes:
+            raise ConvtuiError(
+                f"no benchmark sessions in {db}"
+                + (f" for run(s) {', '.join(run_ids)}" if run_ids else "")
+            )
+        # The newest run wins when several runs hold the same task under the same setting.
+        newest: dict[tuple[str, str, str], SessionOutcome] = {}
+        for o in sorted(outcomes, key=lambda o: o.run_id):
+            newest[(o.model, o.feedback, o.task_id)] = o
+        # Only the runs whose sessions made it into the tables: their isolation is reported.
+        isolation = {r: store.run(r).config.isolation for r in {o.run_id for o in newest.values()}}
+    report = build_report(
+        Outcome(o.model, o.feedback, o.task_id, o.first_pass_turn, o.max_turns, o.status)
+        for o in newest.values()
+    )
+    return replace(report, isolation=isolation)
 
 
 def write_files(report: Report, folder: Path, stem: str) -> list[Path]:

@@ -21,6 +21,7 @@ from convtui.sessions.browse import (
     list_sessions,
     load_session,
     resolve_session_ids,
+    unique_prefix_length,
 )
 from convtui.sessions.export import (
     WrittenLogSet,
@@ -66,6 +67,16 @@ def check_user(user: str | None) -> None:
         raise ConvtuiError(f"--user must be one of {', '.join(USER_KINDS)}, not {user!r}")
 
 
+@dataclass(frozen=True)
+class SessionListing:
+    """What ``sessions list`` prints: the sessions, and how many leading characters of their
+    ids tell each apart from every recorded session (what the listing shows, and what
+    ``show``, ``export`` and ``session --resume`` accept)."""
+
+    sessions: list[SessionSummary]
+    id_length: int
+
+
 def list_command(
     db: Path,
     *,
@@ -73,11 +84,14 @@ def list_command(
     status: Sequence[str] | None,
     user: str | None,
     limit: int | None,
-) -> list[SessionSummary]:
+) -> SessionListing:
     statuses = parse_statuses(status)
     check_user(user)
     with open_existing(db) as store:
-        return list_sessions(store, task=task, status=statuses or None, user_kind=user, limit=limit)
+        found = list_sessions(
+            store, task=task, status=statuses or None, user_kind=user, limit=limit
+        )
+        return SessionListing(found, unique_prefix_length(store, [s.id for s in found]))
 
 
 def show_command(db: Path, session_id: str) -> SessionDetail:

@@ -17,7 +17,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from convtui.benchmarks.views import status_text
+from convtui.benchmarks.views import seconds, status_text
 from convtui.core.session import Turn
 from convtui.sessions.browse import SessionDetail, SessionSummary
 
@@ -48,11 +48,14 @@ def _cut(text: str) -> Text:
     return Text(text, no_wrap=True, overflow="ellipsis")
 
 
-def session_table(sessions: Sequence[SessionSummary], width: int = 120) -> Table:
-    """Below 100 columns the model and the time are left out (``--json`` has everything)."""
+def session_table(
+    sessions: Sequence[SessionSummary], width: int = 120, id_length: int = 26
+) -> Table:
+    """Below 100 columns the model and the time are left out (``--json`` has everything).
+    Ids are cut to their first ``id_length`` characters: the shortest prefix that is unique
+    in the store (``unique_prefix_length``), which ``show`` and ``--resume`` accept."""
     wide = width >= 100
-    # No vertical rules: the ids alone take 26 columns, and a listing must stay readable in an
-    # ordinary terminal.
+    # No vertical rules: a listing must stay readable in an ordinary terminal.
     table = Table(
         title=f"{len(sessions)} sessions, newest first",
         header_style="bold",
@@ -61,13 +64,11 @@ def session_table(sessions: Sequence[SessionSummary], width: int = 120) -> Table
         collapse_padding=True,
         padding=0,  # the box draws a blank divider between cells: space enough
     )
-    # Full ids: sessions of one run share their first 10 characters, so a short prefix would
-    # not be unique.
     # One line per session at any width: the id, status, turns and first pass stay whole (the
     # id is what `show` and `--resume` take), the words between are cut with an ellipsis.
     # rich narrows only columns that may wrap, so the words that can give are declared so
     # and their cells cut themselves instead of wrapping.
-    table.add_column("id", no_wrap=True, min_width=26)
+    table.add_column("id", no_wrap=True, min_width=id_length)
     table.add_column("task", no_wrap=True, overflow="ellipsis", min_width=7)
     if wide:
         table.add_column("model", overflow="ellipsis", min_width=5)
@@ -79,8 +80,8 @@ def session_table(sessions: Sequence[SessionSummary], width: int = 120) -> Table
     if wide:
         table.add_column("updated", no_wrap=True, overflow="ellipsis", min_width=3)
     for s in sessions:
-        cells = [
-            Text(s.id),
+        cells: list[RenderableType] = [
+            Text(s.id[:id_length]),
             Text(s.task_id),
             _cut(s.model),
             _cut(s.feedback),
@@ -152,7 +153,7 @@ def turn_view(turn: Turn, feedback_label: str) -> list[RenderableType]:
         tests.add_column("status")
         tests.add_column("seconds", justify="right")
         for test in result.tests:
-            tests.add_row(Text(test.name), status_text(test.status), f"{test.duration_s:.3f}")
+            tests.add_row(Text(test.name), status_text(test.status), seconds(test))
         parts.append(tests)
     parts.append(
         Panel(Text(turn.compile_feedback), title="compilation feedback", title_align="left")

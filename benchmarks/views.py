@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from convtui.benchmarks.doctor import DoctorReport
-from convtui.core.execution import ExecResult
+from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.tasks import Task
 
 _STATUS_STYLE = {
@@ -26,6 +26,7 @@ _STATUS_STYLE = {
     "env_error": ("? ENV_ERROR", "yellow"),
     "skipped": ("- SKIPPED", "yellow"),
     "missing": ("? MISSING", "magenta"),
+    "not_run": ("- NOT RUN", "dim"),
 }
 
 
@@ -34,16 +35,35 @@ def status_text(status: str) -> Text:
     return Text(label, style=style)
 
 
+def seconds(test: TestOutcome) -> str:
+    """A test's duration, or ``-`` for one that never ran."""
+    return "-" if test.status in ("not_run", "missing") else f"{test.duration_s:.3f}"
+
+
 def _code(code: str) -> Syntax:
     return Syntax(code.rstrip("\n"), "python", line_numbers=True, word_wrap=True, theme="ansi_dark")
 
 
+def _cut(text: str) -> Text:
+    """A cell that ends in an ellipsis where its column is narrower, instead of wrapping."""
+    return Text(text, no_wrap=True, overflow="ellipsis")
+
+
 def task_table(tasks: Sequence[Task]) -> Table:
-    table = Table(title=f"{len(tasks)} tasks", header_style="bold", expand=False)
-    table.add_column("id", no_wrap=True, min_width=len(max((t.id for t in tasks), default="")))
-    table.add_column("libs", max_width=28, overflow="fold")
+    """One line per task at any width from 80 columns: the id and the test count stay whole,
+    the libraries and the prompt's first line give way with an ellipsis (``--json`` and
+    ``tasks show`` have everything).
+
+    rich narrows only columns that may wrap, and the widest first: the libs and prompt
+    columns are declared wrappable so they are the ones that give, and their cells cut
+    themselves instead of wrapping. The id and tests columns may not wrap, so they never
+    lose a character."""
+    title = f"{len(tasks)} task{'' if len(tasks) == 1 else 's'}"
+    table = Table(title=title, header_style="bold", expand=False)
+    table.add_column("id", no_wrap=True)
+    table.add_column("libs", overflow="ellipsis", min_width=6, max_width=28)
     table.add_column("tests", justify="right", no_wrap=True)
-    table.add_column("prompt", overflow="ellipsis", no_wrap=True, ratio=1)
+    table.add_column("prompt", overflow="ellipsis", min_width=10)
     for task in tasks:
         count = (
             len(task.tests.snippets)
@@ -51,7 +71,8 @@ def task_table(tasks: Sequence[Task]) -> Table:
             else (task.tests.source.count("def test"))
         )
         first_line = task.prompt.strip().splitlines()[0] if task.prompt.strip() else ""
-        table.add_row(Text(task.id), Text(", ".join(task.libs)), str(count), Text(first_line))
+        libs = ", ".join(task.libs) or "-"
+        table.add_row(Text(task.id), _cut(libs), str(count), _cut(first_line))
     return table
 
 
@@ -76,14 +97,18 @@ def task_detail(task: Task) -> RenderableType:
 
 
 def check_view(
-    task: Task, result: ExecResult, compile_text: str, execution_text: str, feedback_label: str
+    task: Task,
+    result: ExecResult,
+    compile_text: str,
+    execution_text: str | None,
+    feedback_label: str,
 ) -> RenderableType:
     table = Table(header_style="bold", expand=False, title=Text(f"{task.id} · tests"))
     table.add_column("test", no_wrap=True)
     table.add_column("status")
     table.add_column("seconds", justify="right")
     for test in result.tests:
-        table.add_row(Text(test.name), status_text(test.status), f"{test.duration_s:.3f}")
+        table.add_row(Text(test.name), status_text(test.status), seconds(test))
     passed, total = result.counts()
     head = Text.assemble(
         status_text(result.status),
@@ -118,7 +143,7 @@ def doctor_view(report: DoctorReport) -> RenderableType:
     )
     for name in ("failed", "error", "timeout", "crash", "env_error"):
         summary.add_row(name, str(getattr(report, name)))
-    summary.add_row("isolation", report.isolation)
+    summary.add_row("isolation", report.isolation_detail or report.isolation)
     summary.add_row("interpreter", report.python)
     summary.add_row("wall time", f"{report.wall_s:.1f} s")
     parts: list[RenderableType] = [Panel(summary, title="convtui doctor", title_align="left")]

@@ -9,11 +9,71 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar, get_args
 
 import typer
+import typer.core
+from typer.core import TyperGroup
+
+# click's exceptions as typer raises them: recent typers ship their own copy of click
+# (typer._click), older ones use click itself.
+_click: Any = getattr(typer.core, "_click", None)
+if _click is None:  # pragma: no cover - typer before its bundled click
+    import click as _click
+
+
+def _print_error(message: str) -> None:
+    """``error: …`` on stderr, one line however narrow the terminal (README: bad input is
+    one line and exit code 2)."""
+    from rich.text import Text
+
+    line = " ".join(message.split())
+    _console(stderr=True).print(Text.assemble(("error: ", "bold red"), line), soft_wrap=True)
+
+
+class _OneLineErrors(TyperGroup):
+    """click reports a bad option value, an unknown option or a missing argument as a usage
+    box of several lines; here it becomes the same ``error: …`` line as the library's own
+    errors, with the ``--help`` to read, and exit code 2. Runs for every command, and under
+    typer's CliRunner too (it calls ``main``)."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except _click.exceptions.ClickException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                sys.exit(exc.exit_code)  # the help was printed as the error was made
+            _print_error(_click_message(exc))
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            _print_error("aborted")
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _click_message(exc: Any) -> str:
+    """click's message, lower-cased as ours are, with the help that lists what is accepted:
+    ``invalid value for '--turns': … (see convtui session --help)``."""
+    message = exc.format_message().strip().rstrip(".")
+    if message[:1].isupper() and message[1:2].islower():
+        message = message[0].lower() + message[1:]
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, _click.exceptions.UsageError) and ctx is not None:
+        message = f"{message} (see {ctx.command_path} --help)"
+    return message
+
 
 app = typer.Typer(
+    cls=_OneLineErrors,
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="rich",
@@ -62,7 +122,12 @@ PythonOpt = Annotated[
 IsolationOpt = Annotated[
     str,
     typer.Option(
-        "--isolation", help="auto, bwrap, landlock or none (none runs candidates unconfined)."
+        "--isolation",
+        help="How candidates are confined. auto: the first that works of: bwrap (bubblewrap, "
+        "the system's or the bundled one: read-only files, private /tmp, loopback-only "
+        "network, own PIDs); namespaces (the same made by convtui where bubblewrap cannot, "
+        "without own PIDs); landlock (writes only in the run's folder, no TCP at all: tasks "
+        "that use /tmp or local servers fail); none (unconfined).",
     ),
 ]
 ModelOpt = Annotated[
@@ -70,7 +135,7 @@ ModelOpt = Annotated[
     typer.Option(
         "--model",
         help="local:smollm2 (embedded), http://host:port/v1, openai:MODEL, "
-        "azure:DEPLOYMENT or vllm:HF_MODEL.",
+        "azure:DEPLOYMENT, vllm:HF_MODEL, or mock:FILE.jsonl (scripted replies, for tests).",
     ),
 ]
 ModelNameOpt = Annotated[
@@ -84,7 +149,11 @@ ModelNameOpt = Annotated[
 JobsOpt = Annotated[
     int | None,
     typer.Option(
-        "--jobs", "-j", help="Runs at once (default: the number of cores).", show_default=False
+        "--jobs",
+        "-j",
+        min=1,
+        help="Runs at once (default: the number of cores).",
+        show_default=False,
     ),
 ]
 
@@ -103,19 +172,22 @@ def _errors() -> Iterator[None]:
     try:
         yield
     except ConvtuiError as exc:
-        from rich.text import Text
-
-        _console(stderr=True).print(
-            Text.assemble(("error: ", "bold red"), str(exc)), soft_wrap=True
-        )
+        _print_error(str(exc))
         raise typer.Exit(2) from None
 
 
-def _one_of(flag: str, value: str, choices: tuple[str, ...]) -> None:
+Choice = TypeVar("Choice", bound=str)
+
+
+def _one_of(flag: str, value: str, choices: tuple[Choice, ...]) -> Choice:
+    """``value`` as the one of ``choices`` it names (so typed as that Literal), or a one-line
+    error naming them all."""
     from convtui.core.errors import ConvtuiError
 
-    if value not in choices:
-        raise ConvtuiError(f"{flag} must be {' or '.join(choices)}, not {value!r}")
+    for choice in choices:
+        if value == choice:
+            return choice
+    raise ConvtuiError(f"{flag} must be {' or '.join(choices)}, not {value!r}")
 
 
 def _catalog(suite: str, data: Path | None):
@@ -185,6 +257,19 @@ def _suite_for(task_id: str, suite: str) -> str:
     return {"bigcodebench": "bigcodebench", "codeif": "codeif"}.get(prefix, "all")
 
 
+def _warn_isolation(label: str) -> None:
+    """One line on stderr when the isolation in force changes verdicts."""
+    from convtui.core.isolation import verdict_warning
+
+    warning = verdict_warning(label)
+    if warning is not None:
+        from rich.text import Text
+
+        _console(stderr=True).print(
+            Text.assemble(("warning: ", "bold yellow"), warning), soft_wrap=True
+        )
+
+
 def _executor(python: str | None, jobs: int | None, isolation: str):
     from convtui.core.executor import Executor
 
@@ -228,8 +313,10 @@ def check(
     from convtui.core.errors import ConvtuiError
 
     with _errors():
-        _one_of("--partial-rule", partial_rule, ("ccw", "first-tests"))
-        _one_of("--extract", extract, ("robust", "ccw"))
+        from convtui.core.session import ExtractMode, PartialRule
+
+        rule = _one_of("--partial-rule", partial_rule, get_args(PartialRule))
+        mode = _one_of("--extract", extract, get_args(ExtractMode))
         from convtui.core.omega import parse_feedback
 
         configs = parse_feedback(feedback)
@@ -242,7 +329,13 @@ def check(
 
         with _executor(python, 1, isolation) as executor:
             outcome = check_candidate(
-                task, reply, omega, executor, partial_rule=partial_rule, extract=extract
+                task,
+                reply,
+                omega,
+                executor,
+                partial_rule=rule,
+                extract=mode,
+                source="stdin" if str(code) == "-" else f"--code file {code}",
             )
     if as_json:
         _print_json(outcome.to_json())
@@ -296,6 +389,8 @@ def doctor(
         float,
         typer.Option(
             "--fail-under",
+            min=0.0,
+            max=1.0,
             help="Exit 1 when fewer than this share of the tasks behave as expected (ground "
             "truth passing, broken solutions failing; missing libraries aside), e.g. 0.99.",
         ),
@@ -307,18 +402,21 @@ def doctor(
     Example: [bold]convtui doctor --stdlib-only[/bold]"""
 
     with _errors():
-        _one_of("--solution", solution, ("ground-truth", "broken"))
+        from convtui.benchmarks.doctor import Solution
+
+        kind = _one_of("--solution", solution, get_args(Solution))
         tasks = _catalog(suite, data).select(ids, lib, stdlib_only)
         from convtui.benchmarks.doctor import run_doctor
 
         with _executor(python, jobs, isolation) as executor:
+            _warn_isolation(executor.isolation.label)
             report = _with_progress(
                 len(tasks),
                 as_json,
                 lambda tick: run_doctor(
                     tasks,
                     executor,
-                    solution=solution,  # type: ignore[arg-type]
+                    solution=kind,
                     progress=tick,
                 ),
             )
@@ -387,7 +485,8 @@ def session(
         str | None,
         typer.Option(
             "--resume",
-            help="Continue a recorded session by id (convtui sessions list shows them).",
+            help="Continue a recorded session by id or unique prefix (convtui sessions list "
+            "shows them).",
             show_default=False,
         ),
     ] = None,
@@ -406,7 +505,7 @@ def session(
         str | None,
         typer.Option(
             "--simulator",
-            help="Model that plays or drafts for the user (default: --model).",
+            help="Model that plays or drafts for the user, any --model spec (default: --model).",
             show_default=False,
         ),
     ] = None,
@@ -429,7 +528,9 @@ def session(
             help="full (the whole conversation) or markov (task + last code + its feedback).",
         ),
     ] = "full",
-    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Reply length cap.")] = 1024,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", min=1, help="Reply length cap (tokens).")
+    ] = 1024,
     db: DbOpt = Path("results.db"),
     suite: SuiteOpt = "all",
     data: DataOpt = None,
@@ -474,7 +575,7 @@ def bench_live(
         str | None,
         typer.Option(
             "--simulator",
-            help="Model that plays the novice or expert user (default: --model).",
+            help="Model that plays the novice or expert user, any --model spec (default: --model).",
             show_default=False,
         ),
     ] = None,
@@ -501,7 +602,9 @@ def bench_live(
         str, typer.Option("--partial-rule", help="Tests EF:partial shows: ccw or first-tests.")
     ] = "ccw",
     extract: Annotated[str, typer.Option("--extract", help="robust or ccw.")] = "robust",
-    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Reply length cap.")] = 1024,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", min=1, help="Reply length cap (tokens).")
+    ] = 1024,
     db: DbOpt = Path("results.db"),
     suite: SuiteOpt = "bigcodebench",
     data: DataOpt = None,
@@ -512,6 +615,7 @@ def bench_live(
         int | None,
         typer.Option(
             "--concurrency",
+            min=1,
             help="Sessions played at once (default: 1 for local models, 8 otherwise).",
             show_default=False,
         ),
@@ -531,11 +635,11 @@ def bench_live(
     with _errors():
         from convtui.core.models.types import GenerationParams
         from convtui.core.omega import parse_feedback
-        from convtui.core.session import SessionConfig
+        from convtui.core.session import ContextMode, ExtractMode, PartialRule, SessionConfig
 
-        _one_of("--context", context, ("markov", "full"))
-        _one_of("--partial-rule", partial_rule, ("ccw", "first-tests"))
-        _one_of("--extract", extract, ("robust", "ccw"))
+        context_mode = _one_of("--context", context, get_args(ContextMode))
+        rule = _one_of("--partial-rule", partial_rule, get_args(PartialRule))
+        mode = _one_of("--extract", extract, get_args(ExtractMode))
         omegas = parse_feedback(feedback)
         tasks = _catalog(suite, data).select(ids, lib, stdlib_only)
         from convtui.benchmarks.live import default_concurrency
@@ -545,10 +649,10 @@ def bench_live(
         config = SessionConfig(
             model=model,
             feedback=omegas[0],
-            context=context,  # type: ignore[arg-type]
+            context=context_mode,
             simulator=(simulator or model) if any(o.verbal != "none" for o in omegas) else None,
-            partial_rule=partial_rule,
-            extract=extract,  # type: ignore[arg-type]
+            partial_rule=rule,
+            extract=mode,
             max_turns=turns,
             params=params,
             simulator_params=replace(params, max_tokens=512),
@@ -625,9 +729,13 @@ def report(
     if as_json:
         _print_json({**report_obj.to_json(), "files": [str(f) for f in files]})
         return
+    from rich.text import Text
+
     from convtui.benchmarks.report import pass_table, summary_table
 
     console = _console()
+    for warning in report_obj.warnings:  # a header above the tables they qualify
+        console.print(Text.assemble(("warning: ", "bold yellow"), warning), soft_wrap=True)
     console.print(pass_table(report_obj))
     console.print(
         summary_table(
@@ -691,29 +799,33 @@ def sessions_list(
     with _errors():
         from convtui.benchmarks.sessions_command import list_command
 
-        found = list_command(db, task=task, status=status, user=user, limit=limit)
+        listing = list_command(db, task=task, status=status, user=user, limit=limit)
     if as_json:
         from dataclasses import asdict
 
-        _print_json([asdict(s) for s in found])
+        _print_json([asdict(s) for s in listing.sessions])
         return
     from convtui.benchmarks.sessions_views import session_table
 
     console = _console()
-    console.print(session_table(found, console.width))
+    console.print(session_table(listing.sessions, console.width, listing.id_length))
 
 
 @sessions_app.command("show")
 def sessions_show(
     session_id: Annotated[
-        str, typer.Argument(help="Session id, or a unique prefix of at least 6 characters.")
+        str,
+        typer.Argument(
+            help="Session id, or a unique prefix of at least 6 characters (sessions list "
+            "shows the shortest unique one)."
+        ),
     ],
     db: SessionDbOpt = Path("results.db"),
     as_json: JsonOpt = False,
 ) -> None:
     """Show one session as a transcript: each turn's code, tests and feedback.
 
-    Example: [bold]convtui sessions show 01jv3k[/bold]"""
+    Example: [bold]convtui sessions show 01jv3k8mw2xq[/bold]"""
     with _errors():
         from convtui.benchmarks.sessions_command import show_command
 

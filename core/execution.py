@@ -10,11 +10,14 @@ from typing import Literal
 from convtui.core.tasks import TestSpec
 
 RunStatus = Literal["pass", "fail", "error", "timeout", "crash", "env_error"]
-TestStatus = Literal["pass", "fail", "error", "timeout", "skipped", "missing"]
+# "missing": expected, never reported, though the run went on (cut short, or tampered with);
+# "not_run": never reached because something outside any test raised first (the code did not
+# compile or load).
+TestStatus = Literal["pass", "fail", "error", "timeout", "skipped", "missing", "not_run"]
 RUN_STATUSES: tuple[RunStatus, ...] = ("pass", "fail", "error", "timeout", "crash", "env_error")
 
 # Bumped whenever verdict semantics or feedback-relevant text change: part of the cache key.
-RUNNER_VERSION = "1"
+RUNNER_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -39,11 +42,14 @@ class ExecRequest:
 
     ``known_modules`` are modules the task itself needs (its libs, the imports of its header and
     tests): a missing one is the environment's fault (``env_error``), not the candidate's.
+    ``task_imports`` are the dotted names the task's own code imports (never the candidate's):
+    the executor may import the heavy ones once in its zygote instead of in every run.
     """
 
     code: str
     tests: TestSpec
     known_modules: frozenset[str] = frozenset()
+    task_imports: frozenset[str] = frozenset()
     limits: Limits = field(default_factory=Limits)
     task_id: str = ""
 

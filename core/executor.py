@@ -25,24 +25,22 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path
+from typing import IO
 
 from convtui.core.errors import ConvtuiError
 from convtui.core.execution import RUNNER_VERSION, ExecRequest, ExecResult, TestOutcome
+from convtui.core.fontcache import rebuild_in_background, seed_env
 from convtui.core.isolation import Isolation, detect, zygote_argv, zygote_env
 from convtui.core.testplan import TestPlan, plan_tests
 from convtui.core.verdict import RawRun, decide
 
-# Imported once in each zygote so runs do not pay for them. Libraries missing from the task
-# environment are skipped.
+# Imported once in each full zygote, at its start, so runs do not pay for them. Libraries
+# missing from the task environment are skipped.
 DEFAULT_PRELOAD: tuple[str, ...] = (
     "numpy",
     "pandas",
     "matplotlib",
     "matplotlib.pyplot",
-    "scipy",
-    "scipy.stats",
-    "sklearn",
-    "seaborn",
     "json",
     "re",
     "random",
@@ -76,6 +74,13 @@ LIGHT_PRELOAD: tuple[str, ...] = (
     "configparser", "fnmatch", "codecs", "zlib", "secrets", "calendar", "faker",
 )  # fmt: skip
 _LIGHT_OK = frozenset(sys.stdlib_module_names) | {"faker"}
+# Libraries whose modules a full zygote imports the first time a task's own code names them,
+# before forking that task's run (sandbox/zygote.py): seconds of start-up that a zygote which
+# never meets them does not pay, and that no run pays twice. Only libraries that start no
+# threads on import: a fork copies one thread, so a library with a thread pool would hang.
+ON_DEMAND_ROOTS = frozenset(
+    {"numpy", "pandas", "matplotlib", "scipy", "sklearn", "seaborn", "statsmodels"}
+)
 _START_TIMEOUT_S = 120.0
 _REPLY_GRACE_S = 30.0
 _RESTART_AFTER_RUNS = 1000
@@ -142,26 +147,34 @@ class _Zygote:
         self.hello: dict = {}
         self._buf = bytearray()
         self._base = ""
-        self._log = None
+        self._log: IO[bytes] | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
 
     @property
     def base(self) -> str:
-        """Where runs make their directories: the sandbox's own /tmp under bwrap."""
-        return "/tmp" if self.isolation.level == "bwrap" else self._base
+        """Where runs make their directories: the sandbox's own /tmp under bwrap or
+        namespaces."""
+        return "/tmp" if self.isolation.private_tmp else self._base
 
     def start(self) -> None:
-        if self.isolation.level != "bwrap":
+        if not self.isolation.private_tmp:
             self._base = tempfile.mkdtemp(prefix="convtui_runs_")  # no "-": see zygote.py
         # Kept open for the zygote's life: its last words explain a failed start.
         self._log = tempfile.TemporaryFile()  # noqa: SIM115
-        argv = zygote_argv(self.isolation, self.python, self.base, self.preload)
+        seed = seed_env(self.python)
+        argv = zygote_argv(
+            self.isolation, self.python, self.base, self.preload, readable=list(seed.values())
+        )
         try:
             self.proc = _spawn(
                 argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._log,
-                env=zygote_env(self.python),
+                env={**zygote_env(self.python), **seed},
                 start_new_session=True,
                 close_fds=True,
             )
@@ -176,6 +189,8 @@ class _Zygote:
             raise ExecutorError(
                 f"the task interpreter {self.python} failed to start the sandbox: {why}"
             ) from None
+        if self.hello.get("fontcache") == "miss":
+            rebuild_in_background(self.python)
         self.runs = 0
 
     def _stderr_tail(self) -> str:
@@ -306,8 +321,11 @@ class Executor:
             "limits": request.limits.as_dict(),
             "env": {},
         }
+        profile = _profile(request)
+        if profile == "full":
+            payload["preload"] = _on_demand(request)
         slot = self._free.get()
-        zygote = slot[_profile(request)]
+        zygote = slot[profile]
         try:
             if zygote.proc is None or zygote.proc.poll() is not None:
                 zygote.start()
@@ -332,7 +350,14 @@ class Executor:
                 tests=tuple(TestOutcome(n, "missing") for n in plan.expected),
             )
         raw = RawRun.merge([p for p in parts if p is not None])
-        return decide(raw, plan, request.known_modules, self.isolation.label, request.limits.wall_s)
+        return decide(
+            raw,
+            plan,
+            request.known_modules,
+            self.isolation.label,
+            request.limits.wall_s,
+            code=request.code,
+        )
 
     def run_many(
         self,
@@ -360,9 +385,10 @@ class Executor:
                 index = futures[future]
                 parts[index].append(future.result())
                 if len(parts[index]) == wanted[index]:
-                    results[index] = self._decide(requests[index], plans[index], parts[index])
+                    decided = self._decide(requests[index], plans[index], parts[index])
+                    results[index] = decided
                     if on_result is not None:
-                        on_result(index, results[index])
+                        on_result(index, decided)
         return [r for r in results if r is not None]
 
     def _shards(
@@ -384,11 +410,23 @@ class Executor:
         work.sort(key=lambda w: -w[0])  # stable: equal estimates keep the caller's order
         return [(index, only) for _, index, only in work]
 
-    def warm_up(self) -> None:
-        """Start every zygote now rather than at its first run (start-up measured apart)."""
-        for zygote in self._all:
-            if zygote.proc is None or zygote.proc.poll() is not None:
-                zygote.start()
+    def warm_up(self, profiles: Sequence[str] = ("light", "full")) -> None:
+        """Start the zygotes of ``profiles`` now, side by side, rather than at their first
+        run. Not needed for speed: a run starts its zygote when it needs it, and a stdlib
+        task never waits for the full zygote. Slots busy with a run are left alone."""
+        slots: list[dict[str, _Zygote]] = []
+        with contextlib.suppress(queue.Empty):
+            while True:
+                slots.append(self._free.get_nowait())
+        try:
+            idle = [
+                slot[profile] for slot in slots for profile in profiles if not slot[profile].alive
+            ]
+            with ThreadPoolExecutor(max_workers=max(1, len(idle))) as pool:
+                list(pool.map(_Zygote.start, idle))
+        finally:
+            for slot in slots:
+                self._free.put(slot)
 
     def environment_info(self) -> dict:
         """Interpreter version, preloaded libraries and isolation of this executor."""
@@ -402,6 +440,7 @@ class Executor:
                 "executable": self.python,
                 "preloaded": zygote.hello.get("preloaded", []),
                 "isolation": self.isolation.label,
+                "fontcache": zygote.hello.get("fontcache"),
             }
         finally:
             self._free.put(slot)
@@ -430,6 +469,12 @@ class Executor:
             sort_keys=True,
         )
         return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _on_demand(request: ExecRequest) -> list[str]:
+    """What a full zygote imports before forking ``request``'s run: the task's own imports
+    from libraries in ON_DEMAND_ROOTS, parents before children."""
+    return sorted(n for n in request.task_imports if n.split(".")[0] in ON_DEMAND_ROOTS)
 
 
 def _profile(request: ExecRequest) -> str:

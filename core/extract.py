@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["ExtractMode", "extract_code"]
+__all__ = ["ExtractMode", "extract_code", "holds_code"]
 
 ExtractMode = Literal["robust", "ccw"]
 
@@ -126,6 +126,36 @@ def extract_code(
     if not code.strip():
         return ""
     return _merge_header(header, code) if header.strip() else code
+
+
+def holds_code(reply: str, *, entry_point: str | None = None) -> bool:
+    """Whether ``reply`` holds any Python at all, read as ``robust`` mode reads it: a
+    Python-tagged (or untagged) fenced block, a foreign-tagged block that parses or defines
+    ``entry_point``, or unfenced text left once prose is dropped. Prose, an empty reply,
+    empty fences, shell or text blocks, and code made only of comments, a docstring or bare
+    words hold none. Code that does not compile still counts: it is what compilation feedback
+    is for. ``convtui check`` uses this to refuse a file that is not a candidate at all."""
+    text = reply.replace("\r\n", "\n").replace("\r", "\n")
+    found = _fenced_blocks(text)
+    if not found:
+        return _has_statements(_unfenced_code(text))
+    return any(
+        _has_statements(b.code)
+        for b in found
+        if b.is_python or _defines(b.code, entry_point) or _parses(b.code)
+    )
+
+
+def _has_statements(code: str) -> bool:
+    if not code.strip():
+        return False
+    tree = _parse(code)
+    if tree is None:
+        return True  # broken code is still code
+    return any(
+        not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Name | ast.Constant))
+        for stmt in tree.body
+    )
 
 
 # --- ccw mode ---------------------------------------------------------------------------------

@@ -65,9 +65,9 @@ _CCW_PLACEHOLDER_FRAME = (
 _FAILURE_STATUSES = frozenset({"fail"})
 # Per-test statuses BCB files under `result.errors`, plus tests that never ran, which only
 # convtui's executor can report.
-_ERROR_STATUSES = frozenset({"error", "timeout", "missing"})
+_ERROR_STATUSES = frozenset({"error", "timeout", "missing", "not_run"})
 # Tests that ran and failed. When none did, the run failed as a whole: a module-level error
-# leaves every test "missing", which BCB reports as `details["ALL"] = str(exc)`.
+# leaves every test "not_run", which BCB reports as `details["ALL"] = str(exc)`.
 _RAN_AND_FAILED = frozenset({"fail", "error", "timeout"})
 # Overall statuses reported as ALL when no test ran and failed. Not "timeout": BCB loses its
 # details on a timeout, and CCW then shows the empty string (harness.md §2.3).
@@ -76,13 +76,15 @@ _MODULE_FAILURE_STATUSES = frozenset({"error", "crash", "env_error"})
 _EMPTY_TRACEBACK_TEXT = {
     "timeout": "TimeoutException: Timed out!\n",
     "missing": "The test did not run.\n",
+    "not_run": "The test did not run.\n",
 }
 
 
 class OutcomeLike(Protocol):
     """One test's outcome, as ``convtui.core.execution.TestOutcome`` provides it.
 
-    ``status`` is one of ``pass``, ``fail``, ``error``, ``timeout``, ``skipped``, ``missing``.
+    ``status`` is one of ``pass``, ``fail``, ``error``, ``timeout``, ``skipped``, ``missing``,
+    ``not_run``.
     """
 
     @property

@@ -8,6 +8,7 @@ always written before the next one starts."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -21,7 +22,13 @@ from convtui.core.feedback import (
     execution_feedback,
 )
 from convtui.core.models.base import ModelBackend
-from convtui.core.models.types import ChatMessage, Completion, GenerationParams, ModelError
+from convtui.core.models.types import (
+    CallInfo,
+    ChatMessage,
+    Completion,
+    GenerationParams,
+    ModelError,
+)
 from convtui.core.prompts import render
 from convtui.core.requests import exec_request
 from convtui.core.session import (
@@ -154,7 +161,11 @@ def _status_after(turn: Turn, config: SessionConfig) -> SessionStatus:
 def _emitter(queue: asyncio.Queue[Event]) -> Callable[[Event], None]:
     """Put events on ``queue`` from any thread: model backends may stream from a worker."""
     loop = asyncio.get_running_loop()
-    return lambda event: loop.call_soon_threadsafe(queue.put_nowait, event)
+
+    def emit(event: Event) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, event)
+
+    return emit
 
 
 class SessionLoop:
@@ -175,6 +186,9 @@ class SessionLoop:
         self.execute = execute
         self.user = user
         self.journal = journal
+        # Passed to the backend with every call (CallInfo): the stored session's id, so a
+        # session played again (resumed, or a cancelled turn retried) keeps its key.
+        self.session_key = journal.session_id if journal is not None else uuid.uuid4().hex
 
     async def complete(
         self,
@@ -200,6 +214,7 @@ class SessionLoop:
                 params,
                 on_text=on_text,
                 on_attempt=(lambda a: journal.attempt(call_id, a)) if journal else None,
+                call=CallInfo(self.session_key, turn_idx, purpose),
             )
         except ModelError as exc:
             if journal is not None:

@@ -26,6 +26,28 @@ def task_modules(task: Task) -> frozenset[str]:
     return frozenset(names)
 
 
+@functools.lru_cache(maxsize=4096)
+def task_imports(task: Task) -> frozenset[str]:
+    """Dotted names of what the task's own code (header, tests, ground truth) imports, with
+    ``from a.b import c`` giving both ``a.b`` and ``a.b.c`` (``c`` may be a submodule). Task
+    data, never the candidate's code: the executor may import these before it forks a run."""
+    sources = [task.code_header, task.ground_truth, task.tests.source]
+    sources += [code for _, code in task.tests.snippets]
+    names: set[str] = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module)
+                names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return frozenset(names)
+
+
 def third_party_modules(task: Task) -> frozenset[str]:
     """The task's modules that are not in Python's standard library."""
     return frozenset(m for m in task_modules(task) if m not in sys.stdlib_module_names)
@@ -36,6 +58,7 @@ def exec_request(task: Task, code: str, limits: Limits | None = None) -> ExecReq
         code=code,
         tests=task.tests,
         known_modules=task_modules(task),
+        task_imports=task_imports(task),
         limits=limits or Limits(),
         task_id=task.id,
     )

@@ -12,19 +12,25 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal, Protocol
 
 from convtui.core.execution import ExecResult, Limits
-from convtui.core.models.types import Attempt, ChatMessage, Completion, GenerationParams
+from convtui.core.extract import ExtractMode
+from convtui.core.feedback import PartialRule
+from convtui.core.models.types import (
+    Attempt,
+    CallPurpose,  # defined with the model types (CallInfo), imported from here by most callers
+    ChatMessage,
+    Completion,
+    GenerationParams,
+)
 from convtui.core.omega import FeedbackConfig
 
 ContextMode = Literal["markov", "full"]
-PartialRule = Literal["ccw", "first-tests"]
-ExtractMode = Literal["robust", "ccw"]
+__all__ = ["ContextMode", "ExtractMode", "PartialRule"]  # re-exported for the front ends
 SessionStatus = Literal[
     "planned", "running", "solved", "exhausted", "stalled", "failed", "accepted", "abandoned"
 ]
 # A person may end a session early: ``accepted`` (the code is good enough although tests fail)
 # or ``abandoned`` (gave up). Neither counts as solved in any metric: that takes passing tests.
 ClosingStatus = Literal["accepted", "abandoned"]
-CallPurpose = Literal["generate", "simulate"]
 
 
 @dataclass(frozen=True)
@@ -42,10 +48,15 @@ class SessionConfig:
     params: GenerationParams = field(default_factory=GenerationParams)
     simulator_params: GenerationParams = field(default_factory=GenerationParams)
     limits: Limits = field(default_factory=Limits)
+    # The executor's isolation label (isolation.py), set by the front end once the executor
+    # is open: verdicts differ between levels, so runs under different ones never mix.
+    isolation: str = ""
 
     def to_dict(self) -> dict:
         data = asdict(self)
         data["feedback"] = self.feedback.label
+        if not self.isolation:  # unrecorded: configs from before the field keep their hash
+            del data["isolation"]
         return data
 
     @property
@@ -93,7 +104,12 @@ class Turn:
 
 
 class CallJournal(Protocol):
-    """Where model calls are recorded as they happen (the store implements it)."""
+    """Where model calls are recorded as they happen (the store implements it).
+
+    ``session_id`` names the session the calls belong to; the loop passes it to the backend
+    (``CallInfo.session``) so a scripted backend can keep one script position per session."""
+
+    session_id: str
 
     def find(self, turn_idx: int, purpose: CallPurpose, request_hash: str) -> Completion | None:
         """A finished call with this request, to reuse instead of calling again."""

@@ -16,7 +16,12 @@ from typing import Literal, Protocol
 
 from convtui.core.feedback import PASSED_ALL_TEST_RUNS
 from convtui.core.models.base import ModelBackend
-from convtui.core.models.types import ChatMessage, Completion, GenerationParams
+from convtui.core.models.types import (
+    CallPurpose,
+    ChatMessage,
+    Completion,
+    GenerationParams,
+)
 from convtui.core.prompts import render
 from convtui.core.session import ClosingStatus
 from convtui.core.tasks import Task
@@ -54,7 +59,7 @@ class VerbalFeedback:
 
 # The loop's journaled model call: ask(purpose, messages, params, backend) -> Completion.
 Ask = Callable[
-    [Literal["generate", "simulate"], tuple[ChatMessage, ...], GenerationParams, "ModelBackend"],
+    [CallPurpose, tuple[ChatMessage, ...], GenerationParams, "ModelBackend"],
     Awaitable[Completion],
 ]
 
@@ -62,7 +67,9 @@ Ask = Callable[
 class User(Protocol):
     """A source of verbal feedback: a simulator now, a person at the terminal in the TUI."""
 
-    source: str
+    @property
+    def source(self) -> str:
+        """Who gives the feedback, as recorded with each turn (``human``, ``simulator:M``)."""
 
     async def feedback(self, request: FeedbackRequest, ask: Ask) -> VerbalFeedback | None:
         """The feedback for this turn, or None when the user has nothing to say."""

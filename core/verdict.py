@@ -7,7 +7,9 @@ canary failing."""
 from __future__ import annotations
 
 import json
+import re
 import signal
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -86,9 +88,74 @@ def _top(module: str | None) -> str | None:
     return module.split(".")[0] if module else None
 
 
+# The runner compiles the candidate and the tests as one module under this file name
+# (sandbox/runner.py MODULE_FILE, as BigCodeBench does); a syntax error there reads
+# "msg (__test__.py, line N)", where N counts the tests' lines too.
+_MODULE_LOCATION = re.compile(r" \(__test__\.py, line (\d+)\)$")
+_COMPILE_ERRORS = frozenset({"SyntaxError", "IndentationError", "TabError"})
+
+
+def compile_error(code: str) -> str | None:
+    """Why ``code`` does not compile, as ``SyntaxError: msg (line N)`` with N a line of
+    ``code`` itself; None when it compiles. Compiling runs nothing (compilation feedback
+    compiles every candidate in the harness too)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # as compile_feedback: warnings are not errors
+            compile(code, "<candidate>", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        where = f" (line {exc.lineno})" if exc.lineno else ""
+        return f"{type(exc).__name__}: {exc.msg}{where}"
+    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, deep nesting
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _not_compiling(module_error: dict, code: str | None) -> str | None:
+    """The detail of a run whose module did not compile, said as such, with the line in the
+    candidate rather than in the harness's module of candidate + tests; None when the
+    module error is something else (a SyntaxError that the code's own eval() raised while
+    running names another file, and stays a runtime error). No model reads this text as
+    execution feedback: for code that does not compile the loop sends compilation feedback
+    instead, so BigCodeBench's ``str(exc)`` wording need not be kept here."""
+    if module_error.get("exc") not in _COMPILE_ERRORS:
+        return None
+    message = str(module_error.get("msg", ""))
+    found = _MODULE_LOCATION.search(message)
+    if found is None:
+        return None
+    if code is not None:
+        own = compile_error(code)
+        if own is not None:
+            return f"the code does not compile: {own}"
+        # The code compiles alone but not followed by the tests: it left something open, or
+        # the tests themselves do not compile on this interpreter.
+        return (
+            f"the code and the tests do not compile together: {module_error['exc']}: "
+            f"{message[: found.start()]} (line {found.group(1)}, counting the tests' lines "
+            "after the code's)"
+        )
+    return (
+        f"the code does not compile: {module_error['exc']}: {message[: found.start()]} "
+        f"(line {found.group(1)})"
+    )
+
+
 def decide(
-    raw: RawRun, plan: TestPlan, known_modules: frozenset[str], isolation: str, wall_s: float
+    raw: RawRun,
+    plan: TestPlan,
+    known_modules: frozenset[str],
+    isolation: str,
+    wall_s: float,
+    *,
+    code: str | None = None,
 ) -> ExecResult:
+    """The verdict of one run. ``code`` is the candidate that ran, when known: a module that
+    did not compile is then reported with the candidate's own error and line numbers.
+
+    Expected tests that sent no result are ``not_run`` when something outside any test
+    raised (the code did not compile or load: status ``error``, or ``env_error``), else
+    ``missing`` (the run ended or was cut short without them)."""
     records = []
     for line in raw.records:
         try:
@@ -122,10 +189,11 @@ def decide(
             unexpected.append("<unparseable record>")
 
     tests = []
+    unreported: TestStatus = "not_run" if module_error is not None else "missing"
     for name in plan.expected:
         rec = reported.get(name)
         if rec is None:
-            status: TestStatus = "timeout" if raw.timed_out and name == running else "missing"
+            status: TestStatus = "timeout" if raw.timed_out and name == running else unreported
             tb = (
                 f"the run was stopped after {wall_s:g} s while this test was running\n"
                 if status == "timeout"
@@ -136,19 +204,20 @@ def decide(
             tests.append(
                 TestOutcome(name, rec["status"], float(rec.get("dur", 0.0)), rec.get("tb", ""))
             )
-    base = dict(
-        tests=tuple(tests),
-        duration_s=raw.duration_s,
-        output=raw.output,
-        output_bytes=raw.output_bytes,
-        isolation=isolation,
-    )
 
     def result(
         status: RunStatus, detail: str = "", missing: str | None = None, tampered: bool = False
     ) -> ExecResult:
         return ExecResult(
-            status=status, detail=detail, missing_module=missing, tampered=tampered, **base
+            status=status,
+            detail=detail,
+            missing_module=missing,
+            tampered=tampered,
+            tests=tuple(tests),
+            duration_s=raw.duration_s,
+            output=raw.output,
+            output_bytes=raw.output_bytes,
+            isolation=isolation,
         )
 
     # A missing library the task itself needs is never the candidate's fault.
@@ -176,7 +245,10 @@ def decide(
     if module_error is not None:
         if module_error.get("timeout"):
             return result("timeout", "the code did not finish loading in time")
-        return result("error", module_error.get("msg", "") or module_error.get("exc", ""))
+        detail = _not_compiling(module_error, code)
+        if detail is None:
+            detail = module_error.get("msg", "") or module_error.get("exc", "")
+        return result("error", detail)
     tampered = [n for n in plan.canaries if reported.get(n, {}).get("status") == "pass"]
     silent = [n for n in plan.canaries if n not in reported]
     if tampered or silent or unexpected:

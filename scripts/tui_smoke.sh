@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # tmux smoke test of the session TUI (STYLE.md §9 item 5).
 #
-# Drives the real app (typer entry point, real terminal driver, embedded local:smollm2 model)
-# in a detached 120x40 tmux pane through one human-feedback turn, then checks the database.
+# Drives the real app (typer entry point, real terminal driver, by default the embedded
+# local:smollm2 model) in a detached 120x40 tmux pane through one human-feedback turn, then
+# checks the database.
 # It covers what Pilot cannot: the entry point, the terminal driver, startup time, a clean exit.
 #
-# Usage: scripts/tui_smoke.sh [--task ID] [--out DIR]
-#   --task ID   task to play (default BigCodeBench/2)
-#   --out DIR   where s.db, screen-1.txt, screen-2.txt and exit.txt go (default: a mktemp dir)
+# Usage: scripts/tui_smoke.sh [--task ID] [--model SPEC] [--out DIR]
+#   --task ID     task to play (default BigCodeBench/2)
+#   --model SPEC  the app's --model (default: its own, local:smollm2); the test suite passes
+#                 mock:FILE so that turn 0 fails its tests on every machine
+#   --out DIR     where s.db, screen-1.txt, screen-2.txt and exit.txt go (default: a mktemp dir)
 # Environment:
 #   CONVTUI       command that runs convtui (default "convtui"); word-split by the shell, so
 #                 "/path/to/python -m convtui" works
@@ -20,6 +23,7 @@
 set -euo pipefail
 
 TASK="BigCodeBench/2"
+MODEL=""
 OUT=""
 CONVTUI="${CONVTUI:-convtui}"
 DEADLINE_S="${DEADLINE_S:-180}"
@@ -38,6 +42,8 @@ while [[ $# -gt 0 ]]; do
     case "$1" in
         --task) [[ $# -ge 2 ]] || die "--task needs a value"; TASK="$2"; shift 2 ;;
         --task=*) TASK="${1#*=}"; shift ;;
+        --model) [[ $# -ge 2 ]] || die "--model needs a value"; MODEL="$2"; shift 2 ;;
+        --model=*) MODEL="${1#*=}"; shift ;;
         --out) [[ $# -ge 2 ]] || die "--out needs a value"; OUT="$2"; shift 2 ;;
         --out=*) OUT="${1#*=}"; shift ;;
         -h | --help) usage; exit 0 ;;
@@ -161,6 +167,9 @@ wait_for_file() { # wait_for_file PATH DESCRIPTION
 # CONVTUI is deliberately unquoted in the pane's command line: it may be "python -m convtui".
 app_cmd="$CONVTUI session --task $(printf '%q' "$TASK") --db $(printf '%q' "$OUT/s.db")"
 app_cmd+=" --turns 3 --max-tokens 96 -j 1"
+if [[ -n "$MODEL" ]]; then
+    app_cmd+=" --model $(printf '%q' "$MODEL")"
+fi
 pane_cmd="$app_cmd; echo \"exit=\$?\" > $(printf '%q' "$OUT/exit.txt")"
 
 echo "tui_smoke: task $TASK, output in $OUT"
@@ -170,7 +179,7 @@ start="$(now)"
 SOCKET="$("${TMUX_CMD[@]}" display-message -p -t "$NAME" '#{socket_path}' 2>/dev/null || true)"
 
 task_re="$(ere_escape "$TASK")"
-# The title is the first row: " BigCodeBench/2 · local:smollm2 · …".
+# The title is the first row: " BigCodeBench/2 · local:smollm2 · …" (or the --model given).
 wait_for "the title line to show $TASK" "^ *${task_re} "
 t_title="$(elapsed "$start")"
 wait_for "turn 0 to wait for feedback" "waiting for your feedback" "T0 [^ ]+ [0-9]+/[0-9]+"

@@ -7,6 +7,7 @@ the session keeps its own config). Both read back the same way here.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
@@ -21,9 +22,13 @@ from convtui.sessions.store import Store
 # one place.
 SessionSummary: TypeAlias = SessionRow
 
-# Like git: a prefix this long or longer may stand for a whole id. Ids of one run share their
-# first 10 characters (the creation millisecond), so shorter prefixes rarely help anyway.
+# Like git: a prefix this long or longer may stand for a whole id.
 MIN_PREFIX = 6
+# Listings show ids cut to the shortest length that is unique in the database, never shorter
+# than this. Ids lead with their creation time (they sort by it), so sessions recorded a second
+# or more apart differ in their first 8 characters, and those of one run in their first 12
+# (see convtui.sessions.ids).
+SHOWN_PREFIX = 8
 _LIST_HINT = "`convtui sessions list` shows the recorded ones"
 
 
@@ -111,6 +116,35 @@ def resolve_session_id(store: Store, text: str) -> str:
         shown = ", ".join(found[:10]) + (", …" if len(found) > 10 else "")
         raise AmbiguousIdError(f"session id prefix {text!r} is ambiguous: {shown}")
     return found[0]
+
+
+def unique_prefix_length(store: Store, session_ids: Sequence[str]) -> int:
+    """The shortest length, at least :data:`SHOWN_PREFIX`, at which each of ``session_ids``
+    is a prefix of no other recorded session, as ``git log --oneline`` abbreviates. One length
+    for all of them, so a listing's id column lines up; every prefix of that length resolves
+    with :func:`resolve_session_id`. Compared against every session in the store, not only
+    the listed ones: ``show`` and ``--resume`` resolve against them all."""
+    if not session_ids:
+        return SHOWN_PREFIX
+    with store.reading() as db:
+        every = [row[0] for row in db.execute("SELECT id FROM sessions ORDER BY id").fetchall()]
+    length = SHOWN_PREFIX
+    for sid in session_ids:
+        # In sorted order the ids sharing the longest prefix with this one are its neighbours.
+        at = bisect_left(every, sid)
+        after = at + 1 if at < len(every) and every[at] == sid else at
+        for neighbour in every[max(at - 1, 0) : at] + every[after : after + 1]:
+            length = max(length, _common_prefix(sid, neighbour) + 1)
+    return min(length, max(len(sid) for sid in session_ids))
+
+
+def _common_prefix(a: str, b: str) -> int:
+    same = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        same += 1
+    return same
 
 
 def resolve_session_ids(store: Store, texts: Sequence[str]) -> list[str]:

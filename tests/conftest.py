@@ -7,7 +7,7 @@ import functools
 
 import pytest
 
-ISOLATION_LEVELS = ("bwrap", "landlock", "none")
+ISOLATION_LEVELS = ("bwrap", "namespaces", "landlock", "none")
 
 
 @functools.cache

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +18,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def convtui(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CONVTUI_DATA_DIR": str(DATA), "COLUMNS": "100"}
+def convtui(
+    *args: str, stdin: str | None = None, columns: int = 100
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CONVTUI_DATA_DIR": str(DATA), "COLUMNS": str(columns)}
     return subprocess.run(
         [sys.executable, "-m", "convtui", *args],
         capture_output=True,
@@ -129,3 +132,153 @@ def test_doctor_json_summarises_ground_truth_and_broken_runs():
     assert {"total", "passed", "env_error", "failed", "timeout", "failing_ids"} <= set(summary)
     broken = convtui("doctor", "--ids", "0-5", "--solution", "broken", "--json")
     assert json.loads(broken.stdout)["passed"] == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [(None, "no script file at"), ('{"purpose": "generate"}\n', "line 1: text must be")],
+    ids=["missing", "bad-row"],
+)
+def test_a_bad_mock_script_is_one_line_and_records_nothing(tmp_path, content, words):
+    script = tmp_path / "script.jsonl"
+    if content is not None:
+        script.write_text(content)
+    db = tmp_path / "results.db"
+    done = convtui(
+        "bench", "live", "--ids", "2", "--turns", "1", "--feedback", "CF",
+        "--model", f"mock:{script}", "--db", str(db),
+    )  # fmt: skip
+    assert_one_line_error(done, f"mock:{script}", words)
+
+
+# --- tasks list in an ordinary terminal ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("width", [80, 120, 160])
+def test_tasks_list_fits_the_terminal_with_libs_and_test_counts_visible(width):
+    from convtui.core.feedback import declared_test_names
+
+    done = convtui("tasks", "list", "--ids", "0-2,1139", columns=width)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(len(line) for line in lines) <= width
+    rows = [line for line in lines if line.startswith("│")]
+    # One line per task (nothing wrapped), each closed by the right border.
+    assert len(rows) == 4
+    assert all(row.rstrip().endswith("│") for row in rows)
+    cells = {
+        parts[0]: parts[1:] for parts in ([c.strip() for c in row.split("│")[1:-1]] for row in rows)
+    }
+    assert set(cells) == {"BigCodeBench/0", "BigCodeBench/1", "BigCodeBench/2", "BigCodeBench/1139"}
+    for task_id, (libs, tests, prompt) in cells.items():
+        task = json.loads(convtui("tasks", "show", task_id, "--json").stdout)
+        full_libs = ", ".join(task["libs"])
+        assert libs == full_libs or (libs.endswith("…") and full_libs.startswith(libs[:-1]))
+        assert len(libs) >= 6  # never squeezed to nothing
+        assert tests == str(len(declared_test_names(task["tests"]["source"])))
+        first_line = task["prompt"].strip().splitlines()[0]
+        assert len(prompt) >= 10
+        assert prompt == first_line or first_line.startswith(prompt[:-1])
+    # Short libraries stay whole even at 80 columns.
+    short = min(cells, key=lambda t: len(cells[t][0]))
+    assert not cells[short][0].endswith("…")
+
+
+# --- check: code that does not compile, and files with no code ----------------------------------
+
+
+def test_check_says_that_code_which_does_not_compile_does_not_compile(tmp_path):
+    candidate = tmp_path / "broken.py"
+    candidate.write_text("def task_func(LETTERS):\n    counts = {\n    return counts\n")
+    done = convtui("check", "--task", "BigCodeBench/2", "--code", str(candidate), "--json")
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert report["status"] == "error"
+    assert report["detail"].startswith("the code does not compile: SyntaxError: ")
+    assert "__test__.py" not in report["detail"]
+    # The line is the candidate's own, the one compilation feedback points at.
+    cf_line = re.search(r'File "tmp\.py", line (\d+)', report["compilation_feedback"])
+    assert cf_line is not None
+    assert report["detail"].endswith(f"(line {cf_line.group(1)})")
+    assert report["tests"] and {t["status"] for t in report["tests"]} == {"not_run"}
+
+    shown = convtui("check", "--task", "BigCodeBench/2", "--code", str(candidate))
+    assert "does not compile" in shown.stdout
+    assert "NOT RUN" in shown.stdout and "MISSING" not in shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("notes.md", "# Notes\n\nThis file only has words in it.\n\n- one point\n- another\n"),
+        ("reply.md", "I could not write it, sorry.\n\n```text\nno code here\n```\n"),
+        ("empty.py", ""),
+    ],
+)
+def test_check_refuses_a_file_with_no_python_in_one_line(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    done = convtui("check", "--task", "BigCodeBench/2", "--code", str(path))
+    assert_one_line_error(done, "no Python code", str(path), "fenced python block", ".py file")
+
+
+def test_check_refuses_empty_stdin_in_one_line():
+    done = convtui("check", "--task", "BigCodeBench/2", "--code", "-", stdin="\n")
+    assert_one_line_error(done, "no Python code in stdin")
+
+
+# --- bad option values: one line, exit 2, nothing created ---------------------------------------
+
+
+BAD_OPTIONS = [
+    (["session", "--turns", "0"], ["--turns", "convtui session --help"]),
+    (["bench", "live", "--turns", "0"], ["--turns", "convtui bench live --help"]),
+    (["bench", "live", "--ids", "abc"], ["'abc'", "0-9,42"]),
+    (["bench", "live", "--jobs", "0"], ["--jobs"]),
+    (["bench", "live", "--concurrency", "0"], ["--concurrency"]),
+    (["bench", "live", "--max-tokens", "0"], ["--max-tokens"]),
+    (["bench", "live", "--no-such-option"], ["--no-such-option", "bench live --help"]),
+    (["session", "--turns"], ["--turns"]),
+    (["sessions", "list", "--limit", "0"], ["--limit"]),
+    (["doctor", "--fail-under", "2"], ["--fail-under"]),
+    (["check", "--task", "BigCodeBench/2"], ["--code"]),
+    (["sesion"], ["sesion", "session"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "words"), BAD_OPTIONS, ids=[" ".join(args) for args, _ in BAD_OPTIONS]
+)
+def test_bad_options_are_one_line_with_exit_2_and_create_nothing(tmp_path, args, words):
+    db = tmp_path / "results.db"
+    takes_db = args[0] in ("session", "bench", "sessions")
+    done = convtui(*args, *(["--db", str(db)] if takes_db else []))
+    assert_one_line_error(done, *words)
+    assert "╭" not in done.stderr and "Usage:" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_help_still_prints_and_exits_0():
+    done = convtui("bench", "live", "--help")
+    assert done.returncode == 0, done.stderr
+    assert "--turns" in done.stdout
+
+
+# --- session needs a terminal -------------------------------------------------------------------
+
+
+def test_session_without_a_terminal_exits_2_at_once_and_creates_nothing(tmp_path):
+    db = tmp_path / "results.db"
+    env = {**os.environ, "CONVTUI_DATA_DIR": str(DATA), "COLUMNS": "100"}
+    done = subprocess.run(
+        [sys.executable, "-m", "convtui", "session", "--task", "BigCodeBench/2", "--db", str(db)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,  # the old code drew into the pipe and waited for keys for ever
+        check=False,
+    )
+    assert_one_line_error(done, "needs a terminal", "convtui bench live")
+    assert done.stdout == ""
+    assert not db.exists()

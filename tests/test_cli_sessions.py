@@ -4,10 +4,12 @@ store built in tmp_path (no dataset, model or executor needed)."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
-from test_cli import assert_one_line_error, convtui
+from test_cli import DATA, assert_one_line_error, convtui
 
 from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.models.types import ChatMessage
@@ -81,7 +83,8 @@ def test_list_json_parses_and_filters(db: Path) -> None:
 def test_list_table_names_every_session(db: Path) -> None:
     done = convtui("sessions", "list", "--db", str(db), "--user", "human")
     assert done.returncode == 0, done.stderr
-    assert session_ids(db)["BigCodeBench/2"] in done.stdout
+    (shown,) = listed_ids(done)
+    assert session_ids(db)["BigCodeBench/2"].startswith(shown)
     assert "BigCodeBench/13" not in done.stdout
 
 
@@ -209,3 +212,95 @@ def test_list_keeps_id_task_status_turns_and_first_pass_whole_in_80_columns(db, 
     assert solved.split()[1:2] == ["BigCodeBench/13"]
     assert solved.split()[-3 if width < 100 else -5 :][:3] == ["solved", "2/3", "T1"]
     assert max(len(line.rstrip()) for line in lines) <= width
+
+
+# --- short id prefixes: what `sessions list` shows, `show` and `--resume` take ------------------
+
+
+def listed_ids(done) -> list[str]:
+    assert done.returncode == 0, done.stderr
+    return [line.split()[0] for line in done.stdout.splitlines() if "BigCodeBench/" in line]
+
+
+def test_sessions_of_one_run_are_listed_by_short_prefixes_that_show_resolves(tmp_path):
+    db = tmp_path / "run.db"
+    with Store.open(db) as store:
+        # Planned in one transaction, as `bench live` does: 120 ids within a millisecond or two.
+        run_id = store.create_run(
+            "live",
+            CONFIG,
+            "ids=0-59",
+            [f"BigCodeBench/{n}" for n in range(60)],
+            ["CF,EF:full", "CF,EF:partial"],
+        )
+        ids = [s.id for s in store.run_sessions(run_id)]
+    shown = listed_ids(convtui("sessions", "list", "--db", str(db), columns=120))
+    assert len(shown) == len(ids) == 120
+    assert len({len(prefix) for prefix in shown}) == 1  # one width: the column lines up
+    assert 8 <= len(shown[0]) <= 12
+    for prefix in shown:
+        assert sum(sid.startswith(prefix) for sid in ids) == 1, prefix
+    for prefix in (shown[0], shown[len(shown) // 2], shown[-1]):
+        done = convtui("sessions", "show", prefix, "--db", str(db), "--json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["session"]["id"].startswith(prefix)
+
+
+def test_a_prefix_one_character_short_of_the_shown_one_can_be_ambiguous(tmp_path):
+    db = tmp_path / "run.db"
+    with Store.open(db) as store:
+        run_id = store.create_run(
+            "live", CONFIG, "ids=0-39", [f"BigCodeBench/{n}" for n in range(40)], ["CF,EF:full"]
+        )
+        ids = [s.id for s in store.run_sessions(run_id)]
+    shown = listed_ids(convtui("sessions", "list", "--db", str(db)))
+    # The shown length is the shortest that works for all: one less names two sessions.
+    shorter = {prefix[:-1] for prefix in shown}
+    assert any(sum(sid.startswith(p) for sid in ids) > 1 for p in shorter)
+
+
+def test_ids_stored_by_older_versions_still_list_and_resolve(tmp_path):
+    fixture = Path(__file__).resolve().parent / "fixtures" / "store-m002_feedback_drafts.sqlite"
+    db = tmp_path / "old.db"
+    shutil.copyfile(fixture, db)
+    with Store.open(db) as store:
+        ids = [row[0] for row in store.db.execute("SELECT id FROM sessions").fetchall()]
+    shown = listed_ids(convtui("sessions", "list", "--db", str(db)))
+    assert sorted(sid for prefix in shown for sid in ids if sid.startswith(prefix)) == sorted(ids)
+    for prefix in shown:
+        done = convtui("sessions", "show", prefix, "--db", str(db), "--json")
+        assert done.returncode == 0, done.stderr
+
+
+def test_resume_takes_the_prefix_that_list_shows(db: Path) -> None:
+    from convtui.core.loaders import load_catalog
+    from convtui.sessions.browse import unique_prefix_length
+    from convtui.tui.launch import resumed_plan
+
+    sid = session_ids(db)["BigCodeBench/2"]  # still running: resumable
+    catalog = load_catalog("bigcodebench", DATA)
+    with Store.open(db) as store:
+        prefix = sid[: unique_prefix_length(store, [sid])]
+        assert len(prefix) < len(sid)
+        plan = resumed_plan(store, catalog, prefix)
+    assert plan.resume_id == sid
+    assert plan.task.id == "BigCodeBench/2"
+
+
+# --- the default export folder ------------------------------------------------------------------
+
+
+def test_the_default_convcodebench_export_folder_is_git_ignored(db: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    sid = session_ids(db)["BigCodeBench/13"]
+    done = convtui("sessions", "export", sid, "--db", str(db), "--format", "convcodebench")
+    assert done.returncode == 0, done.stderr
+    (folder,) = (p for p in db.parent.iterdir() if p.is_dir())  # the default: beside the db
+    written = next(folder.rglob("manifest.json")).relative_to(db.parent)
+    ignored = subprocess.run(
+        ["git", "-C", str(root), "check-ignore", "--no-index", "-q", str(written)],
+        check=False,
+    )
+    assert ignored.returncode == 0, f"{written} is not ignored by .gitignore"

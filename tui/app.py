@@ -17,7 +17,7 @@ from convtui.tui.commands import SessionCommands, StoredSessions
 from convtui.tui.controller import Services, SessionPlan, UserMode
 from convtui.tui.launch import resumed_plan
 from convtui.tui.screens.confirm import ConfirmModal
-from convtui.tui.screens.help import HelpModal
+from convtui.tui.screens.help import HelpModal, key_help
 from convtui.tui.screens.session import SessionScreen
 from convtui.tui.screens.task_picker import TaskPickerScreen
 from convtui.tui.settings import load_settings, save_setting, settings_path
@@ -164,7 +164,7 @@ class ConvTuiApp(App):
         screen = self.screen
         if not isinstance(screen, SessionScreen):
             return
-        ids = self.launch.catalog.ids()
+        ids = self.launch.catalog.ids
         position = ids.index(screen.plan.task.id) if screen.plan.task.id in ids else -1
         if position + 1 >= len(ids):
             self.notify("This is the last task of the catalog.", severity="warning")
@@ -204,22 +204,13 @@ class ConvTuiApp(App):
         screen = self.screen
         if isinstance(screen, HelpModal):
             return
-        rows = []
-        seen = set()
-        for active in self.screen.active_bindings.values():
-            b = active.binding
-            # Our own actions, and Textual's quit and palette; a text box's editing keys are
-            # the usual ones and would bury these.
-            ours = (b.id or "").startswith("convtui.") or b.action in ("quit", "command_palette")
-            if not ours or b.action in seen or not b.description:
-                continue
-            seen.add(b.action)
-            rows.append((self.get_key_display(b), b.description, b.tooltip or ""))
-        blurbs = [getattr(screen, "help", "")]
+        blurbs = [str(getattr(screen, "help", ""))]
         focused = self.focused
-        if focused is not None and getattr(focused, "help", ""):
+        focused_help = getattr(focused, "help", None)
+        if focused is not None and isinstance(focused_help, str) and focused_help:
             name = focused.border_title or type(focused).__name__
-            blurbs.append(f"**{name}**: {focused.help}")
+            blurbs.append(f"**{name}**: {focused_help}")
+        rows = key_help(self, screen)
         self.push_screen(HelpModal(rows, "\n\n".join(b for b in blurbs if b)))
 
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from functools import partial
+from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from convtui.sessions.browse import SessionSummary, list_sessions
+
+if TYPE_CHECKING:
+    from convtui.tui.app import ConvTuiApp
 
 
 class SessionCommands(Provider):
@@ -68,11 +72,15 @@ class StoredSessions(Provider):
 
     async def startup(self) -> None:
         # Read once when the palette opens, off the UI thread; every keystroke searches these.
-        store = self.app.services.store  # type: ignore[attr-defined]
+        app = cast("ConvTuiApp", self.app)
         found = await asyncio.to_thread(
-            list_sessions, store, status=("planned", "running"), interactive=True, limit=200
+            list_sessions,
+            app.services.store,
+            status=("planned", "running"),
+            interactive=True,
+            limit=200,
         )
-        self._hits = [(self._title(s), partial(self.app.resume_session, s.id), s) for s in found]
+        self._hits = [(self._title(s), partial(app.resume_session, s.id), s) for s in found]
 
     @staticmethod
     def _title(s: SessionSummary) -> str:

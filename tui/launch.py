@@ -4,6 +4,7 @@ resumed one, or the task picker), runs it, and closes everything however it ende
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +16,8 @@ from convtui.core.models.registry import open_backend
 from convtui.core.models.types import GenerationParams
 from convtui.core.omega import FeedbackConfig, parse_feedback
 from convtui.core.session import SessionConfig
-from convtui.sessions import NotFoundError, Store
+from convtui.sessions import AmbiguousIdError, NotFoundError, Store
+from convtui.sessions.browse import resolve_session_id
 from convtui.tui.controller import USER_MODES, Services, SessionError, SessionPlan, UserMode
 from convtui.tui.runner import AsyncRunner
 
@@ -84,13 +86,17 @@ def session_config(options: SessionOptions, user: UserMode) -> SessionConfig:
 
 
 def resumed_plan(store: Store, catalog: TaskCatalog, session_id: str) -> SessionPlan:
-    """The plan that continues a recorded session, under the config it was recorded with."""
+    """The plan that continues a recorded session, under the config it was recorded with.
+    ``session_id`` may be a unique prefix, as ``convtui sessions list`` shows it."""
     try:
+        session_id = resolve_session_id(store, session_id)
         row = store.session(session_id)
     except NotFoundError:
         raise SessionError(
             f"no session {session_id} in {store.path}: convtui sessions list shows them"
         ) from None
+    except AmbiguousIdError as exc:
+        raise SessionError(f"{exc}; give more of the id") from None
     if row.finished:
         raise SessionError(
             f"session {session_id} already ended ({row.status} after {row.turns_done} turns); "
@@ -153,6 +159,12 @@ def run_session(options: SessionOptions, catalog: TaskCatalog) -> int:
     if options.resume and not options.db.exists():
         raise ConvtuiError(
             f"no database at {options.db} to resume from: give the --db the session was recorded in"
+        )
+    # Without a terminal Textual would draw into a pipe and wait for keys that never come.
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise ConvtuiError(
+            "convtui session needs a terminal (stdin and stdout must be a TTY); for headless "
+            "runs use convtui bench live"
         )
     services = open_services(options, config)
     try:

@@ -20,6 +20,7 @@ GLYPHS = {
     "env_error": "⚠",
     "skipped": "-",
     "missing": "?",
+    "not_run": "-",
 }
 
 PHASES = {
@@ -38,6 +39,9 @@ PHASES = {
     "accepted": "accepted as solved",
     "abandoned": "given up",
 }
+
+# The phases a session ends in (the store's closing statuses).
+ENDED = frozenset({"solved", "exhausted", "stalled", "accepted", "abandoned"})
 
 
 class DiffTheme(HighlightTheme):
@@ -79,6 +83,24 @@ def timeline_label(turn: TurnView, *, live: bool = False, phase: str = "") -> st
     elif live:
         label += " · live"
     return label
+
+
+def turn_position(idx: int | None, max_turns: int) -> str:
+    """``turn 2 · 3 of 10``: the turn's number (from 0, as the timeline's ``T2``) and how
+    many of the session's turns it makes; ``no turn played`` when there is none."""
+    if idx is None:
+        return f"no turn played · 0 of {max_turns}"
+    return f"turn {idx} · {idx + 1} of {max_turns}"
+
+
+def composer_note(phase: str) -> str:
+    """What the composer says while it takes no feedback: the turn is still running, it
+    stopped (f5 runs it again), or the session ended (and f10 opens the next task)."""
+    if phase in ("cancelled", "failed"):
+        return PHASES[phase]
+    if phase in ENDED:
+        return f"session ended: {PHASES[phase]} · f10 opens the next task"
+    return "waiting for the turn"
 
 
 def code_diff(previous: str, current: str, *, previous_idx: int, current_idx: int) -> str:

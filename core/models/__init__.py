@@ -8,6 +8,7 @@ from convtui.core.models.registry import ACCEPTED_SPECS, open_backend
 from convtui.core.models.retry import Retrier, RetryPolicy
 from convtui.core.models.types import (
     Attempt,
+    CallInfo,
     ChatMessage,
     Completion,
     GenerationParams,
@@ -17,6 +18,7 @@ from convtui.core.models.types import (
 __all__ = [
     "ACCEPTED_SPECS",
     "Attempt",
+    "CallInfo",
     "ChatMessage",
     "Completion",
     "GenerationParams",

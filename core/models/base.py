@@ -12,6 +12,7 @@ from convtui.core.models.limiter import ConcurrencyLimiter
 from convtui.core.models.retry import Failure, Retrier, call_with_retries
 from convtui.core.models.types import (
     Attempt,
+    CallInfo,
     ChatMessage,
     Completion,
     GenerationParams,
@@ -56,10 +57,13 @@ class ModelBackend(ABC):
         *,
         on_text: TextCallback | None = None,
         on_attempt: AttemptCallback | None = None,
+        call: CallInfo | None = None,
     ) -> Completion:
         """One chat completion. ``on_text`` gets the text so far while it streams (after a
         retry it starts again from the new attempt's first token); ``on_attempt`` hears of
-        every attempt as it ends. Raises ModelError when the call fails for good."""
+        every attempt as it ends; ``call`` says which session, turn and purpose the call
+        serves (the turn loop always passes it; only the scripted ``mock:`` backend uses
+        it). Raises ModelError when the call fails for good."""
 
     async def complete_many(
         self, batch: Sequence[Sequence[ChatMessage]], params: GenerationParams
@@ -130,6 +134,7 @@ class RetryingBackend(ModelBackend):
         *,
         on_text: TextCallback | None = None,
         on_attempt: AttemptCallback | None = None,
+        call: CallInfo | None = None,
     ) -> Completion:
         await self._before_call()
         raw, last = await call_with_retries(

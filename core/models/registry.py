@@ -14,6 +14,8 @@ Accepted specs:
 - ``azure:<deployment>``: Azure OpenAI, from ``AZURE_OPENAI_API_KEY``,
   ``AZURE_OPENAI_ENDPOINT`` and ``OPENAI_API_VERSION``.
 - ``vllm:<hf-model>``: vLLM's in-process engine on a GPU (extra ``vllm``).
+- ``mock:/path/to/script.jsonl``: no model; scripted replies, one JSON row a line, for tests
+  that must not depend on what a model writes (core/models/mock.py).
 
 Opening a backend does no network or model work; missing credentials are reported here,
 everything else by ``await backend.check()``."""
@@ -32,7 +34,7 @@ from convtui.core.models.types import ModelError
 
 ACCEPTED_SPECS = (
     "local:smollm2, local:/path/to/model.gguf, http://host:port/v1 (with --model-name), "
-    "openai:<model>, azure:<deployment>, vllm:<hf-model>"
+    "openai:<model>, azure:<deployment>, vllm:<hf-model>, mock:/path/to/script.jsonl"
 )
 SERVER_KEY_ENV = "CONVTUI_API_KEY"
 # What vLLM's and llama.cpp's servers accept when started without --api-key.
@@ -107,6 +109,10 @@ def open_backend(
         from convtui.core.models.vllm_engine import VllmEngineBackend
 
         return VllmEngineBackend(spec=spec, model=rest)
+    if kind == "mock" and rest:
+        from convtui.core.models.mock import MockBackend
+
+        return MockBackend(spec=spec, path=Path(rest).expanduser())
     raise ModelError(f"unknown model spec {spec!r}; use one of: {ACCEPTED_SPECS}")
 
 

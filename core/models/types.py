@@ -10,6 +10,8 @@ from convtui.core.errors import ConvtuiError
 Role = Literal["system", "user", "assistant"]
 AttemptStatus = Literal["ok", "rate_limit", "transient", "fatal", "timeout"]
 ErrorKind = Literal["rate_limit", "transient", "fatal", "context_length", "timeout"]
+# Why the turn loop calls a model: to write the code, or to play the user.
+CallPurpose = Literal["generate", "simulate"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,18 @@ class GenerationParams:
     max_tokens: int = 1024
     stop: tuple[str, ...] = ()
     seed: int | None = 0
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """Where a call sits: which session (a key stable for the session's life, e.g. its
+    store id), which turn, and why. The turn loop passes it with every call; models ignore
+    it (it is not part of the request, nor of its hash), except the scripted ``mock:``
+    backend, whose answer is the next row of the session's script."""
+
+    session: str
+    turn_idx: int
+    purpose: CallPurpose
 
 
 @dataclass(frozen=True)

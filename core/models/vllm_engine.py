@@ -19,8 +19,10 @@ from convtui.core.models.base import AttemptCallback, ModelBackend, TextCallback
 from convtui.core.models.retry import is_context_length_message
 from convtui.core.models.types import (
     Attempt,
+    CallInfo,
     ChatMessage,
     Completion,
+    ErrorKind,
     GenerationParams,
     ModelError,
 )
@@ -99,7 +101,9 @@ class VllmEngineBackend(ModelBackend):
             outputs = await asyncio.to_thread(_chat, self.model, conversations, params)
         except ValueError as exc:
             if len(batch) == 1 or not is_context_length_message(str(exc)):
-                kind = "context_length" if is_context_length_message(str(exc)) else "fatal"
+                kind: ErrorKind = (
+                    "context_length" if is_context_length_message(str(exc)) else "fatal"
+                )
                 return [ModelError(f"vLLM: {exc}", kind=kind, attempts=1)] * len(batch)
             singles: list[Completion | ModelError] = []
             for messages in batch:
@@ -130,6 +134,7 @@ class VllmEngineBackend(ModelBackend):
         *,
         on_text: TextCallback | None = None,
         on_attempt: AttemptCallback | None = None,
+        call: CallInfo | None = None,
     ) -> Completion:
         """A batch of one. The offline engine does not stream: ``on_text`` hears the whole
         answer once. There is no retrying: an in-process engine failure is not transient."""

@@ -222,13 +222,13 @@ def run_unittest(
             _timed(per_test_s)
             _CASE_RUN(cls(name), result)
             _untimed()
-        except TestTimeout as exc:  # fired outside the test body (setUp's caller, teardown)
-            result.outcome = ("timeout", exc)
-        except BaseException as exc:
+        except TestTimeout as timeout:  # fired outside the test body (setUp's caller, teardown)
+            result.outcome = ("timeout", timeout)
+        except BaseException as raised:
             _untimed()
-            result.outcome = ("error", exc)
-        status, exc = result.outcome
-        _record(emitter, name, status, exc, started, per_test_s)
+            result.outcome = ("error", raised)
+        status, error = result.outcome
+        _record(emitter, name, status, error, started, per_test_s)
 
 
 def run_snippets(
@@ -239,7 +239,8 @@ def run_snippets(
         filename = f"<{name}>"
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         started = time.monotonic()
-        status, error = "pass", None
+        status: str = "pass"
+        error: BaseException | None = None
         try:
             _timed(per_test_s)
             exec(compile(code, filename, "exec"), dict(module.__dict__))

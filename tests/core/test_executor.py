@@ -23,7 +23,7 @@ BEST_LEVEL = detect("auto").level
 
 def available_levels() -> list[str]:
     levels = []
-    for level in ("bwrap", "landlock", "none"):
+    for level in ("bwrap", "namespaces", "landlock", "none"):
         try:
             detect(level)
         except IsolationUnavailable:
@@ -163,9 +163,20 @@ def test_tracebacks_through_libraries_and_run_paths_are_machine_independent(exec
 def test_syntax_error_is_error(executor):
     result = run(executor(), "def f(x:\n    return x\n")
     assert result.status == "error"
-    assert "(__test__.py, line 1)" in result.detail
-    assert set(statuses(result).values()) == {"missing"}
+    assert result.detail.startswith("the code does not compile: SyntaxError: ")
+    assert result.detail.endswith("(line 1)")
+    assert "__test__.py" not in result.detail  # the harness's module, not the candidate
+    assert set(statuses(result).values()) == {"not_run"}
     assert_machine_independent(result.detail)
+
+
+def test_a_syntax_error_is_reported_at_its_line_in_the_code_not_in_the_tests(executor):
+    # Unclosed, the string runs on into the tests, where the runner's compiler stops.
+    code = 'def f(x):\n    s = """abc\n    return x + 1\n'
+    result = run(executor(), code)
+    assert result.status == "error"
+    assert result.detail.startswith("the code does not compile: SyntaxError: ")
+    assert result.detail.endswith("(line 2)")
 
 
 def test_module_level_name_error_is_error_with_the_message(executor):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from convtui.core.extract import extract_code
+from convtui.core.extract import extract_code, holds_code
 
 HEADER = "import os\nimport pandas as pd\nfrom collections import Counter\n"
 
@@ -332,3 +332,38 @@ def test_ccw_empty_block_keeps_cut_text() -> None:
 def test_unknown_mode() -> None:
     with pytest.raises(ValueError, match="mode"):
         extract_code("x", mode="other")  # type: ignore[arg-type]
+
+
+# --- is there any code at all? (convtui check refuses a file that holds none) -----------------
+
+NO_CODE = {
+    "prose": "This file only has words in it.\nNothing to run here, I am afraid.\n",
+    "markdown": "# Notes\n\nSome words about the task.\n\n- a bullet\n- another one\n",
+    "empty": "",
+    "one word": "Sure",
+    "empty fence": "Here it is:\n```python\n```\n",
+    "text block": "I could not do it.\n```text\nno code here\n```\n",
+    "shell block": "Install first:\n```bash\npip install pandas\n```\n",
+    "comments only": "```python\n# TODO write the function\n```\n",
+    "docstring only": '"""Nothing but a docstring."""\n',
+}
+SOME_CODE = {
+    "plain python": "def task_func(x):\n    return x\n",
+    "fenced reply": "Here you go:\n```python\ndef task_func(x):\n    return x\n```\nDone.\n",
+    "unfenced with prose": "Sure! The code:\n\ndef task_func(x):\n    return x\n\nIt works.\n",
+    "syntax error": "def task_func(x:\n    return x\n",
+    "broken fenced block": "```python\ndef task_func(x):\n    return (x,\n```\n",
+    "foreign tag, entry point": "```text\ndef task_func(x):\n    return x\n```\n",
+    "one statement": "x = 1\n",
+}
+
+
+@pytest.mark.parametrize("reply", NO_CODE.values(), ids=NO_CODE.keys())
+def test_holds_code_is_false_for_replies_without_python(reply: str) -> None:
+    assert not holds_code(reply, entry_point="task_func")
+
+
+@pytest.mark.parametrize("reply", SOME_CODE.values(), ids=SOME_CODE.keys())
+def test_holds_code_is_true_for_any_python_even_broken(reply: str) -> None:
+    assert holds_code(reply, entry_point="task_func")
+    assert extract_code(reply, entry_point="task_func").strip()  # extraction agrees

@@ -35,6 +35,7 @@ SECRET_VAR = "CONVTUI_PROBE_SECRET"
 LIMITS = Limits(per_test_s=2, wall_s=5)
 SHORT = Limits(per_test_s=0.5, wall_s=4)
 PRELOAD = ("unittest", "json", "socket", "subprocess")
+PRIVATE_TMP = ("bwrap", "namespaces")  # levels whose sandbox has a /tmp of its own
 
 TESTS = Spec(
     "unittest",
@@ -414,7 +415,7 @@ def test_write_outside_to_tmp(ex, isolation_level):
     try:
         result = run(ex, code)
         assert not target.exists()
-        if isolation_level == "bwrap":
+        if isolation_level in PRIVATE_TMP:
             # The sandbox has its own /tmp (wiped after each run): the write landed there,
             # and tasks that write to /tmp keep working, so this may pass.
             assert result.status in ("pass", "fail")
@@ -431,10 +432,48 @@ def test_write_next_to_the_repo(ex, isolation_level):
     code = f"def f(x):\n    open({str(target)!r}, 'w').write('owned')\n    return x + 1\n"
     try:
         result = run(ex, code)
-        # Under bwrap /tmp is the sandbox's own tmpfs: a checkout under /tmp (as in CI) puts
-        # the target there, where the write succeeds and vanishes with the run.
-        if not (isolation_level == "bwrap" and str(target).startswith("/tmp/")):
+        # Under bwrap or namespaces /tmp is the sandbox's own tmpfs: a checkout under /tmp (as
+        # in CI) puts the target there, where the write succeeds and vanishes with the run.
+        if not (isolation_level in PRIVATE_TMP and str(target).startswith("/tmp/")):
             assert_not_pass(result)
+        assert not target.exists()
+    finally:
+        target.unlink(missing_ok=True)
+
+
+def test_own_namespaces_do_not_make_the_root_writable(ex, isolation_level):
+    # A run that makes its own user and mount namespaces holds every capability there: it
+    # tries to remount the root read-write (and to mount over the target's folder) and write.
+    needs_isolation(isolation_level)
+    target = REPO_ROOT.parent / f"convtui-probe-{uuid.uuid4().hex}"
+    code = textwrap.dedent(
+        f"""\
+        import ctypes, os
+        TARGET = {str(target)!r}
+        def _escape():
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.unshare(0x10000000 | 0x00020000) == 0:  # CLONE_NEWUSER | CLONE_NEWNS
+                for flags in (0x20 | 0x1000, 0x20):  # MS_REMOUNT | MS_BIND, MS_REMOUNT
+                    libc.mount(None, b"/", None, flags, None)
+                libc.mount(b"none", os.path.dirname(TARGET).encode(), b"tmpfs", 0, None)
+            try:
+                with open(TARGET, "w") as fh:
+                    fh.write("owned")
+            except OSError:
+                pass
+        def f(x):
+            child = os.fork()  # unshare(CLONE_NEWUSER) needs a single-threaded process
+            if child == 0:
+                _escape()
+                os._exit(0)
+            os.waitpid(child, 0)
+            return x + 2
+        """
+    )
+    try:
+        result = run(ex, code)
+        assert_not_pass(result)
+        assert result.status == "fail", result  # the probe ran to its end
         assert not target.exists()
     finally:
         target.unlink(missing_ok=True)

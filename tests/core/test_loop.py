@@ -110,7 +110,9 @@ class Scripted(ModelBackend):
     async def check(self) -> None:
         return None
 
-    async def complete(self, messages, params, *, on_text=None, on_attempt=None) -> Completion:
+    async def complete(
+        self, messages, params, *, on_text=None, on_attempt=None, call=None
+    ) -> Completion:
         self.seen.append(tuple(messages))
         return Completion(self.replies.pop(0), "stop", 1, 1, 0.0, 1, "scripted", None)
 

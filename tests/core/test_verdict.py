@@ -13,7 +13,7 @@ import pytest
 from convtui.core.tasks import TestSpec as Spec
 from convtui.core.testplan import TestPlan as Plan
 from convtui.core.testplan import plan_tests
-from convtui.core.verdict import RawRun, decide
+from convtui.core.verdict import RawRun, compile_error, decide
 
 EXPECTED = ("test_a", "test_b", "test_c")
 CANARIES = ("canary_n0nce_assertEqual", "canary_n0nce_raise")
@@ -196,7 +196,56 @@ def test_module_error_is_error_with_the_message():
     result = verdict(raw(records))
     assert result.status == "error"
     assert "name 'x' is not defined" in result.detail
-    assert set(statuses(result).values()) == {"missing"}
+    # Nothing ran: the tests are "not run", not "missing" (which hints at a cut-short run).
+    assert set(statuses(result).values()) == {"not_run"}
+
+
+def syntax_error_run(exc: str, msg: str) -> RawRun:
+    return raw([rec("module_error", exc=exc, msg=msg, tb="", module=None), rec("done")])
+
+
+def test_code_that_does_not_compile_is_said_so_with_the_line_in_the_code():
+    code = "def f(xs):\n    total = 0\n    return (total,\n"
+    expected = compile_error(code)
+    assert expected is not None and expected.startswith("SyntaxError: ")
+    assert expected.endswith("(line 3)")
+    # The runner compiled code + tests, so its line may point into the tests (line 40 here).
+    run = syntax_error_run("SyntaxError", "'(' was never closed (__test__.py, line 40)")
+    result = decide(run, PLAN, frozenset(), "test-isolation", WALL_S, code=code)
+    assert result.status == "error"
+    assert result.detail == f"the code does not compile: {expected}"
+    assert "__test__.py" not in result.detail
+    assert set(statuses(result).values()) == {"not_run"}
+
+
+@pytest.mark.parametrize("exc", ["SyntaxError", "IndentationError", "TabError"])
+def test_without_the_code_the_runners_line_is_kept_but_not_its_file_name(exc):
+    result = verdict(syntax_error_run(exc, "invalid syntax (__test__.py, line 7)"))
+    assert result.status == "error"
+    assert result.detail == f"the code does not compile: {exc}: invalid syntax (line 7)"
+
+
+def test_code_that_compiles_alone_but_not_before_the_tests_says_so():
+    run = syntax_error_run("SyntaxError", "invalid syntax (__test__.py, line 12)")
+    result = decide(run, PLAN, frozenset(), "test-isolation", WALL_S, code="x = 1\n")
+    assert result.status == "error"
+    assert result.detail.startswith("the code and the tests do not compile together: ")
+    assert "(line 12, counting the tests' lines after the code's)" in result.detail
+    assert "__test__.py" not in result.detail
+
+
+def test_a_syntax_error_the_code_raises_while_running_stays_a_runtime_error():
+    # eval("1 +") inside the candidate: another file name, so not a compile failure.
+    run = syntax_error_run("SyntaxError", "invalid syntax (<string>, line 1)")
+    result = decide(run, PLAN, frozenset(), "test-isolation", WALL_S, code="x = 1\n")
+    assert result.status == "error"
+    assert result.detail == "invalid syntax (<string>, line 1)"
+
+
+def test_compile_error_is_none_for_code_that_compiles():
+    assert compile_error("def f():\n    return 1\n") is None
+    assert compile_error("x = '\\d'\n") is None  # an invalid-escape warning is no error
+    assert compile_error("x = 1\0\n") is not None  # null bytes: ValueError, reported too
 
 
 def test_module_error_timeout_is_timeout():

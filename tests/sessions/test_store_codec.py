@@ -62,6 +62,14 @@ def test_ids_are_unique_sortable_and_increasing() -> None:
     assert all(len(i) == 26 and i == i.lower() for i in ids)
 
 
+def test_ids_made_in_one_burst_differ_within_their_first_12_characters() -> None:
+    # A benchmark plans thousands of sessions within a few milliseconds; a listing shows
+    # their first 12 characters at most, so those must tell them apart.
+    ids = [new_id() for _ in range(5000)]
+
+    assert len({i[:12] for i in ids}) == len(ids)
+
+
 def _child_ids(queue: multiprocessing.Queue) -> None:
     queue.put([new_id() for _ in range(100)])
 

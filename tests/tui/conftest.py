@@ -1,5 +1,6 @@
-"""Fixtures for the TUI tests: real parts only (see tui_harness.py); nothing talks to a
-network, and no test touches the user's remembered settings."""
+"""Fixtures for the TUI tests: real parts (see tui_harness.py) with a scripted model, or the
+embedded one for ``real_apps``; nothing talks to a network, and no test touches the user's
+remembered settings."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tui_harness import DATA_DIR, AppFactory
+from tui_harness import (
+    ASCENDING,
+    DATA_DIR,
+    NOVICE_SAYS,
+    REAL_MODEL,
+    WRONG,
+    AppFactory,
+    write_script,
+)
 
 from convtui.core.executor import Executor
 from convtui.core.loaders import TaskCatalog, load_catalog
@@ -39,9 +48,20 @@ def local_model_available() -> None:
 
 
 @pytest.fixture
-def apps(
+def apps(tmp_path: Path, executor: Executor, catalog: TaskCatalog) -> Iterator[AppFactory]:
+    """Apps on a scripted model: turn 0 fails a test (WRONG), every later turn fails another
+    (ASCENDING), and the simulator, when asked, says NOVICE_SAYS."""
+    model = write_script(tmp_path / "model.jsonl", [WRONG, ASCENDING], [NOVICE_SAYS])
+    factory = AppFactory(tmp_path / "sessions.db", executor, catalog, model)
+    yield factory
+    factory.close()
+
+
+@pytest.fixture
+def real_apps(
     tmp_path: Path, executor: Executor, catalog: TaskCatalog, local_model_available: None
 ) -> Iterator[AppFactory]:
-    factory = AppFactory(tmp_path / "sessions.db", executor, catalog)
+    """Apps on the embedded SmolLM2: for checks that hold whatever it writes."""
+    factory = AppFactory(tmp_path / "sessions.db", executor, catalog, REAL_MODEL)
     yield factory
     factory.close()

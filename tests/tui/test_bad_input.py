@@ -25,11 +25,11 @@ from convtui.tui.screens.session import SessionScreen
 from convtui.tui.screens.task_picker import TaskPickerScreen
 
 
-def options(db: Path, **changes: object) -> SessionOptions:
+def options(db: Path, model: str, **changes: object) -> SessionOptions:
     values: dict[str, object] = dict(
         task=None,
         resume=None,
-        model="local:smollm2",
+        model=model,
         model_name=None,
         simulator=None,
         feedback="CF,EF:full,VF:novice",
@@ -53,10 +53,14 @@ def closed_port() -> int:
 
 
 def test_an_unknown_task_opens_the_picker_on_it_with_the_error_shown(apps: AppFactory):
+    """Scripted: the session that opens at last plays the apps fixture's script."""
     services = apps.services()
-    config = config_for()
+    config = config_for(model=apps.model)
     launch = plan_launch(
-        options(apps.db, task="BigCodeBench/99999"), apps.catalog, services.store, config
+        options(apps.db, apps.model, task="BigCodeBench/99999"),
+        apps.catalog,
+        services.store,
+        config,
     )
 
     async def main() -> None:
@@ -101,12 +105,13 @@ def test_an_unreachable_model_server_is_a_message_and_records_nothing(apps: AppF
 
 @pytest.mark.slow
 def test_an_unreachable_server_on_resume_keeps_every_recorded_turn(apps: AppFactory):
-    """A session recorded on the embedded model, resumed against a server that is down."""
+    """A session recorded on a scripted model (turns 0 and 1 fail a test each), resumed
+    against a server that is down."""
     session_id = record_one_human_turn(apps, "Use statistics.mean.")
     with sqlite3.connect(apps.db) as conn:
         conn.execute(
             "UPDATE sessions SET config_json = replace(config_json, ?, ?)",
-            ("local:smollm2", f"http://127.0.0.1:{closed_port()}/v1"),
+            (apps.model, f"http://127.0.0.1:{closed_port()}/v1"),
         )
 
     async def resumed(pilot: Pilot) -> None:
@@ -115,7 +120,10 @@ def test_an_unreachable_server_on_resume_keeps_every_recorded_turn(apps: AppFact
 
     services = apps.services()
     launch = plan_launch(
-        options(apps.db, resume=session_id), apps.catalog, services.store, config_for()
+        options(apps.db, apps.model, resume=session_id),
+        apps.catalog,
+        services.store,
+        config_for(model=apps.model),
     )
 
     async def main() -> None:
@@ -152,12 +160,16 @@ def test_the_chosen_theme_is_remembered_and_an_unknown_one_falls_back(apps, own_
 
     for scenario in (choose, check):
         services = apps.services()
-        launch = plan_launch(options(apps.db), apps.catalog, services.store, config_for())
+        launch = plan_launch(
+            options(apps.db, apps.model), apps.catalog, services.store, config_for(model=apps.model)
+        )
         asyncio.run(_run(make_app(services, launch), scenario))
     assert '"theme": "textual-light"' in own_settings.read_text()
     own_settings.write_text('{"theme": "no-such-theme"}')
     services = apps.services()
-    launch = plan_launch(options(apps.db), apps.catalog, services.store, config_for())
+    launch = plan_launch(
+        options(apps.db, apps.model), apps.catalog, services.store, config_for(model=apps.model)
+    )
     asyncio.run(_run(make_app(services, launch), fallback))
 
 

@@ -1,21 +1,26 @@
 """Snapshots of the session screen in its key states (pytest-textual-snapshot).
 
 The replies come from a recorded session (seed.py) and the tests really run, so a snapshot
-changes only when the screen does. Frozen: the clock, test durations, the cursor blink, the
-session id. Textual is pinned exactly in pyproject.toml: regenerate with
-``pytest tests/tui/test_snapshots.py --snapshot-update`` only after reading the report."""
+changes only when the screen does. The session is recorded under the embedded model's spec,
+which the title shows: the app opens and checks that model but never asks it anything (every
+reply it plays is found in the call journal), so no snapshot depends on what it would write.
+Frozen: the clock, test durations, the cursor blink, the session id. Textual is pinned exactly
+in pyproject.toml: regenerate with ``pytest tests/tui/test_snapshots.py --snapshot-update``
+only after reading the report."""
 
 from __future__ import annotations
 
 import pytest
 from seed import SESSION_ID, recorded_session
 from textual.pilot import Pilot
-from tui_harness import AppFactory, config_for, phase_is, wait_until
+from tui_harness import REAL_MODEL, AppFactory, config_for, phase_is, wait_until
 
 from convtui.tui import messages as msg
 from convtui.tui import render
 from convtui.tui.screens.session import SessionScreen
 from convtui.tui.widgets.composer import FeedbackComposer
+
+pytestmark = pytest.mark.usefixtures("local_model_available")
 
 TASK = "BigCodeBench/2"
 HEADER = "```python\nimport random\nimport statistics\n"
@@ -44,8 +49,9 @@ def frozen(monkeypatch: pytest.MonkeyPatch) -> None:
 def app_at(apps: AppFactory, replies: list[str], feedback: list[str], **config: object):
     store = apps.store()
     task = apps.catalog.get(TASK)
-    recorded_session(store, apps.executor, task, config_for(**config), replies, feedback)
-    return apps.app(resume=SESSION_ID, clock=lambda: 0.0)
+    recorded = config_for(**config, model=REAL_MODEL)
+    recorded_session(store, apps.executor, task, recorded, replies, feedback)
+    return apps.app(resume=SESSION_ID, clock=lambda: 0.0, model=REAL_MODEL)
 
 
 async def settled(pilot: Pilot, *phases: str) -> SessionScreen:

@@ -1,7 +1,11 @@
 """The tmux smoke test (STYLE.md §9 item 5): scripts/tui_smoke.sh drives the real app through
-`python -m convtui session` in a 120x40 tmux pane on the embedded SmolLM2, sends one piece of
-human feedback, quits with ctrl+q and checks the database. It covers what Pilot cannot: the
-typer entry point, the real terminal driver, startup time and a clean exit."""
+`python -m convtui session` in a 120x40 tmux pane, sends one piece of human feedback, quits
+with ctrl+q and checks the database. It covers what Pilot cannot: the typer entry point, the
+real terminal driver, startup time and a clean exit.
+
+Scripted: the model is ``mock:FILE`` (turn 0 fails one test, turn 1 another), so the screens
+the script waits for come on every machine; the embedded model's own turns are covered by
+tests/tui/test_session_pilot.py and tests/benchmarks/test_live.py."""
 
 from __future__ import annotations
 
@@ -13,24 +17,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from convtui.core.models.llama_local import require_llama_cpp, smollm2_path
-from convtui.core.models.types import ModelError
+from tui_harness import ASCENDING, WRONG, write_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "tui_smoke.sh"
 DATA = Path(os.environ.get("CONVTUI_DATA_DIR") or ROOT.parent / "shared" / "data").resolve()
 DEADLINE_S = 120  # per wait inside the script; a normal run takes ~20 s in all
 TIMEOUT_S = 560  # the whole script, under pytest's 600 s
-
-
-def _embedded_model_missing() -> str | None:
-    try:
-        smollm2_path()
-        require_llama_cpp()
-    except ModelError as exc:
-        return str(exc)
-    return None
 
 
 pytestmark = [
@@ -46,8 +39,7 @@ pytestmark = [
 
 
 def test_session_takes_human_feedback_in_a_real_terminal(tmp_path: Path) -> None:
-    if why := _embedded_model_missing():
-        pytest.skip(why)
+    model = write_script(tmp_path / "model.jsonl", [WRONG, ASCENDING])
     env = {
         **os.environ,
         "CONVTUI_DATA_DIR": str(DATA),
@@ -57,7 +49,7 @@ def test_session_takes_human_feedback_in_a_real_terminal(tmp_path: Path) -> None
     }
     out = tmp_path / "smoke"
     proc = subprocess.Popen(
-        ["bash", str(SCRIPT), "--out", str(out)],
+        ["bash", str(SCRIPT), "--model", model, "--out", str(out)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -74,6 +66,6 @@ def test_session_takes_human_feedback_in_a_real_terminal(tmp_path: Path) -> None
     assert proc.returncode == 0, f"scripts/tui_smoke.sh failed:\n{output}"
     screen_1 = (out / "screen-1.txt").read_text(encoding="utf-8")
     screen_2 = (out / "screen-2.txt").read_text(encoding="utf-8")
-    assert "waiting for your feedback" in screen_1, screen_1
-    assert "· human" in screen_2, screen_2
+    assert "waiting for your feedback" in screen_1 and "T0 ✗ 4/5" in screen_1, screen_1
+    assert "T0 ✗ 4/5 · human" in screen_2 and "T1 ✗ 4/5" in screen_2, screen_2
     assert (out / "exit.txt").read_text().strip() == "exit=0"

@@ -1,13 +1,19 @@
 """The TUI tests' harness: configs, an app factory over real parts (a SQLite store in
-tmp_path, the sandboxed executor, the embedded SmolLM2, the app's runner loop) and waiting
-helpers. A plain module with its own name, so no other folder's conftest can shadow it."""
+tmp_path, the sandboxed executor, the app's runner loop, and a model) and waiting helpers. A
+plain module with its own name, so no other folder's conftest can shadow it.
+
+The model is scripted (``mock:FILE``, core/models/mock.py) unless a test asks for the real
+one: what a real model writes changes with the llama.cpp build, so a test that checks code or
+test outcomes scripts them. The tests on the embedded SmolLM2 (``REAL_MODEL``) check only
+what no model can change: a turn recorded, its calls journaled."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -30,10 +36,57 @@ DATA_DIR = Path(
     os.environ.get("CONVTUI_DATA_DIR") or REPO_ROOT.parent / "shared" / "data"
 ).resolve()
 
-# BigCodeBench/2 needs only the standard library and SmolLM2 never solves it, so every turn
-# fails its tests and asks for feedback.
+# BigCodeBench/2 needs only the standard library. The scripted replies below are its code.
 TASK = "BigCodeBench/2"
-MODEL = "local:smollm2"
+REAL_MODEL = "local:smollm2"
+MODEL = REAL_MODEL  # the default of config_for and AppFactory when no script is given
+
+
+def fenced(code: str) -> str:
+    """A reply as a chat model writes it: the code in a python fence."""
+    return f"```python\n{code}```"
+
+
+HEADER = "import random\nimport statistics\n"
+# Fails only test_case_5 (no letter is a key): tests 4/5, "Tests · ✗".
+WRONG = fenced(HEADER + "def task_func(LETTERS):\n    return {}\n")
+# Every letter, but sorted by ascending mean: fails only test_case_4, 4/5.
+ASCENDING = fenced(
+    HEADER + "def task_func(LETTERS):\n    return {k: [i] for i, k in enumerate(LETTERS)}\n"
+)
+# Does not compile (an unclosed bracket).
+BROKEN = fenced("def task_func(LETTERS):\n    return {k: [] for k in LETTERS\n")
+# What the scripted novice says; it copies nothing from the ground truth.
+NOVICE_SAYS = "Every letter should be a key, and sort by the mean, highest first."
+
+
+def right(catalog: TaskCatalog, task: str = TASK) -> str:
+    """A reply that passes every test: the task's ground truth."""
+    return fenced(catalog.get(task).ground_truth)
+
+
+def write_script(
+    path: Path,
+    generate: Sequence[str],
+    simulate: Sequence[str] = (),
+    *,
+    delay_s: float = 0.0,
+    simulate_delay_s: float | None = None,
+) -> str:
+    """Write a ``mock:`` script (turn i gets ``generate[i]``, the last one repeating; the
+    simulator's answers come in order) and return its spec. ``delay_s`` is how long each
+    reply takes to stream in (``simulate_delay_s`` for the simulator's, if different)."""
+    simulate_s = delay_s if simulate_delay_s is None else simulate_delay_s
+    lines = [
+        json.dumps({"purpose": purpose, "text": text, "delay_s": seconds})
+        for purpose, texts, seconds in (
+            ("generate", generate, delay_s),
+            ("simulate", simulate, simulate_s),
+        )
+        for text in texts
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return f"mock:{path}"
 
 
 def config_for(
@@ -44,7 +97,8 @@ def config_for(
     return SessionConfig(
         model=model,
         feedback=omega,
-        simulator=MODEL if omega.verbal != "none" else None,
+        # The app's simulator is its model (Services.simulator is None): say so.
+        simulator=model if omega.verbal != "none" else None,
         context="full",
         max_turns=turns,
         params=params,
@@ -53,16 +107,34 @@ def config_for(
 
 
 class AppFactory:
-    """Builds apps over one store file; closes what it opened (the executor is shared)."""
+    """Builds apps over one store file; closes what it opened (the executor is shared).
+    ``model`` is the spec every app gets unless it names another."""
 
-    def __init__(self, db: Path, executor: Executor, catalog: TaskCatalog) -> None:
+    def __init__(
+        self, db: Path, executor: Executor, catalog: TaskCatalog, model: str = MODEL
+    ) -> None:
         self.db = db
         self.executor = executor
         self.catalog = catalog
+        self.model = model
         self._opened: list[Services] = []
 
-    def services(self, model: str = MODEL, clock: Callable[[], float] | None = None) -> Services:
-        services = Services(Store.open(self.db), open_backend(model), self.executor, AsyncRunner())
+    def script(
+        self,
+        generate: Sequence[str],
+        simulate: Sequence[str] = (),
+        *,
+        delay_s: float = 0.0,
+        name: str = "script.jsonl",
+    ) -> str:
+        """A ``mock:`` spec for a script written beside the store (see ``write_script``)."""
+        return write_script(self.db.parent / name, generate, simulate, delay_s=delay_s)
+
+    def services(
+        self, model: str | None = None, clock: Callable[[], float] | None = None
+    ) -> Services:
+        backend = open_backend(model or self.model)
+        services = Services(Store.open(self.db), backend, self.executor, AsyncRunner())
         if clock is not None:
             services.clock = clock
         self._opened.append(services)
@@ -75,10 +147,11 @@ class AppFactory:
         feedback: str = "CF,EF:full,VF:novice",
         user: UserMode = "human",
         turns: int = 3,
-        model: str = MODEL,
+        model: str | None = None,
         resume: str | None = None,
         clock: Callable[[], float] | None = None,
     ) -> ConvTuiApp:
+        model = model or self.model
         services = self.services(model, clock)
         config = config_for(feedback, turns=turns, model=model)
         plan = SessionPlan(self.catalog.get(task), config, user, resume_id=resume)

@@ -28,6 +28,7 @@ from convtui.tui.viewmodels import TurnView, result_view, turn_view
 from convtui.tui.widgets.code_pane import CodePane
 from convtui.tui.widgets.composer import FeedbackComposer
 from convtui.tui.widgets.feedback_pane import FeedbackPane
+from convtui.tui.widgets.simulated_feedback import SimulatedFeedback
 from convtui.tui.widgets.status_line import StatusLine
 from convtui.tui.widgets.task_pane import TaskPane
 from convtui.tui.widgets.test_table import TestResultsTable
@@ -59,6 +60,7 @@ class SessionScreen(Screen):
         self.live: TurnView | None = None
         self._started = services.clock()
         self._human_verbal = plan.user not in ("novice", "expert")
+        self._persona = f"{plan.user} simulator"
 
     # --- layout --------------------------------------------------------------------------------
 
@@ -77,6 +79,8 @@ class SessionScreen(Screen):
                 yield CodePane(id="code-pane")
                 yield TestResultsTable(id="test-table")
                 yield FeedbackComposer(id="feedback-composer")
+                if not self._human_verbal:
+                    yield SimulatedFeedback(self._persona, id="simulated-feedback")
         yield StatusLine(config.model, config.feedback.label, id="status-line")
         yield Footer(compact=True)
 
@@ -194,14 +198,20 @@ class SessionScreen(Screen):
     @on(msg.Simulating)
     def _simulating(self, _event: msg.Simulating) -> None:
         self.phase = "simulating"
+        self._refresh()
 
     @on(msg.Simulated)
     def _simulated(self, event: msg.Simulated) -> None:
-        said = event.text if event.text else "(the simulator stayed silent)"
-        self.notify(said, title=f"{self.plan.user} simulator", markup=False, timeout=8)
-        # The toast times out; the status line keeps the gist until the next news.
-        self.query_one(StatusLine).note = f"{self.plan.user} simulator: {said.splitlines()[0]}"
+        # Shown where a person's feedback would be (below the tests, and in the Feedback
+        # tab), never over the code; "" is a simulator that stayed silent.
+        if self.live is not None:
+            self.live = replace(
+                self.live,
+                verbal_feedback=event.text or "",
+                feedback_source=f"simulator:{self.plan.user}",
+            )
         self.phase = "saving"
+        self._refresh()
 
     @on(msg.TurnSaved)
     def _saved(self, event: msg.TurnSaved) -> None:
@@ -210,14 +220,14 @@ class SessionScreen(Screen):
         composer = self.query_one(FeedbackComposer)
         if event.turn.verbal_feedback is not None or event.turn.feedback_draft is not None:
             composer.sent()
-        if event.status != "running":
-            self.phase = event.status
+        # Between turns the next one is starting; after the last, the session's end shows.
+        self.phase = event.status if event.status != "running" else "starting"
         self._refresh()
 
     @on(msg.SessionFinished)
     def _finished(self, event: msg.SessionFinished) -> None:
-        self.phase = event.status
-        self.query_one(StatusLine).note = f"session {self.controller.session_id} {event.status}"
+        self.phase = event.status  # the status line says how it ended
+        self.query_one(StatusLine).note = ""
         self._refresh()
 
     @on(msg.TurnFailed)
@@ -240,7 +250,10 @@ class SessionScreen(Screen):
 
     @on(TurnTimeline.TurnSelected)
     def _turn_selected(self, event: TurnTimeline.TurnSelected) -> None:
-        self.viewed = event.idx if event.idx < len(self.recorded) else None
+        # The timeline's last row is the turn shown by default (the live one, else the
+        # latest): choosing it ends read-only viewing.
+        latest = len(self.recorded) if self.live is not None else len(self.recorded) - 1
+        self.viewed = event.idx if event.idx < latest else None
 
     @on(TestResultsTable.TracebackRequested)
     def _traceback(self, event: TestResultsTable.TracebackRequested) -> None:
@@ -250,7 +263,10 @@ class SessionScreen(Screen):
 
     def watch_phase(self, phase: str) -> None:
         self.query_one(StatusLine).phase = phase
-        self.query_one(FeedbackComposer).ready = phase == "awaiting_feedback"
+        composer = self.query_one(FeedbackComposer)
+        composer.ready = phase == "awaiting_feedback"
+        composer.idle_note = render.composer_note(phase)
+        composer.read_only = phase in FINISHED  # nobody will read what is typed now
         self.set_class(phase in BUSY, "-busy")
 
     def watch_viewed(self, _viewed: int | None) -> None:
@@ -276,7 +292,9 @@ class SessionScreen(Screen):
         if self.live is not None:
             labels.append(render.timeline_label(self.live, live=True, phase=self.phase))
         timeline = self.query_one(TurnTimeline)
-        timeline.set_turns(labels, self.viewed, self.plan.config.max_turns)
+        # The row of the turn on screen stays highlighted: the viewed one, else the latest.
+        shown = self.viewed if self.viewed is not None else len(labels) - 1
+        timeline.set_turns(labels, shown, self.plan.config.max_turns)
         banner = self.query_one("#viewing-banner", Static)
         banner.display = self.viewed is not None
         if self.viewed is not None:
@@ -286,8 +304,10 @@ class SessionScreen(Screen):
                     "end returns to the live turn"
                 )
             )
-        status = self.query_one(StatusLine)
-        status.turn = self.live.idx if self.live else len(self.recorded)
+        self.query_one(StatusLine).turn = self._current_turn()
+        writing = self.phase == "simulating" and self.viewed is None
+        for pane in self.query(SimulatedFeedback):
+            pane.show_turn(turn, previous, writing=writing)
         if turn is None:
             return
         streaming = self.viewed is None and self.live is not None and not self.live.code
@@ -296,6 +316,15 @@ class SessionScreen(Screen):
         self.query_one(TestResultsTable).show(turn.result)
         execution_on = self.plan.config.feedback.execution != "none"
         self.query_one(FeedbackPane).show(turn, execution_on=execution_on)
+
+    def _current_turn(self) -> int | None:
+        """The turn in play: the live one, else the next to run, or once the session ended
+        the last one played (None if it ended before any)."""
+        if self.live is not None:
+            return self.live.idx
+        if self.finished:
+            return len(self.recorded) - 1 if self.recorded else None
+        return len(self.recorded)
 
     def _tick(self) -> None:
         self.query_one(StatusLine).elapsed_s = self.services.clock() - self._started
@@ -310,6 +339,8 @@ class SessionScreen(Screen):
             return False
         if action == "send" and self.plan.config.feedback.verbal == "none":
             return False  # nothing to write: ctrl+n steps to the next turn
+        if action == "focus_composer" and not any(c.display for c in self.query(FeedbackComposer)):
+            return False  # a simulator plays the user, or VF:none: there is no composer
         return self.phase in allowed
 
     def action_send(self) -> None:

@@ -3,13 +3,19 @@ modal and (through check_action) the command palette."""
 
 from __future__ import annotations
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
+
+from convtui.tui import render
 
 BUSY = frozenset({"starting", "generating", "executing", "simulating", "saving"})
-FINISHED = frozenset({"solved", "exhausted", "stalled", "accepted", "abandoned"})
+FINISHED = render.ENDED
 
-# Which phases each action is offered in (check_action): elsewhere it leaves the footer and
-# the palette, so both show only what can be done now. Unlisted actions are always offered.
+PHASES = BUSY | FINISHED | {"awaiting_feedback", "cancelled", "failed"}
+CANCELLABLE = BUSY - {"saving"}
+
+# Which phases each action is offered in (check_action): elsewhere it leaves the footer, help
+# marks it "not now" and the palette drops it, so all three show only what can be done now.
+# Unlisted actions are always offered.
 ALLOWED = {
     "send": {"awaiting_feedback"},
     "continue": {"awaiting_feedback"},
@@ -17,10 +23,11 @@ ALLOWED = {
     "retry_turn": {"cancelled", "failed"},
     "accept": {"awaiting_feedback"},
     "give_up": {"awaiting_feedback", "cancelled", "failed"},
-    "cancel": BUSY - {"saving"},
+    "cancel": CANCELLABLE,
+    "focus_composer": PHASES - CANCELLABLE,  # escape cancels while a step runs
 }
 
-SESSION_BINDINGS = [
+SESSION_BINDINGS: list[BindingType] = [
     Binding(
         "ctrl+j,alt+enter",
         "send",

@@ -22,6 +22,7 @@ class CodePane(Vertical):
         "raw answer, streamed as it arrives. **Feedback** is what the model will be told about "
         "this code under the session's Ω."
     )
+    BINDING_GROUP_TITLE = "the code pane"
     BINDINGS = [
         Binding("d", "toggle_diff", "Diff", id="convtui.diff-local", tooltip="Code ↔ diff"),
     ]

@@ -19,6 +19,9 @@ class FeedbackComposer(TextArea):
     ready: reactive[bool] = reactive(False)
     """A turn is waiting for this feedback."""
 
+    idle_note: reactive[str] = reactive("waiting for the turn")
+    """Why no feedback is taken now (shown while not ``ready``)."""
+
     draft_label: reactive[str] = reactive("")
     """``simulator:<kind>`` while the text is an unedited simulator draft."""
 
@@ -32,6 +35,9 @@ class FeedbackComposer(TextArea):
         self._retitle()
 
     def watch_draft_label(self, _label: str) -> None:
+        self._retitle()
+
+    def watch_idle_note(self, _note: str) -> None:
         self._retitle()
 
     def offer_draft(self, draft: str | None, label: str) -> None:
@@ -63,4 +69,4 @@ class FeedbackComposer(TextArea):
                 "edited draft (sent as human)" if edited else f"draft by {self.draft_label}"
             )
         else:
-            self.border_subtitle = "" if self.ready else "waiting for the turn"
+            self.border_subtitle = "" if self.ready else self.idle_note

@@ -20,7 +20,7 @@ def feedback_text(turn: TurnView, *, execution_on: bool) -> Text:
         text.append("(off under this Ω: the model sees no test results)\n\n")
     else:
         text.append((turn.execution_feedback or "(none yet)") + "\n\n")
-    if turn.saved:
+    if turn.saved or turn.verbal_feedback is not None:
         text.append("Verbal feedback", style="bold")
         text.append(f" · {render.source_label(turn.feedback_source, turn.edited)}\n")
         text.append((turn.verbal_feedback or "(none)") + "\n")

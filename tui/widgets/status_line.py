@@ -1,5 +1,10 @@
-"""The line above the footer: turn n of N, what is happening, elapsed time, model and Ω.
-Background results land here too, since notifications time out."""
+"""The line above the footer: which turn, what is happening, elapsed time, model and Ω.
+Background results land here too, since notifications time out.
+
+Turns are numbered from 0 everywhere (DESIGN: turn 0 is the first attempt), as the timeline's
+``T0`` and the code pane's ``turn 0`` are; the status line adds how far into the budget that
+turn is: ``turn 2 · 3 of 10``. Once the session has ended it names the last turn played and
+how it ended, never a turn that will not come."""
 
 from __future__ import annotations
 
@@ -12,7 +17,9 @@ from convtui.tui import render
 
 class StatusLine(Static):
     phase: reactive[str] = reactive("starting")
-    turn: reactive[int] = reactive(0)
+    turn: reactive[int | None] = reactive(0)
+    """The live turn (or the one about to start), the last one played once the session
+    ended, or None when it ended before any turn was recorded."""
     max_turns: reactive[int] = reactive(10)
     elapsed_s: reactive[float] = reactive(0.0)
     note: reactive[str] = reactive("")
@@ -26,7 +33,7 @@ class StatusLine(Static):
     def render(self) -> Text:
         busy = self.phase in ("generating", "executing", "simulating", "saving", "starting")
         parts = [
-            f"turn {min(self.turn + 1, self.max_turns)}/{self.max_turns}",
+            render.turn_position(self.turn, self.max_turns),
             ("⟳ " if busy else "") + render.PHASES.get(self.phase, self.phase),
             render.clock(self.elapsed_s),
             *([self.note] if self.note else []),

@@ -20,8 +20,15 @@ class TestResultsTable(DataTable):
         "One row per test the harness expected, in the order they ran. **enter** opens the "
         "full traceback of the highlighted test."
     )
+    BINDING_GROUP_TITLE = "the tests table"
     BINDINGS = [
-        Binding("enter", "open_traceback", "Traceback", id="convtui.traceback"),
+        Binding(
+            "enter",
+            "open_traceback",
+            "Traceback",
+            id="convtui.traceback",
+            tooltip="The highlighted test's full traceback",
+        ),
     ]
 
     @dataclass

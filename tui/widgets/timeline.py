@@ -15,10 +15,40 @@ class TurnTimeline(OptionList):
         "Every turn of the session. Choose one to view it read-only; **end** returns to the "
         "live turn."
     )
+    BINDING_GROUP_TITLE = "the turn timeline"
     BINDINGS = [
-        Binding("[", "cursor_up", "Previous turn", show=False),
-        Binding("]", "cursor_down", "Next turn", show=False),
-        Binding("end", "live", "Live turn", show=False),
+        Binding(
+            "[",
+            "cursor_up",
+            "Previous turn",
+            id="convtui.previous-turn",
+            show=False,
+            tooltip="Highlight the turn before (enter views it)",
+        ),
+        Binding(
+            "]",
+            "cursor_down",
+            "Next turn",
+            id="convtui.next-turn",
+            show=False,
+            tooltip="Highlight the turn after (enter views it)",
+        ),
+        Binding(
+            "enter",
+            "select",
+            "View turn",
+            id="convtui.view-turn",
+            show=False,
+            tooltip="View the highlighted turn read-only",
+        ),
+        Binding(
+            "end",
+            "live",
+            "Live turn",
+            id="convtui.timeline-live",
+            show=False,
+            tooltip="Back to the live turn",
+        ),
     ]
 
     @dataclass

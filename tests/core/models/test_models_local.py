@@ -29,7 +29,7 @@ def local(smollm2_gguf):
 def test_completes_a_chat_with_usage_and_latency(local):
     attempts: list[Attempt] = []
     completion = asyncio.run(local.complete(PROMPT, PARAMS, on_attempt=attempts.append))
-    assert "def " in completion.text
+    assert completion.text.strip()  # what it writes is its own; that it answers is not
     assert completion.finish_reason in ("stop", "length")
     assert completion.input_tokens > 10
     assert 0 < completion.output_tokens <= PARAMS.max_tokens
@@ -110,8 +110,11 @@ def test_a_timed_out_generation_stops_and_frees_the_model(smollm2_gguf):
     assert caught.value.kind == "timeout"
     assert [a.status for a in attempts] == ["timeout"]
     # The abandoned generation stops at its next token instead of writing the whole essay,
-    # so the model is free again at once.
+    # so the model (shared by every backend on the file, one call at a time) is free again
+    # at once. Asked through a patient backend, so that a busy machine's slower prompt
+    # processing is not mistaken for a model still held.
+    patient = open_backend("local:smollm2")
     started = time.monotonic()
-    quick = asyncio.run(impatient.complete(PROMPT, GenerationParams(max_tokens=3)))
+    quick = asyncio.run(patient.complete(PROMPT, GenerationParams(max_tokens=3)))
     assert quick.output_tokens == 3
     assert time.monotonic() - started < 3

@@ -1,0 +1,131 @@
+"""Apps driven by the scripted ``mock:FILE`` backend (core/models/mock.py): the model's
+replies and the simulated user's words come from a JSONL script, so a test never depends on
+what a model writes. Everything else is real: a SQLite store in tmp_path, the sandboxed
+executor running the task's tests, the app's runner loop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Static
+from tui_harness import HEADER, TASK, WRONG, fenced, wait_until, write_script
+from tui_harness import session_screen as screen_of
+
+from convtui.core.executor import Executor
+from convtui.core.loaders import TaskCatalog
+from convtui.core.models.registry import open_backend
+from convtui.core.models.types import GenerationParams
+from convtui.core.omega import parse_feedback
+from convtui.core.session import SessionConfig
+from convtui.sessions import Store
+from convtui.tui.app import ConvTuiApp, Launch, make_app
+from convtui.tui.controller import Services, SessionPlan, UserMode
+from convtui.tui.runner import AsyncRunner
+from convtui.tui.screens.session import SessionScreen
+
+# Passes BigCodeBench/2's tests.
+RIGHT = fenced(
+    HEADER + "def task_func(LETTERS):\n"
+    "    data = {k: [random.randint(0, 100) for _ in range(random.randint(1, 10))]"
+    " for k in LETTERS}\n"
+    "    return dict(sorted(data.items(), key=lambda kv: statistics.mean(kv[1]),"
+    " reverse=True))\n"
+)
+# A reply scripted to stream over SLOW_S holds its phase for the whole test (the app's exit
+# or a cancel ends it); SLOW's words arrive about one a second.
+SLOW_S = 120.0
+SLOW = WRONG + "\n\nThis returns an empty dictionary for now." + " Still thinking." * 60
+
+
+class ScriptedApps:
+    """Builds apps over one store file and closes what they opened."""
+
+    def __init__(self, tmp_path: Path, executor: Executor, catalog: TaskCatalog) -> None:
+        self.tmp_path = tmp_path
+        self.db = tmp_path / "sessions.db"
+        self.executor = executor
+        self.catalog = catalog
+        self._opened: list[Services] = []
+
+    def app(
+        self,
+        generate: list[str],
+        simulate: tuple[str, ...] = (),
+        *,
+        delay_s: float = 0.0,
+        simulate_delay_s: float = 0.0,
+        feedback: str = "CF,EF:full,VF:novice",
+        user: UserMode = "human",
+        turns: int = 10,
+        task: str = TASK,
+    ) -> ConvTuiApp:
+        script = self.tmp_path / f"script-{len(self._opened)}.jsonl"
+        spec = write_script(
+            script, generate, simulate, delay_s=delay_s, simulate_delay_s=simulate_delay_s
+        )
+        [omega] = parse_feedback(feedback)
+        config = SessionConfig(
+            model=spec,
+            feedback=omega,
+            simulator=spec if omega.verbal != "none" else None,
+            context="full",
+            max_turns=turns,
+            params=GenerationParams(max_tokens=256),
+            simulator_params=GenerationParams(max_tokens=64),
+        )
+        services = Services(
+            Store.open(self.db), open_backend(spec), self.executor, AsyncRunner(), clock=lambda: 0
+        )
+        self._opened.append(services)
+        plan = SessionPlan(self.catalog.get(task), config, user)
+        return make_app(services, Launch(self.catalog, config, user, plan))
+
+    def close(self) -> None:
+        for services in self._opened:
+            services.runner.close()
+            services.store.close()
+
+
+def run(app: ConvTuiApp, scenario: Callable[[Pilot], object], size=(120, 35)) -> None:
+    async def main() -> None:
+        async with app.run_test(size=size) as pilot:
+            await scenario(pilot)  # type: ignore[misc]
+
+    asyncio.run(main())
+
+
+def text_of(pilot: Pilot, selector: str) -> str:
+    return str(screen_of(pilot).query_one(selector, Static).render())
+
+
+async def streaming(pilot: Pilot) -> SessionScreen:
+    """Turn 0's reply is streaming in (the script's slow reply holds it there)."""
+    await wait_until(
+        pilot,
+        lambda: (
+            getattr(pilot.app.screen, "phase", None) == "generating"
+            and "streaming" in pilot.app.screen.query_one("#code-pane").border_title
+        ),
+        "the reply to stream",
+    )
+    return screen_of(pilot)
+
+
+async def ended(pilot: Pilot, *phases: str) -> SessionScreen:
+    await wait_until(
+        pilot, lambda: getattr(pilot.app.screen, "phase", None) in phases, f"phase {phases}"
+    )
+    return screen_of(pilot)
+
+
+async def confirm(pilot: Pilot, answer: str) -> None:
+    from convtui.tui.screens.confirm import ConfirmModal
+
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmModal), "the question")
+    await pilot.press(answer)
+    await wait_until(
+        pilot, lambda: not isinstance(pilot.app.screen, ConfirmModal), "the answer to land"
+    )
