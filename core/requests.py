@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import sys
 
@@ -28,24 +29,40 @@ def task_modules(task: Task) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=4096)
 def task_imports(task: Task) -> frozenset[str]:
-    """Dotted names of what the task's own code (header, tests, ground truth) imports, with
+    """Dotted names of what the task's own code (header and tests) imports, with
     ``from a.b import c`` giving both ``a.b`` and ``a.b.c`` (``c`` may be a submodule). Task
-    data, never the candidate's code: the executor may import these before it forks a run."""
-    sources = [task.code_header, task.ground_truth, task.tests.source]
+    data, never the candidate's code: the executor may import these before it forks a run.
+    The ground truth is left out: what only it imports, a failing candidate never needs."""
+    sources = [task.code_header, task.tests.source]
     sources += [code for _, code in task.tests.snippets]
     names: set[str] = set()
     for source in sources:
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):
-            continue
-        for node in ast.walk(tree):
+        for node in _import_nodes(source):
             if isinstance(node, ast.Import):
                 names.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            elif node.module and not node.level:
                 names.add(node.module)
                 names.update(f"{node.module}.{alias.name}" for alias in node.names)
     return frozenset(names)
+
+
+def _import_nodes(source: str) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements of ``source``; a header (a ``def`` with no body) does not
+    parse whole, so its top-level import lines are parsed one by one."""
+    try:
+        trees = [ast.parse(source)]
+    except (SyntaxError, ValueError):
+        trees = []
+        for line in source.splitlines():
+            if line.startswith(("import ", "from ")):
+                with contextlib.suppress(SyntaxError, ValueError):
+                    trees.append(ast.parse(line))
+    return [
+        node
+        for tree in trees
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+    ]
 
 
 def third_party_modules(task: Task) -> frozenset[str]:

@@ -13,6 +13,7 @@ Usage: python -I zygote.py BASE_DIR PRELOAD[,PRELOAD...] [--namespaces [KEEP...]
 from __future__ import annotations
 
 import ctypes
+import gc
 import importlib
 import json
 import os
@@ -262,6 +263,9 @@ def main() -> None:
     keep = set(os.listdir(base))
     loaded = _preload(preload)
     keep = set(os.listdir(base)) | keep
+    # What was imported stays shared with every run's fork: frozen, the collector in a run
+    # never writes to those objects, so their pages are not copied into each child.
+    gc.freeze()
     hello = {
         "ready": True,
         "preloaded": loaded,
@@ -279,6 +283,7 @@ def main() -> None:
         if wanted:
             _preload(wanted)
             keep |= set(os.listdir(base))
+            gc.freeze()
         reply = _supervise(request, base, keep)
         data = (json.dumps(reply) + "\n").encode()
         while data:

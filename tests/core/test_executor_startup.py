@@ -13,10 +13,17 @@ import pytest
 
 from convtui.core import fontcache
 from convtui.core.execution import ExecRequest, Limits
-from convtui.core.executor import Executor
+from convtui.core.executor import Executor, _on_demand
+from convtui.core.loaders import TaskCatalog, load_catalog
+from convtui.core.requests import exec_request, task_imports
 from convtui.core.tasks import TestSpec as Spec
 
 LIMITS = Limits(per_test_s=20, wall_s=60)
+
+
+@pytest.fixture(scope="module")
+def catalog() -> TaskCatalog:
+    return load_catalog("bigcodebench")
 
 
 def _zygote_pids() -> set[int]:
@@ -124,3 +131,20 @@ def test_the_font_list_is_built_once_and_then_seeded(tmp_path, monkeypatch):
     with Executor(jobs=1) as executor:
         executor.warm_up(("full",))
         assert executor.environment_info()["fontcache"] == "hit"
+
+
+def test_task_imports_come_from_the_header_and_the_tests(catalog):
+    task = catalog.get("BigCodeBench/51")  # header: from sklearn.cluster import KMeans
+    names = task_imports(task)
+    # The header has a def with no body, so it does not parse whole: its lines still count.
+    assert {"sklearn.cluster", "sklearn.cluster.KMeans", "matplotlib.pyplot"} <= names
+    assert "unittest" in names  # from the tests
+
+
+def test_heavy_imports_are_what_a_full_zygote_is_asked_for(catalog):
+    task = catalog.get("BigCodeBench/51")
+    request = exec_request(task, task.ground_truth)
+    asked = _on_demand(request)
+    assert "sklearn.cluster" in asked
+    assert "unittest" not in asked  # standard library: not worth a zygote-wide import
+    assert asked == sorted(asked)  # parents before their submodules
