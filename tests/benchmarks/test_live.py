@@ -276,6 +276,26 @@ def test_rerunning_a_finished_command_changes_nothing(reference_db, tmp_path):
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone() == (1,)
 
 
+def calls_started(db: Path) -> int:
+    """How many model calls the run in ``db`` has begun (0 before the file exists)."""
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT COUNT(*) FROM model_calls").fetchone()[0]
+    except sqlite3.OperationalError:  # the schema is not written yet
+        return 0
+
+
+def _wait_for_new_calls(db: Path, process: subprocess.Popen, seen: int, timeout_s: float) -> None:
+    """Until the run records a model call beyond the ``seen`` ones, or ends."""
+    deadline = time.monotonic() + timeout_s
+    while process.poll() is None and time.monotonic() < deadline:
+        if calls_started(db) > seen:
+            return
+        time.sleep(0.05)
+
+
 def test_sigkill_at_random_points_then_rerun_gives_the_same_tables(
     scripted_db, scripted_model, tmp_path
 ):
@@ -285,7 +305,7 @@ def test_sigkill_at_random_points_then_rerun_gives_the_same_tables(
     db = tmp_path / "killed.db"
     rng = random.Random(20261122)
     kills = 0
-    for _ in range(4):
+    for round_ in range(4):
         process = subprocess.Popen(
             convtui_argv(
                 "bench", "live", *RUN, "--db", str(db), "--json", "--model", scripted_model
@@ -294,7 +314,10 @@ def test_sigkill_at_random_points_then_rerun_gives_the_same_tables(
             stderr=subprocess.DEVNULL,
             env=env(),
         )
-        time.sleep(rng.uniform(2.0, 6.0))
+        # Kill at a random point after this process's first model call began, not after a
+        # fixed time: on a fast machine a fixed time can outlast the whole run.
+        _wait_for_new_calls(db, process, seen=calls_started(db), timeout_s=120)
+        time.sleep(rng.uniform(0.0, 1.5 if round_ == 0 else 3.0))
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
             kills += 1
