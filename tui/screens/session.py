@@ -94,6 +94,7 @@ class SessionScreen(Screen):
         status.max_turns = self.plan.config.max_turns
         composer = self.query_one(FeedbackComposer)
         composer.display = self._human_verbal and self.plan.config.feedback.verbal != "none"
+        self.watch_phase(self.phase)
         self.set_interval(1.0, self._tick)
         self._play()
 
@@ -262,6 +263,10 @@ class SessionScreen(Screen):
     # --- state pushed down ---------------------------------------------------------------------
 
     def watch_phase(self, phase: str) -> None:
+        if not self.query(StatusLine):
+            # Read before compose (the app's footer asks check_action as the screen is
+            # pushed): nothing to push down yet; on_mount does it once the panes exist.
+            return
         self.query_one(StatusLine).phase = phase
         composer = self.query_one(FeedbackComposer)
         composer.ready = phase == "awaiting_feedback"
