@@ -48,6 +48,10 @@ class TestTimeout(BaseException):
     """Raised by the per-test timer. A BaseException so `except Exception` cannot swallow it."""
 
 
+# Loaded once, in the zygote: a dlopen in every run cost about half a millisecond.
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
 class _Emitter:
     def __init__(self, fd: int, rundir: str) -> None:
         self._fd = fd
@@ -259,7 +263,7 @@ def run_snippets(
 def _confine(request: dict, rundir: str) -> str:
     limits = request["limits"]
     os.setsid()
-    ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     mem = int(limits["memory_mb"]) * 1024 * 1024
     cpu = int(limits["wall_s"]) + 5
     fsize = int(limits["file_size_mb"]) * 1024 * 1024
@@ -324,7 +328,7 @@ def _drop_capabilities() -> bool:
     keep CAP_SYS_PTRACE and friends: enough to read the harness's /proc/PID/environ (API keys
     exported in its shell) in spite of Landlock, or to reboot the machine. Without them, the
     harness (non-dumpable, see executor.py) is out of reach even for uid 0."""
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = _LIBC
     header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
     data = (_CapData * 2)()
     if libc.capget(ctypes.byref(header), data) != 0:

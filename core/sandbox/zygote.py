@@ -23,6 +23,7 @@ import signal
 import sys
 import tempfile
 import time
+from typing import BinaryIO
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -67,6 +68,13 @@ class _Capped:
 
 
 def _children(me: int) -> list[int]:
+    # The kernel's own list, when it keeps one: a scan of /proc costs a millisecond or more a
+    # run on a busy machine. The zygote is single-threaded, so its one task holds them all.
+    try:
+        with open(f"/proc/{me}/task/{me}/children", "rb") as fh:
+            return [int(pid) for pid in fh.read().split()]
+    except OSError:
+        pass
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -83,8 +91,9 @@ def _children(me: int) -> list[int]:
     return found
 
 
-def _kill_everything(child: int) -> int | None:
-    """Kill the run's process group, then every process that reparented to us; reap them all.
+def _kill_everything(child: int, spare: int = 0) -> int | None:
+    """Kill the run's process group, then every process that reparented to us except
+    ``spare`` (the annex); reap them all.
 
     Returns the raw wait status of ``child`` when it is reaped here.
     """
@@ -93,22 +102,21 @@ def _kill_everything(child: int) -> int | None:
         os.killpg(child, signal.SIGKILL)
     me = os.getpid()
     while True:
-        for pid in _children(me):
+        victims = [pid for pid in _children(me) if pid != spare]
+        if not victims:
+            return status
+        for pid in victims:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-        # Reap every child that is already dead before scanning /proc again: one scan per
+        # Reap every victim that is already dead before scanning /proc again: one scan per
         # reaped child made the clean-up quadratic (a 600-process fork took 4 s to clear).
-        flags = 0
-        while True:
+        for pid in victims:
             try:
-                pid, raw = os.waitpid(-1, flags)
+                reaped, raw = os.waitpid(pid, os.WNOHANG if pid != victims[0] else 0)
             except ChildProcessError:
-                return status
-            if pid == 0:
-                break
-            if pid == child:
+                continue
+            if reaped == child:
                 status = raw
-            flags = os.WNOHANG
 
 
 def _wipe(base: str, keep: set[str]) -> None:
@@ -129,7 +137,7 @@ def _wipe(base: str, keep: set[str]) -> None:
                 os.unlink(path)
 
 
-def _supervise(request: dict, base: str, keep: set[str]) -> dict:
+def _supervise(request: dict, base: str, keep: set[str], spare: int = 0) -> dict:
     limits = request["limits"]
     # No "-" in the name: tasks split paths on "-" (BigCodeBench/1127 under landlock/none).
     rundir = tempfile.mkdtemp(prefix="run_", dir=base)
@@ -162,7 +170,7 @@ def _supervise(request: dict, base: str, keep: set[str]) -> dict:
                 exited = True
             elif fd in open_fds and not _drain(fd, output, results, res_r, poller, open_fds):
                 pass
-    status = _kill_everything(pid)
+    status = _kill_everything(pid, spare)
     duration = time.monotonic() - started
     for fd in list(open_fds):  # every writer is dead now, so these reads end at EOF
         while _drain(fd, output, results, res_r, poller, open_fds):
@@ -245,6 +253,81 @@ def _font_cache_state(base: str) -> str:
     return "hit" if os.path.isfile(seeded) else "miss"
 
 
+class _Annex:
+    """A fork of this zygote that imports the heavy libraries some tasks name (scikit-learn,
+    SciPy, ...) and runs those tasks, so that this zygote stays small.
+
+    Forking costs time in proportion to the memory the parent has written: about 6 ms for a
+    zygote holding pandas and matplotlib, 21 ms once scikit-learn, SciPy and seaborn joined
+    it. Kept apart, only the tasks that use them pay for them; their imports still happen
+    once per slot. Runs here and there never overlap: the harness sends one request at a
+    time and this zygote waits for the annex's reply."""
+
+    def __init__(self) -> None:
+        self.pid = 0
+        self._to = -1
+        self._from: BinaryIO | None = None
+
+    def run(self, line: bytes, base: str, proto_out: int) -> None:
+        """Hand ``line`` to the annex (started on first use) and pass its reply on."""
+        if not self.pid:
+            self._start(base, proto_out)
+        _write_all(self._to, line if line.endswith(b"\n") else line + b"\n")
+        assert self._from is not None
+        reply = self._from.readline()
+        if not reply:
+            # A run killed the annex: the harness sees this zygote go too and reports a crash.
+            os._exit(71)
+        _write_all(proto_out, reply)
+
+    def _start(self, base: str, proto_out: int) -> None:
+        down_r, down_w = os.pipe()
+        up_r, up_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(down_w)
+            os.close(up_r)
+            os.close(proto_out)
+            libc = ctypes.CDLL(None)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() == 1:  # the zygote died before the line above
+                os._exit(0)
+            libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            try:
+                _serve(os.fdopen(down_r, "rb"), up_w, base, None)
+            finally:
+                os._exit(0)
+        os.close(down_r)
+        os.close(up_w)
+        self.pid, self._to, self._from = pid, down_w, os.fdopen(up_r, "rb")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def _serve(proto_in: BinaryIO, proto_out: int, base: str, annex: _Annex | None) -> None:
+    """Answer requests until the harness closes the pipe. A request naming heavy libraries
+    this process lacks goes to ``annex`` when there is one, else they are imported here,
+    once, before the fork, rather than at start-up (a zygote that never meets them never
+    pays) or in every child."""
+    keep = set(os.listdir(base))
+    for line in proto_in:
+        request = json.loads(line)
+        wanted = [name for name in request.get("preload") or () if name not in sys.modules]
+        if wanted and annex is not None:
+            annex.run(line, base, proto_out)
+            keep |= set(os.listdir(base))
+            continue
+        if wanted:
+            _preload(wanted)
+            keep |= set(os.listdir(base))
+            gc.freeze()
+        reply = _supervise(request, base, keep, annex.pid if annex is not None else 0)
+        _write_all(proto_out, (json.dumps(reply) + "\n").encode())
+
+
 def main() -> None:
     base, preload = sys.argv[1], [p for p in sys.argv[2].split(",") if p]
     if sys.argv[3:4] == ["--namespaces"]:
@@ -260,9 +343,7 @@ def main() -> None:
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
     _use_font_cache(base)
-    keep = set(os.listdir(base))
     loaded = _preload(preload)
-    keep = set(os.listdir(base)) | keep
     # What was imported stays shared with every run's fork: frozen, the collector in a run
     # never writes to those objects, so their pages are not copied into each child.
     gc.freeze()
@@ -274,20 +355,8 @@ def main() -> None:
         "pid": os.getpid(),
         "fontcache": _font_cache_state(base),
     }
-    os.write(proto_out, (json.dumps(hello) + "\n").encode())
-    for line in proto_in:
-        request = json.loads(line)
-        # Heavy libraries a task needs are imported here, once, before the fork, rather than
-        # at start-up (a zygote that never meets them never pays) or in every child.
-        wanted = [name for name in request.get("preload") or () if name not in sys.modules]
-        if wanted:
-            _preload(wanted)
-            keep |= set(os.listdir(base))
-            gc.freeze()
-        reply = _supervise(request, base, keep)
-        data = (json.dumps(reply) + "\n").encode()
-        while data:
-            data = data[os.write(proto_out, data) :]
+    _write_all(proto_out, (json.dumps(hello) + "\n").encode())
+    _serve(proto_in, proto_out, base, _Annex())
 
 
 if __name__ == "__main__":

@@ -107,7 +107,45 @@ def test_a_task_library_is_imported_in_the_zygote_before_its_run():
         assert executor.run(_probe("sklearn.preprocessing", frozenset(), known)).status == "fail"
         # ... with it, the zygote imported it before forking, and keeps it for later runs.
         assert executor.run(_probe("sklearn.preprocessing", wanted, known)).status == "pass"
-        assert executor.run(_probe("sklearn.preprocessing", frozenset(), known)).status == "pass"
+        assert executor.run(_probe("sklearn.preprocessing", wanted, known)).status == "pass"
+
+
+def test_tasks_without_heavy_libraries_fork_from_a_zygote_without_them():
+    """The annex (sandbox/zygote.py) holds what some tasks name; the others keep forking
+    from the small zygote, which never imported it."""
+    pytest.importorskip("sklearn")
+    with Executor(jobs=1) as executor:
+        known = frozenset({"sklearn", "unittest"})
+        wanted = frozenset({"sklearn.preprocessing"})
+        assert executor.run(_probe("sklearn.preprocessing", wanted, known)).status == "pass"
+        assert executor.run(_probe("sklearn", frozenset(), known)).status == "fail"
+        assert executor.run(_probe("sklearn", wanted, known)).status == "pass"
+
+
+def test_a_run_that_kills_the_annex_is_a_crash_and_the_next_run_works():
+    """At level none, where Landlock's signal scope does not stop it, a run can kill the
+    process that forked it; the harness must see a crash, not hang, and start afresh."""
+    pytest.importorskip("sklearn")
+    killer = (
+        "import os, signal\n"
+        "os.kill(os.getppid(), signal.SIGKILL)\n"
+        "import time\ntime.sleep(5)\n"
+    )
+    known = frozenset({"sklearn", "unittest"})
+    wanted = frozenset({"sklearn.preprocessing"})
+    probe = _probe("sklearn.preprocessing", wanted, known)
+    with Executor(jobs=1, isolation="none") as executor:
+        assert executor.run(probe).status == "pass"
+        hostile = ExecRequest(
+            code=killer,
+            tests=probe.tests,
+            known_modules=known,
+            task_imports=wanted,
+            limits=LIMITS,
+            task_id="killer",
+        )
+        assert executor.run(hostile).status == "crash"
+        assert executor.run(probe).status == "pass"
 
 
 def test_only_libraries_from_the_allow_list_are_imported_ahead():
