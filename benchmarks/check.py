@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from convtui.core.errors import ConvtuiError
-from convtui.core.execution import ExecResult
+from convtui.core.evaluate import FeedbackSettings, evaluate
+from convtui.core.execution import ExecRequest, ExecResult
 from convtui.core.executor import Executor
 from convtui.core.extract import ExtractMode, extract_code, holds_code
-from convtui.core.feedback import PartialRule, compile_feedback, execution_feedback
+from convtui.core.feedback import PartialRule
 from convtui.core.omega import FeedbackConfig
-from convtui.core.requests import exec_request
 from convtui.core.tasks import Task
 
 
@@ -50,11 +51,14 @@ def check_candidate(
     *,
     partial_rule: PartialRule = "ccw",
     extract: ExtractMode = "robust",
+    source_lines: bool = True,
     source: str = "the candidate",
 ) -> CheckOutcome:
     """Run ``reply`` (a model reply or plain Python, named ``source`` in errors) against the
-    task's tests. A reply with no Python in it at all is refused (ConvtuiError) rather than
-    checked as an empty candidate: it is the wrong file, not a wrong solution."""
+    task's tests, through the turn loop's own evaluate path, so the feedback printed is what a
+    model would receive (trimmed, and no execution feedback for code that does not compile).
+    A reply with no Python in it at all is refused (ConvtuiError) rather than checked as an
+    empty candidate: it is the wrong file, not a wrong solution."""
     if not holds_code(reply, entry_point=task.entry_point):
         raise ConvtuiError(
             f"no Python code in {source}: expected a .py file, or a model reply with a fenced "
@@ -63,18 +67,12 @@ def check_candidate(
     code = extract_code(
         reply, header=task.import_header, entry_point=task.entry_point, mode=extract
     )
-    compiled = compile_feedback(code)
-    result = executor.run(exec_request(task, code))
-    text = None
-    if omega.execution != "none":
-        visible = None
-        if task.tests.kind == "snippets":
-            visible = [name for name, _ in task.tests.snippets][:3]
-        text = execution_feedback(
-            result,
-            coverage=omega.execution,
-            partial_rule=partial_rule,
-            test_source=task.tests.source,
-            visible=visible,
-        )
-    return CheckOutcome(code, result, compiled.text, text)
+    settings = FeedbackSettings(
+        execution=omega.execution, partial_rule=partial_rule, source_lines=source_lines
+    )
+
+    async def execute(request: ExecRequest) -> ExecResult:
+        return executor.run(request)
+
+    done = asyncio.run(evaluate(task, code, settings, execute))
+    return CheckOutcome(code, done.result, done.compiled.text, done.execution_feedback)

@@ -9,11 +9,13 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, get_args
+from typing import Annotated, Any, get_args
 
 import typer
 import typer.core
 from typer.core import TyperGroup
+
+from convtui.core.errors import one_of
 
 # click's exceptions as typer raises them: recent typers ship their own copy of click
 # (typer._click), older ones use click itself.
@@ -158,6 +160,66 @@ JobsOpt = Annotated[
 ]
 
 
+# Options that `session`, `bench live` and `check` share. Where the default is None, the protocol
+# decides (core/protocol.py): the help says what each protocol picks.
+ProtocolOpt = Annotated[
+    str,
+    typer.Option(
+        "--protocol",
+        help="convcodeworld: ConvCodeWorld's reference exactly, for scores comparable with its "
+        "tables (ccw extraction and EF:partial rule, markov context, 2048-token replies "
+        "stopped at its separator). convtui: our own design (robust extraction, the first "
+        "three real tests for EF:partial, full context, leak-guarded simulator).",
+    ),
+]
+TurnsOpt = Annotated[
+    int,
+    typer.Option(
+        "--turns",
+        min=0,
+        max=50,
+        help="Feedback turns after turn 0: N+1 generations in all (ConvCodeWorld's "
+        "published setting is 10, turns 0..10).",
+    ),
+]
+ContextOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--context",
+        help="markov (task + last code + its feedback; convcodeworld's default) or full (the "
+        "whole conversation; convtui's default).",
+        show_default=False,
+    ),
+]
+PartialRuleOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--partial-rule",
+        help="Tests EF:partial shows: ccw (ConvCodeWorld's rule; convcodeworld's default) or "
+        "first-tests (convtui's default).",
+        show_default=False,
+    ),
+]
+ExtractOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--extract",
+        help="Code extraction: ccw (ConvCodeWorld's parser; convcodeworld's default) or "
+        "robust (convtui's default).",
+        show_default=False,
+    ),
+]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens",
+        min=1,
+        help="Reply length cap in tokens (convcodeworld: 2048; convtui: 1024).",
+        show_default=False,
+    ),
+]
+
+
 def _console(stderr: bool = False):
     from rich.console import Console
 
@@ -174,20 +236,6 @@ def _errors() -> Iterator[None]:
     except ConvtuiError as exc:
         _print_error(str(exc))
         raise typer.Exit(2) from None
-
-
-Choice = TypeVar("Choice", bound=str)
-
-
-def _one_of(flag: str, value: str, choices: tuple[Choice, ...]) -> Choice:
-    """``value`` as the one of ``choices`` it names (so typed as that Literal), or a one-line
-    error naming them all."""
-    from convtui.core.errors import ConvtuiError
-
-    for choice in choices:
-        if value == choice:
-            return choice
-    raise ConvtuiError(f"{flag} must be {' or '.join(choices)}, not {value!r}")
 
 
 def _catalog(suite: str, data: Path | None):
@@ -289,34 +337,31 @@ def check(
         str,
         typer.Option("--feedback", help="Feedback to render, e.g. CF,EF:partial or CF,EF:full."),
     ] = "CF,EF:full",
-    partial_rule: Annotated[
-        str,
-        typer.Option(
-            "--partial-rule",
-            help="Which tests EF:partial shows: ccw (ConvCodeWorld's rule) or first-tests.",
-        ),
-    ] = "ccw",
-    extract: Annotated[
-        str,
-        typer.Option("--extract", help="Code extraction: robust, or ccw (ConvCodeWorld's parser)."),
-    ] = "robust",
+    protocol: ProtocolOpt = "convtui",
+    partial_rule: PartialRuleOpt = None,
+    extract: ExtractOpt = None,
     suite: SuiteOpt = "all",
     data: DataOpt = None,
     python: PythonOpt = None,
     isolation: IsolationOpt = "auto",
     as_json: JsonOpt = False,
 ) -> None:
-    """Run one candidate against a task's tests and print its feedback.
+    """Run one candidate against a task's tests and print the feedback a model would receive.
+
+    --protocol convcodeworld shows what a default `bench live` run sends (its lossy code
+    parser cuts a reply at its first two blank lines).
 
     Example:
     [bold]convtui check --task BigCodeBench/13 --code reply.md --feedback CF,EF:partial[/bold]"""
     from convtui.core.errors import ConvtuiError
 
     with _errors():
+        from convtui.core.protocol import DEFAULTS, protocol_name
         from convtui.core.session import ExtractMode, PartialRule
 
-        rule = _one_of("--partial-rule", partial_rule, get_args(PartialRule))
-        mode = _one_of("--extract", extract, get_args(ExtractMode))
+        chosen = DEFAULTS[protocol_name(protocol)]
+        rule = one_of("--partial-rule", partial_rule or chosen.partial_rule, get_args(PartialRule))
+        mode = one_of("--extract", extract or chosen.extract, get_args(ExtractMode))
         from convtui.core.omega import parse_feedback
 
         configs = parse_feedback(feedback)
@@ -335,6 +380,7 @@ def check(
                 executor,
                 partial_rule=rule,
                 extract=mode,
+                source_lines=chosen.ef_source_lines,
                 source="stdin" if str(code) == "-" else f"--code file {code}",
             )
     if as_json:
@@ -404,7 +450,7 @@ def doctor(
     with _errors():
         from convtui.benchmarks.doctor import Solution
 
-        kind = _one_of("--solution", solution, get_args(Solution))
+        kind = one_of("--solution", solution, get_args(Solution))
         tasks = _catalog(suite, data).select(ids, lib, stdlib_only)
         from convtui.benchmarks.doctor import run_doctor
 
@@ -471,6 +517,36 @@ app.add_typer(bench_app, name="bench")
 DbOpt = Annotated[Path, typer.Option("--db", help="SQLite file that records every turn.")]
 
 
+def _session_config(
+    protocol: str,
+    model: str,
+    feedback: tuple,
+    simulator: str | None,
+    turns: int,
+    context: str | None,
+    partial_rule: str | None,
+    extract: str | None,
+    max_tokens: int | None,
+):
+    """The config shared by `session` and `bench live`, checked option by option."""
+    from convtui.core.protocol import build_config, protocol_name, simulator_for
+    from convtui.core.session import ContextMode, ExtractMode, PartialRule
+
+    return build_config(
+        protocol_name(protocol),
+        model=model,
+        feedback=feedback[0],
+        simulator=simulator_for(model, simulator, feedback),
+        turns=turns,
+        context=one_of("--context", context, get_args(ContextMode)) if context else None,
+        partial_rule=(
+            one_of("--partial-rule", partial_rule, get_args(PartialRule)) if partial_rule else None
+        ),
+        extract=one_of("--extract", extract, get_args(ExtractMode)) if extract else None,
+        max_tokens=max_tokens,
+    )
+
+
 @app.command()
 def session(
     task: Annotated[
@@ -518,19 +594,12 @@ def session(
             "step through turns.",
         ),
     ] = "CF,EF:full,VF:novice",
-    turns: Annotated[
-        int, typer.Option("--turns", min=1, max=50, help="Turn limit of the session.")
-    ] = 10,
-    context: Annotated[
-        str,
-        typer.Option(
-            "--context",
-            help="full (the whole conversation) or markov (task + last code + its feedback).",
-        ),
-    ] = "full",
-    max_tokens: Annotated[
-        int, typer.Option("--max-tokens", min=1, help="Reply length cap (tokens).")
-    ] = 1024,
+    protocol: ProtocolOpt = "convtui",
+    turns: TurnsOpt = 10,
+    context: ContextOpt = None,
+    partial_rule: PartialRuleOpt = None,
+    extract: ExtractOpt = None,
+    max_tokens: MaxTokensOpt = None,
     db: DbOpt = Path("results.db"),
     suite: SuiteOpt = "all",
     data: DataOpt = None,
@@ -562,6 +631,9 @@ def session(
             python,
             jobs,
             isolation,
+            protocol,
+            partial_rule,
+            extract,
         )
         code = run_session(options, _catalog(suite, data))
     raise typer.Exit(code)
@@ -587,24 +659,12 @@ def bench_live(
             "the 9 combinations.",
         ),
     ] = "CF,EF:full",
-    turns: Annotated[
-        int, typer.Option("--turns", min=1, max=50, help="Turn limit per session.")
-    ] = 10,
-    context: Annotated[
-        str,
-        typer.Option(
-            "--context",
-            help="markov (task + last code + its feedback, as ConvCodeWorld) or full "
-            "(the whole conversation).",
-        ),
-    ] = "markov",
-    partial_rule: Annotated[
-        str, typer.Option("--partial-rule", help="Tests EF:partial shows: ccw or first-tests.")
-    ] = "ccw",
-    extract: Annotated[str, typer.Option("--extract", help="robust or ccw.")] = "robust",
-    max_tokens: Annotated[
-        int, typer.Option("--max-tokens", min=1, help="Reply length cap (tokens).")
-    ] = 1024,
+    protocol: ProtocolOpt = "convcodeworld",
+    turns: TurnsOpt = 10,
+    context: ContextOpt = None,
+    partial_rule: PartialRuleOpt = None,
+    extract: ExtractOpt = None,
+    max_tokens: MaxTokensOpt = None,
     db: DbOpt = Path("results.db"),
     suite: SuiteOpt = "bigcodebench",
     data: DataOpt = None,
@@ -630,33 +690,17 @@ def bench_live(
     Killed or failed? Run the same command again: it continues where it stopped.
 
     Example: [bold]convtui bench live --ids 0-19 --feedback all --turns 10 --db results.db[/bold]"""
-    from dataclasses import replace
-
     with _errors():
-        from convtui.core.models.types import GenerationParams
         from convtui.core.omega import parse_feedback
-        from convtui.core.session import ContextMode, ExtractMode, PartialRule, SessionConfig
 
-        context_mode = _one_of("--context", context, get_args(ContextMode))
-        rule = _one_of("--partial-rule", partial_rule, get_args(PartialRule))
-        mode = _one_of("--extract", extract, get_args(ExtractMode))
         omegas = parse_feedback(feedback)
+        config = _session_config(
+            protocol, model, omegas, simulator, turns, context, partial_rule, extract, max_tokens
+        )
         tasks = _catalog(suite, data).select(ids, lib, stdlib_only)
         from convtui.benchmarks.live import default_concurrency
         from convtui.benchmarks.live_command import LiveOptions, execute_live
 
-        params = GenerationParams(max_tokens=max_tokens)
-        config = SessionConfig(
-            model=model,
-            feedback=omegas[0],
-            context=context_mode,
-            simulator=(simulator or model) if any(o.verbal != "none" for o in omegas) else None,
-            partial_rule=rule,
-            extract=mode,
-            max_turns=turns,
-            params=params,
-            simulator_params=replace(params, max_tokens=512),
-        )
         selection = (
             f"suite={suite};ids={ids or ''};lib={','.join(lib or [])};stdlib_only={stdlib_only}"
         )
@@ -877,7 +921,7 @@ def sessions_export(
 
     Example: [bold]convtui sessions export --user human --format convcodebench --out logs[/bold]"""
     with _errors():
-        _one_of("--format", fmt, ("jsonl", "convcodebench"))
+        one_of("--format", fmt, ("jsonl", "convcodebench"))
         from convtui.benchmarks.sessions_command import ExportOptions, export_command
 
         result = export_command(

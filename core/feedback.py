@@ -15,6 +15,7 @@ What each piece reproduces (``notes/harness.md`` §2.2-2.6, DESIGN.md "Parity"):
 """
 
 import ast
+import re
 import traceback
 import warnings
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -41,6 +42,7 @@ __all__ = [
     "trim_feedback",
     "trim_schedule",
     "visible_test_names",
+    "without_candidate_source",
 ]
 
 NO_SYNTAX_ERRORS = "No syntax errors"
@@ -211,6 +213,7 @@ def execution_feedback(
     trim: TrimSpec | None = None,
     visible: Collection[str] | None = None,
     sort_by_name: bool = True,
+    source_lines: bool = True,
 ) -> str:
     """Execution feedback text for ``result``, as CCW's ``get_execution_feedback`` renders it.
 
@@ -222,7 +225,9 @@ def execution_feedback(
       ``partial_rule``); nothing visible left gives ``Passed all test runs`` even though the
       code failed, CCW's quirk, and a module-level ``ALL`` entry is never visible;
     - ``trim``: apply :func:`trim_feedback` with these parameters (``None``: no trimming, the
-      text to store or show in full; ``TrimSpec()``: CCW's rule).
+      text to store or show in full; ``TrimSpec()``: CCW's rule);
+    - ``source_lines=False``: frames in the candidate's module show no source line, as in
+      BigCodeBench's tracebacks (:func:`without_candidate_source`).
     """
     if result.status == "pass":
         return PASSED_ALL_TEST_RUNS
@@ -238,10 +243,31 @@ def execution_feedback(
             return PASSED_ALL_TEST_RUNS
     elif coverage != "full":
         raise ValueError(f"unknown coverage: {coverage!r}")
+    if not source_lines:
+        details = {name: without_candidate_source(text) for name, text in details.items()}
     text = render_details(details)
     if trim is not None:
         text = trim_feedback(text, front=trim.front, rear=trim.rear, force=trim.force)
     return text
+
+
+# The frame header of code in the candidate's module (sandbox/runner.py MODULE_FILE).
+_CANDIDATE_FRAME = re.compile(r'^  File "__test__\.py", line \d+, in ')
+
+
+def without_candidate_source(text: str) -> str:
+    """``text`` with the source (and caret) lines under the candidate module's frames left
+    out. BigCodeBench runs the candidate from a module that has no file on disk, so its
+    tracebacks name the line but cannot quote it; library frames keep their source lines.
+    The executor's traceback quotes every line, which helps a person reading it."""
+    kept: list[str] = []
+    skipping = False
+    for line in text.splitlines(keepends=True):
+        if skipping and line.startswith("    "):
+            continue
+        skipping = bool(_CANDIDATE_FRAME.match(line))
+        kept.append(line)
+    return "".join(kept)
 
 
 # --- partial coverage -------------------------------------------------------------------------

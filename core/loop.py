@@ -9,18 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
+from convtui.core.evaluate import Execute, FeedbackSettings, evaluate
 from convtui.core.execution import ExecRequest, ExecResult
 from convtui.core.executor import Executor
 from convtui.core.extract import extract_code
-from convtui.core.feedback import (
-    PASSED_ALL_TEST_RUNS,
-    TrimSpec,
-    compile_feedback,
-    execution_feedback,
-)
+from convtui.core.feedback import PASSED_ALL_TEST_RUNS
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import (
     CallInfo,
@@ -30,7 +26,6 @@ from convtui.core.models.types import (
     ModelError,
 )
 from convtui.core.prompts import render
-from convtui.core.requests import exec_request
 from convtui.core.session import (
     CallJournal,
     CallPurpose,
@@ -43,8 +38,6 @@ from convtui.core.session import (
 )
 from convtui.core.simulators import FeedbackRequest, User, VerbalFeedback
 from convtui.core.tasks import Task
-
-Execute = Callable[[ExecRequest], Awaitable[ExecResult]]
 
 
 def cached_execute(executor: Executor, cache: ExecutionCache | None) -> Execute:
@@ -273,10 +266,11 @@ class SessionLoop:
             mode=config.extract,
         )
         emit(ReplyReady(idx, completion, code))
-        compiled = compile_feedback(code)
-        result = await self.execute(exec_request(task, code, config.limits))
+        evaluation = await evaluate(
+            task, code, FeedbackSettings.of(config), self.execute, config.limits
+        )
+        compiled, result, ef = evaluation.compiled, evaluation.result, evaluation.execution_feedback
         emit(Executed(idx, result))
-        ef = self._execution_feedback(result) if compiled.ok else None
         notes: list[str] = []
         verbal: VerbalFeedback | None = None
         last_turn = idx + 1 >= config.max_turns
@@ -313,19 +307,3 @@ class SessionLoop:
             feedback_draft=verbal.draft if verbal else None,
         )
         return turn, verbal.closes if verbal else None
-
-    def _execution_feedback(self, result: ExecResult) -> str | None:
-        coverage = self.config.feedback.execution
-        if coverage == "none":
-            return None
-        visible = None
-        if self.task.tests.kind == "snippets":
-            visible = [name for name, _ in self.task.tests.snippets][:3]
-        return execution_feedback(
-            result,
-            coverage=coverage,
-            partial_rule=self.config.partial_rule,
-            test_source=self.task.tests.source,
-            visible=visible,
-            trim=TrimSpec(),
-        )

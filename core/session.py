@@ -24,7 +24,10 @@ from convtui.core.models.types import (
 from convtui.core.omega import FeedbackConfig
 
 ContextMode = Literal["markov", "full"]
-__all__ = ["ContextMode", "ExtractMode", "PartialRule"]  # re-exported for the front ends
+# Whose rules a session follows: ConvCodeWorld's reference exactly, or our own design
+# (protocol.py holds what each one sets).
+ProtocolName = Literal["convcodeworld", "convtui"]
+__all__ = ["ContextMode", "ExtractMode", "PartialRule", "ProtocolName"]  # for the front ends
 SessionStatus = Literal[
     "planned", "running", "solved", "exhausted", "stalled", "failed", "accepted", "abandoned"
 ]
@@ -39,12 +42,17 @@ class SessionConfig:
     that runs with different settings never mix in one table."""
 
     model: str
+    protocol: ProtocolName = "convtui"
     feedback: FeedbackConfig = field(default_factory=FeedbackConfig)
     simulator: str | None = None
     context: ContextMode = "markov"
     partial_rule: PartialRule = "ccw"
     extract: ExtractMode = "robust"
-    max_turns: int = 10
+    # Generations in all: turn 0 plus the feedback turns (``--turns`` counts the latter).
+    max_turns: int = 11
+    # Quote the candidate's own source lines in execution feedback tracebacks (BigCodeBench's
+    # tracebacks cannot: see feedback.without_candidate_source).
+    ef_source_lines: bool = True
     params: GenerationParams = field(default_factory=GenerationParams)
     simulator_params: GenerationParams = field(default_factory=GenerationParams)
     limits: Limits = field(default_factory=Limits)
@@ -144,6 +152,18 @@ def request_hash(model: str, messages: tuple[ChatMessage, ...], params: Generati
     """The identity of a model request: same hash, same answer at temperature 0."""
     blob = json.dumps(
         {"model": model, "messages": [asdict(m) for m in messages], "params": asdict(params)},
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def text_request_hash(model: str, prompt: str, params: GenerationParams) -> str:
+    """``request_hash`` for a raw-text call (``ModelBackend.complete_text``). A raw prompt
+    and a chat message of the same words are different requests (no chat template on one),
+    so the two kinds never share a hash: the blob has "prompt" where a chat's has
+    "messages"."""
+    blob = json.dumps(
+        {"model": model, "prompt": prompt, "params": asdict(params)},
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()

@@ -207,6 +207,30 @@ def test_check_says_that_code_which_does_not_compile_does_not_compile(tmp_path):
     assert "NOT RUN" in shown.stdout and "MISSING" not in shown.stdout
 
 
+def test_check_execution_feedback_quotes_candidate_lines_only_under_convtui(tmp_path):
+    """BigCodeBench's tracebacks cannot quote the candidate's lines (its module has no file),
+    so under --protocol convcodeworld neither does the feedback; ours does."""
+    candidate = tmp_path / "raises.py"
+    candidate.write_text("def task_func(LETTERS):\n    return 1 / 0\n")
+    run = ("check", "--task", "BigCodeBench/2", "--code", str(candidate), "--json")
+    ours = json.loads(convtui(*run, "--protocol", "convtui").stdout)["execution_feedback"]
+    theirs = json.loads(convtui(*run, "--protocol", "convcodeworld").stdout)[
+        "execution_feedback"
+    ]
+    assert "in task_func\n    return 1 / 0\n" in ours
+    assert "in task_func\nZeroDivisionError" in theirs
+    assert "return 1 / 0" not in theirs
+
+
+def test_check_renders_no_execution_feedback_for_code_that_does_not_compile(tmp_path):
+    candidate = tmp_path / "broken.py"
+    candidate.write_text("def task_func(LETTERS):\n    counts = {\n    return counts\n")
+    done = convtui("check", "--task", "BigCodeBench/2", "--code", str(candidate), "--json")
+    report = json.loads(done.stdout)
+    assert report["compilation_feedback"].startswith("Traceback")
+    assert report["execution_feedback"] is None
+
+
 @pytest.mark.parametrize(
     ("name", "text"),
     [
@@ -231,9 +255,12 @@ def test_check_refuses_empty_stdin_in_one_line():
 
 
 BAD_OPTIONS = [
-    (["session", "--turns", "0"], ["--turns", "convtui session --help"]),
-    (["bench", "live", "--turns", "0"], ["--turns", "convtui bench live --help"]),
+    (["session", "--turns", "-1"], ["--turns", "convtui session --help"]),
+    (["bench", "live", "--turns", "-1"], ["--turns", "convtui bench live --help"]),
     (["bench", "live", "--ids", "abc"], ["'abc'", "0-9,42"]),
+    (["bench", "live", "--protocol", "ccw"], ["--protocol", "convcodeworld"]),
+    (["session", "--protocol", "x"], ["--protocol", "convtui"]),
+    (["bench", "live", "--context", "half"], ["--context", "markov"]),
     (["bench", "live", "--jobs", "0"], ["--jobs"]),
     (["bench", "live", "--concurrency", "0"], ["--concurrency"]),
     (["bench", "live", "--max-tokens", "0"], ["--max-tokens"]),

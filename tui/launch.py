@@ -7,15 +7,15 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
-from convtui.core.errors import ConvtuiError, UnknownTaskError
+from convtui.core.errors import Choice, ConvtuiError, UnknownTaskError, one_of
 from convtui.core.executor import Executor
 from convtui.core.loaders import TaskCatalog
 from convtui.core.models.registry import open_backend
-from convtui.core.models.types import GenerationParams
 from convtui.core.omega import FeedbackConfig, parse_feedback
-from convtui.core.session import SessionConfig
+from convtui.core.protocol import build_config, protocol_name, simulator_for
+from convtui.core.session import ContextMode, ExtractMode, PartialRule, SessionConfig
 from convtui.sessions import AmbiguousIdError, NotFoundError, Store
 from convtui.sessions.browse import resolve_session_id
 from convtui.tui.controller import USER_MODES, Services, SessionError, SessionPlan, UserMode
@@ -37,12 +37,15 @@ class SessionOptions:
     feedback: str
     user: str
     turns: int
-    context: str
-    max_tokens: int
+    context: str | None
+    max_tokens: int | None
     db: Path
     python: str | None
     jobs: int | None
     isolation: str
+    protocol: str = "convtui"
+    partial_rule: str | None = None
+    extract: str | None = None
 
 
 def user_mode(value: str) -> UserMode:
@@ -70,19 +73,23 @@ def omega_for(feedback: str, user: UserMode) -> FeedbackConfig:
 
 
 def session_config(options: SessionOptions, user: UserMode) -> SessionConfig:
-    if options.context not in ("markov", "full"):
-        raise ConvtuiError(f"--context must be markov or full, not {options.context!r}")
     omega = omega_for(options.feedback, user)
-    params = GenerationParams(max_tokens=options.max_tokens)
-    return SessionConfig(
+    return build_config(
+        protocol_name(options.protocol),
         model=options.model,
         feedback=omega,
-        simulator=(options.simulator or options.model) if omega.verbal != "none" else None,
-        context=options.context,  # type: ignore[arg-type]
-        max_turns=options.turns,
-        params=params,
-        simulator_params=replace(params, max_tokens=512),
+        simulator=simulator_for(options.model, options.simulator, (omega,)),
+        turns=options.turns,
+        context=_choice("--context", options.context, get_args(ContextMode)),
+        partial_rule=_choice("--partial-rule", options.partial_rule, get_args(PartialRule)),
+        extract=_choice("--extract", options.extract, get_args(ExtractMode)),
+        max_tokens=options.max_tokens,
     )
+
+
+def _choice(flag: str, value: str | None, choices: tuple[Choice, ...]) -> Choice | None:
+    """``value`` as one of ``choices`` (None: the protocol decides), or one clear error."""
+    return None if value is None else one_of(flag, value, choices)
 
 
 def resumed_plan(store: Store, catalog: TaskCatalog, session_id: str) -> SessionPlan:

@@ -47,7 +47,7 @@ def model(tmp_path: Path) -> str:
 def bench(db: Path, model: str, isolation: str) -> str:
     """Play BigCodeBench/30 for one turn; the run id."""
     done = convtui(
-        "bench", "live", "--model", model, "--ids", "30", "--turns", "1",
+        "bench", "live", "--model", model, "--ids", "30", "--turns", "0",
         "--isolation", isolation, "--db", str(db), "--json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

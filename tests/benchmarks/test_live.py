@@ -34,7 +34,7 @@ pytestmark = [
 ]
 
 # Small but real: three stdlib tasks, three turns, short replies.
-RUN = ["--ids", "2,3,8", "--turns", "3", "--feedback", "CF,EF:full", "--max-tokens", "200"]
+RUN = ["--ids", "2,3,8", "--turns", "2", "--feedback", "CF,EF:full", "--max-tokens", "200"]
 # A reply that runs and fails every task's tests (no task wants None back).
 FAILS = "```python\nimport random\ndef task_func(*args, **kwargs):\n    return None\n```"
 
@@ -171,11 +171,11 @@ def test_a_scripted_run_records_the_outcomes_each_feedback_configuration_implies
     )
     model = script(
         tmp_path / "solves.jsonl",
-        [wrong, f"```python\n{ground_truth}```"],
+        [wrong, f"```python\n{ground_truth}\n```"],
         ["Every letter should be a key, sorted by the mean, highest first."],
     )
     db = tmp_path / "results.db"
-    run = ["--ids", "2", "--turns", "3", "--feedback", "all", "--max-tokens", "200"]
+    run = ["--ids", "2", "--turns", "2", "--feedback", "all", "--max-tokens", "200"]
     done = bench(db, "--model", model, run=run)
     assert done.returncode == 0, done.stdout + done.stderr
     stalls = {"CF", "CF,VF:novice", "CF,EF:partial", "CF,EF:partial,VF:novice"}

@@ -1,0 +1,90 @@
+"""The one evaluate path: a candidate's code through compilation, execution and the feedback
+text a model receives (trimmed as ConvCodeWorld trims it). The turn loop, ``convtui check``
+and replays all go through it, so what ``check`` prints is what a model would be sent."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from convtui.core.execution import ExecRequest, ExecResult, Limits
+from convtui.core.feedback import (
+    CompileCompat,
+    CompileResult,
+    PartialRule,
+    TrimSpec,
+    compile_feedback,
+    execution_feedback,
+)
+from convtui.core.omega import ExecutionFeedback
+from convtui.core.requests import exec_request
+from convtui.core.session import SessionConfig
+from convtui.core.tasks import Task
+
+Execute = Callable[[ExecRequest], Awaitable[ExecResult]]
+
+
+@dataclass(frozen=True)
+class FeedbackSettings:
+    """How the harness's feedback is rendered; a session config decides each field."""
+
+    execution: ExecutionFeedback = "full"
+    partial_rule: PartialRule = "ccw"
+    source_lines: bool = True
+    compile_compat: CompileCompat = "convtui"
+
+    @classmethod
+    def of(cls, config: SessionConfig) -> FeedbackSettings:
+        return cls(
+            execution=config.feedback.execution,
+            partial_rule=config.partial_rule,
+            source_lines=config.ef_source_lines,
+            compile_compat="ccw" if config.protocol == "convcodeworld" else "convtui",
+        )
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A candidate's verdict and feedback. ``execution_feedback`` is None when Ω has no EF or
+    when the code does not compile (the model is then shown the compilation error alone)."""
+
+    code: str
+    compiled: CompileResult
+    result: ExecResult
+    execution_feedback: str | None
+
+
+async def evaluate(
+    task: Task,
+    code: str,
+    settings: FeedbackSettings,
+    execute: Execute,
+    limits: Limits | None = None,
+    trim: TrimSpec | None = None,
+) -> Evaluation:
+    """Compile and run ``code`` against ``task``'s tests, and render its feedback. ``trim``
+    defaults to ConvCodeWorld's rule (cut at 8,000 characters)."""
+    compiled = compile_feedback(code, compat=settings.compile_compat)
+    result = await execute(exec_request(task, code, limits))
+    ef = render_execution(task, result, settings, trim) if compiled.ok else None
+    return Evaluation(code, compiled, result, ef)
+
+
+def render_execution(
+    task: Task, result: ExecResult, settings: FeedbackSettings, trim: TrimSpec | None = None
+) -> str | None:
+    """The execution feedback text for ``result``; None when Ω has no EF."""
+    if settings.execution == "none":
+        return None
+    visible = None
+    if task.tests.kind == "snippets":
+        visible = [name for name, _ in task.tests.snippets][:3]
+    return execution_feedback(
+        result,
+        coverage=settings.execution,
+        partial_rule=settings.partial_rule,
+        test_source=task.tests.source,
+        visible=visible,
+        trim=trim or TrimSpec(),
+        source_lines=settings.source_lines,
+    )

@@ -1,0 +1,132 @@
+"""The two protocols a session can follow, and the settings each one chooses.
+
+``convcodeworld`` reproduces ConvCodeWorld's reference run (sfc-gh-hhan/convcodeworld), so
+that scores compare with its published tables; ``convtui`` is our own design. A protocol only
+sets defaults: every named option can still be given on the command line, and the config a
+session records holds the values in force, so two runs differ in their hash whenever any of
+them differs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import get_args
+
+from convtui.core.errors import ConvtuiError
+from convtui.core.models.types import GenerationParams
+from convtui.core.omega import FeedbackConfig
+from convtui.core.session import (
+    ContextMode,
+    ExtractMode,
+    PartialRule,
+    ProtocolName,
+    SessionConfig,
+)
+
+PROTOCOLS: tuple[ProtocolName, ...] = get_args(ProtocolName)
+# ConvCodeWorld's DSPy client for open models stops at the separator of its prompt template.
+CCW_STOP = "\n\n---\n\n"
+
+
+@dataclass(frozen=True)
+class ProtocolDefaults:
+    """What a protocol chooses where the command line says nothing."""
+
+    extract: ExtractMode
+    partial_rule: PartialRule
+    context: ContextMode
+    max_tokens: int
+    simulator_max_tokens: int
+    stop: tuple[str, ...]
+    ef_source_lines: bool
+    summary: str
+
+
+DEFAULTS: dict[ProtocolName, ProtocolDefaults] = {
+    "convcodeworld": ProtocolDefaults(
+        extract="ccw",
+        partial_rule="ccw",
+        context="markov",
+        max_tokens=2048,
+        simulator_max_tokens=2048,
+        stop=(CCW_STOP,),
+        ef_source_lines=False,
+        summary=(
+            "ConvCodeWorld's reference, for scores comparable with its tables: its code "
+            "parser, its rule for the tests EF:partial shows, the task plus the last code and "
+            "its feedback, tracebacks without the candidate's source lines (as BigCodeBench's), "
+            "2048-token replies that stop at its template separator"
+        ),
+    ),
+    "convtui": ProtocolDefaults(
+        extract="robust",
+        partial_rule="first-tests",
+        context="full",
+        max_tokens=1024,
+        simulator_max_tokens=512,
+        stop=(),
+        ef_source_lines=True,
+        summary=(
+            "our own design: robust code extraction, EF:partial shows the first three real "
+            "tests, the whole conversation as context, tracebacks that quote the failing lines, "
+            "a simulator that may not leak the reference solution"
+        ),
+    ),
+}
+
+
+def protocol_name(value: str) -> ProtocolName:
+    """``value`` as a protocol name, or one clear error naming the choices."""
+    for name in PROTOCOLS:
+        if value == name:
+            return name
+    raise ConvtuiError(f"--protocol must be one of {', '.join(PROTOCOLS)}, not {value!r}")
+
+
+def build_config(
+    protocol: ProtocolName,
+    *,
+    model: str,
+    feedback: FeedbackConfig,
+    simulator: str | None,
+    turns: int,
+    context: ContextMode | None = None,
+    partial_rule: PartialRule | None = None,
+    extract: ExtractMode | None = None,
+    max_tokens: int | None = None,
+) -> SessionConfig:
+    """A session's config under ``protocol``; ``None`` takes the protocol's default.
+
+    ``turns`` counts feedback turns after turn 0, as ConvCodeWorld does (its published
+    setting, 10, is 11 generations). ``simulator`` is the model that plays the user, None
+    when no configuration of the run has verbal feedback (see :func:`simulator_for`)."""
+    if turns < 0:
+        raise ConvtuiError(f"--turns must be 0 or more feedback turns, not {turns}")
+    chosen = DEFAULTS[protocol]
+    params = GenerationParams(
+        max_tokens=max_tokens if max_tokens is not None else chosen.max_tokens,
+        stop=chosen.stop,
+    )
+    simulator_params = GenerationParams(max_tokens=chosen.simulator_max_tokens, stop=chosen.stop)
+    return SessionConfig(
+        model=model,
+        protocol=protocol,
+        feedback=feedback,
+        simulator=simulator,
+        context=context or chosen.context,
+        partial_rule=partial_rule or chosen.partial_rule,
+        extract=extract or chosen.extract,
+        max_turns=turns + 1,
+        ef_source_lines=chosen.ef_source_lines,
+        params=params,
+        simulator_params=simulator_params,
+    )
+
+
+def simulator_for(
+    model: str, simulator: str | None, feedback: tuple[FeedbackConfig, ...]
+) -> str | None:
+    """The simulator a run needs: the one named, else the code model itself, and none at all
+    when no configuration has verbal feedback."""
+    if all(f.verbal == "none" for f in feedback):
+        return None
+    return simulator or model
