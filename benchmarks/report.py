@@ -1,7 +1,11 @@
 """``convtui report``: ConvCodeWorld's two tables from a results database.
 
 Table 1: Pass@1 after each turn (rows 0..n-1), one column per feedback configuration.
-Table 2: MRR and Recall per configuration. Metric definitions live in core/metrics.py."""
+Table 2: MRR and Recall per configuration. Metric definitions live in core/metrics.py.
+
+Each session becomes its per-turn verdicts stretched to the table's turns by
+``metrics.carry_forward``. Pass@1 rows follow the protocol the runs recorded: ConvCodeWorld's
+per-turn rule under ``convcodeworld``, the cumulative one under ``convtui``."""
 
 from __future__ import annotations
 
@@ -12,22 +16,33 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from convtui.core import metrics
+from convtui.core.errors import ConvtuiError
 from convtui.core.isolation import verdict_warning
 from convtui.core.omega import ALL_CONFIGS
 
 _ORDER = {c.label: i for i, c in enumerate(ALL_CONFIGS)}
 
 
+# Pass@1 rows per protocol, as a one-line name for the tables and JSON.
+PASS_RULES = {
+    "convcodeworld": "per turn, as ConvCodeWorld's print_results: turn t or turn 0 passed",
+    "convtui": "cumulative: passed at any turn up to t",
+}
+
+
 @dataclass(frozen=True)
 class Outcome:
-    """One session's result as the report needs it."""
+    """One session's result as the report needs it: ``turn_passes`` holds the verdict of each
+    turn it recorded, in order; ``max_turns`` counts turn 0 and the feedback turns; ``protocol``
+    is the one its run recorded (``convcodeworld`` or ``convtui``)."""
 
     model: str
     feedback: str
     task_id: str
-    first_pass_turn: int | None
+    turn_passes: tuple[bool, ...]
     max_turns: int
     status: str
+    protocol: str = "convcodeworld"
 
 
 @dataclass(frozen=True)
@@ -36,6 +51,7 @@ class Column:
     feedback: str
     tasks: int
     pass_at: tuple[float, ...]
+    protocol: str
     mrr: float
     recall: float
     failed_sessions: int
@@ -76,6 +92,8 @@ class Report:
                     "model": c.model,
                     "feedback": c.feedback,
                     "tasks": c.tasks,
+                    "protocol": c.protocol,
+                    "pass_at_turn_rule": PASS_RULES[c.protocol],
                     "pass_at_turn": [round(100 * v, 1) for v in c.pass_at],
                     "mrr": round(100 * c.mrr, 1),
                     "recall": round(100 * c.recall, 1),
@@ -89,7 +107,7 @@ class Report:
     def pass_csv(self) -> str:
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(["turn", *(f"{c.model} {c.feedback}" for c in self.columns)])
+        writer.writerow(["turn", *(f"{c.model} {c.feedback} {c.protocol}" for c in self.columns)])
         for t in range(self.max_turns):
             writer.writerow([t, *(f"{100 * c.pass_at[t]:.1f}" for c in self.columns)])
         return out.getvalue()
@@ -97,10 +115,17 @@ class Report:
     def summary_csv(self) -> str:
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(["model", "feedback", "tasks", "mrr", "recall"])
+        writer.writerow(["model", "feedback", "protocol", "tasks", "mrr", "recall"])
         for c in self.columns:
             writer.writerow(
-                [c.model, c.feedback, c.tasks, f"{100 * c.mrr:.1f}", f"{100 * c.recall:.1f}"]
+                [
+                    c.model,
+                    c.feedback,
+                    c.protocol,
+                    c.tasks,
+                    f"{100 * c.mrr:.1f}",
+                    f"{100 * c.recall:.1f}",
+                ]
             )
         return out.getvalue()
 
@@ -109,25 +134,39 @@ _FINAL = {"solved", "exhausted", "stalled"}
 
 
 def build_report(outcomes: Iterable[Outcome]) -> Report:
-    """Group sessions by (model, feedback) and compute each column's metrics. Sessions that
-    have not finished (or failed on model errors) count as unsolved and are reported."""
-    groups: dict[tuple[str, str], list[Outcome]] = defaultdict(list)
+    """Group sessions by (model, feedback, protocol) and compute each column's metrics from per-turn
+    verdicts. Turns a session never ran are filled by ``metrics.carry_forward``: after a pass
+    they pass (ConvCodeWorld re-runs code that passed), after a fail or with no turn at all they
+    fail, so sessions that have not finished (or failed on model errors) count as unsolved from
+    where they stopped, and are reported. MRR and Recall are ConvCodeWorld's live ones; Pass@1
+    rows follow the column's protocol (``PASS_RULES``); runs of the two protocols never share a
+    column."""
+    groups: dict[tuple[str, str, str], list[Outcome]] = defaultdict(list)
     for outcome in outcomes:
-        groups[(outcome.model, outcome.feedback)].append(outcome)
-    max_turns = max((o.max_turns for group in groups.values() for o in group), default=0)
+        if outcome.protocol not in PASS_RULES:
+            raise ConvtuiError(f"{outcome.model}: unknown protocol {outcome.protocol!r}")
+        groups[(outcome.model, outcome.feedback, outcome.protocol)].append(outcome)
+    everyone = [o for group in groups.values() for o in group]
+    max_turns = max((max(o.max_turns, len(o.turn_passes)) for o in everyone), default=0)
     columns = []
-    for (model, feedback), group in sorted(
-        groups.items(), key=lambda item: (item[0][0], _ORDER.get(item[0][1], 99), item[0][1])
+    for (model, feedback, protocol), group in sorted(
+        groups.items(),
+        key=lambda item: (item[0][0], item[0][2], _ORDER.get(item[0][1], 99), item[0][1]),
     ):
-        first = [o.first_pass_turn for o in group]
+        passes = [metrics.carry_forward(o.turn_passes, max_turns) for o in group]
+        if protocol == "convtui":
+            pass_at = metrics.cumulative_pass_at_turn(passes)
+        else:
+            pass_at = metrics.live_pass_at_turn(passes)
         columns.append(
             Column(
                 model=model,
                 feedback=feedback,
                 tasks=len(group),
-                pass_at=tuple(metrics.pass_at_turn(first, max_turns)),
-                mrr=metrics.mrr(first),
-                recall=metrics.recall(first),
+                pass_at=tuple(pass_at),
+                protocol=protocol,
+                mrr=metrics.live_mrr(passes),
+                recall=metrics.live_recall(passes),
                 failed_sessions=sum(o.status == "failed" for o in group),
                 unfinished_sessions=sum(o.status not in _FINAL | {"failed"} for o in group),
             )
@@ -138,10 +177,16 @@ def build_report(outcomes: Iterable[Outcome]) -> Report:
 def pass_table(report: Report):
     from rich.table import Table
 
-    table = Table(title="Pass@1 (%) after each turn", header_style="bold", min_width=30)
+    rules = sorted({PASS_RULES[c.protocol] for c in report.columns})
+    table = Table(
+        title="Pass@1 (%) after each turn",
+        header_style="bold",
+        min_width=30,
+        caption="\n".join(f"Pass@1 {rule}" for rule in rules) or None,
+    )
     table.add_column("turn", justify="right")
     for c in report.columns:
-        table.add_column(f"{c.feedback}\n{c.model}", justify="right")
+        table.add_column(f"{c.feedback}\n{c.model}\n{c.protocol}", justify="right")
     for t in range(report.max_turns):
         table.add_row(str(t), *(f"{100 * c.pass_at[t]:.1f}" for c in report.columns))
     return table
@@ -151,12 +196,14 @@ def summary_table(report: Report, notes: Sequence[str] = ()):
     from rich.table import Table
 
     table = Table(title="MRR and Recall (%)", header_style="bold", caption="\n".join(notes) or None)
-    for name in ("feedback", "model", "tasks", "MRR", "Recall", "failed", "unfinished"):
-        table.add_column(name, justify="left" if name in ("feedback", "model") else "right")
+    names = ("feedback", "model", "protocol", "tasks", "MRR", "Recall", "failed", "unfinished")
+    for name in names:
+        table.add_column(name, justify="right" if name in names[3:] else "left")
     for c in report.columns:
         table.add_row(
             c.feedback,
             c.model,
+            c.protocol,
             str(c.tasks),
             f"{100 * c.mrr:.1f}",
             f"{100 * c.recall:.1f}",

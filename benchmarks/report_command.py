@@ -10,7 +10,7 @@ from pathlib import Path
 from convtui.benchmarks.report import Outcome, Report, build_report
 from convtui.core.errors import ConvtuiError
 from convtui.sessions import Store
-from convtui.sessions.results import SessionOutcome, run_outcomes
+from convtui.sessions.results import SessionOutcome, run_outcomes, run_turn_passes
 
 
 def make_report(db: Path, run_ids: Sequence[str] | None) -> Report:
@@ -26,9 +26,22 @@ def make_report(db: Path, run_ids: Sequence[str] | None) -> Report:
         for o in sorted(outcomes, key=lambda o: o.run_id):
             newest[(o.model, o.feedback, o.task_id)] = o
         # Only the runs whose sessions made it into the tables: their isolation is reported.
-        isolation = {r: store.run(r).config.isolation for r in {o.run_id for o in newest.values()}}
+        used = sorted({o.run_id for o in newest.values()})
+        isolation = {r: store.run(r).config.isolation for r in used}
+        passes = run_turn_passes(store, used)
+        # A config recorded before protocols existed reads as convtui (SessionConfig's
+        # default): those runs followed our own rules, not the reference's.
+        protocols = {r: store.run(r).config.protocol for r in used}
     report = build_report(
-        Outcome(o.model, o.feedback, o.task_id, o.first_pass_turn, o.max_turns, o.status)
+        Outcome(
+            model=o.model,
+            feedback=o.feedback,
+            task_id=o.task_id,
+            turn_passes=passes.get(o.session_id, ()),
+            max_turns=o.max_turns,
+            status=o.status,
+            protocol=protocols[o.run_id],
+        )
         for o in newest.values()
     )
     return replace(report, isolation=isolation)

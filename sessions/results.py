@@ -7,6 +7,7 @@ Metrics are not computed here: ``convtui report`` feeds these outcomes to
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -56,6 +57,31 @@ def run_outcomes(store: Store, run_ids: Sequence[str] | None = None) -> list[Ses
     with store.reading() as db:
         found = rows(db, sql + " ORDER BY run_id, id", params)
     return [SessionOutcome(**row) for row in found]
+
+
+def run_turn_passes(
+    store: Store, run_ids: Sequence[str] | None = None
+) -> dict[str, tuple[bool, ...]]:
+    """Session id -> the verdict of each turn it recorded, in turn order (True = the turn's
+    code passed), for the sessions of the given runs (all benchmark runs when None). A session
+    with no recorded turn is absent. Turns that never ran are not invented here: see
+    ``convtui.core.metrics.carry_forward``."""
+    sql = (
+        "SELECT t.session_id, t.passed FROM turns t JOIN sessions s ON s.id = t.session_id "
+        "WHERE s.run_id IS NOT NULL"
+    )
+    params: list[str] = []
+    if run_ids is not None:
+        if not run_ids:
+            return {}
+        sql += f" AND s.run_id IN ({', '.join('?' * len(run_ids))})"
+        params = list(run_ids)
+    with store.reading() as db:
+        found = db.execute(sql + " ORDER BY t.session_id, t.idx", params).fetchall()
+    passes: dict[str, list[bool]] = defaultdict(list)
+    for session_id, passed in found:
+        passes[session_id].append(bool(passed))
+    return {session_id: tuple(verdicts) for session_id, verdicts in passes.items()}
 
 
 @dataclass(frozen=True)
