@@ -785,8 +785,8 @@ def report(
         summary_table(
             report_obj,
             [
-                "Pass@1 at turn t: share of tasks solved at any turn ≤ t.",
                 "MRR: mean of 1/(k+1) over tasks, k the first passing turn (0 if never).",
+                "Recall: share of tasks solved at some turn. Turns count from 0.",
             ],
         )
     )

@@ -22,6 +22,8 @@ from convtui.core.session import SessionConfig
 from convtui.core.tasks import Task
 
 Execute = Callable[[ExecRequest], Awaitable[ExecResult]]
+# ConvCodeWorld's rule, applied to every feedback a model is sent.
+CCW_TRIM = TrimSpec()
 
 
 @dataclass(frozen=True)
@@ -60,10 +62,10 @@ async def evaluate(
     settings: FeedbackSettings,
     execute: Execute,
     limits: Limits | None = None,
-    trim: TrimSpec | None = None,
+    trim: TrimSpec | None = CCW_TRIM,
 ) -> Evaluation:
-    """Compile and run ``code`` against ``task``'s tests, and render its feedback. ``trim``
-    defaults to ConvCodeWorld's rule (cut at 8,000 characters)."""
+    """Compile and run ``code`` against ``task``'s tests, and render its feedback, trimmed by
+    ``trim`` (ConvCodeWorld's rule, cut at 8,000 characters, by default; None: untrimmed)."""
     compiled = compile_feedback(code, compat=settings.compile_compat)
     result = await execute(exec_request(task, code, limits))
     ef = render_execution(task, result, settings, trim) if compiled.ok else None
@@ -71,9 +73,13 @@ async def evaluate(
 
 
 def render_execution(
-    task: Task, result: ExecResult, settings: FeedbackSettings, trim: TrimSpec | None = None
+    task: Task,
+    result: ExecResult,
+    settings: FeedbackSettings,
+    trim: TrimSpec | None = CCW_TRIM,
 ) -> str | None:
-    """The execution feedback text for ``result``; None when Ω has no EF."""
+    """The execution feedback text for ``result``; None when Ω has no EF. ``trim`` as in
+    :func:`evaluate`."""
     if settings.execution == "none":
         return None
     visible = None
@@ -85,6 +91,6 @@ def render_execution(
         partial_rule=settings.partial_rule,
         test_source=task.tests.source,
         visible=visible,
-        trim=trim or TrimSpec(),
+        trim=trim,
         source_lines=settings.source_lines,
     )

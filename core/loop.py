@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from convtui.core.evaluate import Execute, FeedbackSettings, evaluate
+from convtui.core.ccw import drive as ccw_drive
+from convtui.core.ccw.turn import ModelCall
+from convtui.core.evaluate import Execute, FeedbackSettings, evaluate, render_execution
 from convtui.core.execution import ExecRequest, ExecResult
 from convtui.core.executor import Executor
 from convtui.core.extract import extract_code
@@ -28,12 +30,14 @@ from convtui.core.models.types import (
 from convtui.core.prompts import render
 from convtui.core.session import (
     CallJournal,
+    CallKind,
     CallPurpose,
     ClosingStatus,
     ExecutionCache,
     SessionConfig,
     SessionStatus,
     Turn,
+    TurnFeedback,
     request_hash,
 )
 from convtui.core.simulators import FeedbackRequest, User, VerbalFeedback
@@ -146,6 +150,10 @@ def _status_after(turn: Turn, config: SessionConfig) -> SessionStatus:
         return "solved"
     if turn.idx + 1 >= config.max_turns:
         return "exhausted"
+    if config.protocol == "convcodeworld":
+        # The reference plays every turn. One that made no code call left the code as it
+        # was, and the next would ask the same questions and get the same answers.
+        return "stalled" if turn.idx > 0 and turn.generate_call is None else "running"
     if not feedback_message(turn):
         return "stalled"
     return "running"
@@ -191,24 +199,33 @@ class SessionLoop:
         params: GenerationParams,
         backend: ModelBackend | None = None,
         on_text: Callable[[str], None] | None = None,
+        *,
+        seq: int = 0,
+        kind: CallKind = "chat",
     ) -> Completion:
-        """One model call, journaled; a finished identical call is reused, never paid twice."""
+        """One model call, journaled; a finished identical call is reused, never paid twice.
+        A ``text`` call sends ``messages[0].content`` as one raw prompt (no chat template)."""
         backend = backend or self.backend
-        key = request_hash(backend.spec, messages, params)
+        key = request_hash(backend.spec, messages, params, kind)
         journal = self.journal
         if journal is not None:
-            found = journal.find(turn_idx, purpose, key)
+            found = journal.find(turn_idx, purpose, key, seq=seq)
             if found is not None:
                 return found
-            call_id = journal.started(turn_idx, purpose, key, messages, params, backend.spec)
-        try:
-            completion = await backend.complete(
-                messages,
-                params,
-                on_text=on_text,
-                on_attempt=(lambda a: journal.attempt(call_id, a)) if journal else None,
-                call=CallInfo(self.session_key, turn_idx, purpose),
+            call_id = journal.started(
+                turn_idx, purpose, key, messages, params, backend.spec, seq=seq, kind=kind
             )
+        on_attempt = (lambda a: journal.attempt(call_id, a)) if journal else None
+        info = CallInfo(self.session_key, turn_idx, purpose, seq)
+        try:
+            if kind == "text":
+                completion = await backend.complete_text(
+                    messages[0].content, params, on_text=on_text, on_attempt=on_attempt, call=info
+                )
+            else:
+                completion = await backend.complete(
+                    messages, params, on_text=on_text, on_attempt=on_attempt, call=info
+                )
         except ModelError as exc:
             if journal is not None:
                 journal.finished(call_id, None, str(exc))
@@ -250,6 +267,8 @@ class SessionLoop:
     async def _turn(
         self, idx: int, turns: list[Turn], emit: Callable[[Event], None]
     ) -> tuple[Turn, ClosingStatus | None]:
+        if self.config.protocol == "convcodeworld" and turns:
+            return await self._ccw_turn(idx, turns[-1], emit), None
         config, task = self.config, self.task
         prompt = build_prompt(task, config, turns)
         completion = await self.complete(
@@ -274,7 +293,9 @@ class SessionLoop:
         notes: list[str] = []
         verbal: VerbalFeedback | None = None
         last_turn = idx + 1 >= config.max_turns
-        if self.user is not None and not result.passed and not last_turn:
+        # Under convcodeworld the user speaks inside the next turn (_ccw_turn), as there.
+        user = self.user if config.protocol != "convcodeworld" else None
+        if user is not None and not result.passed and not last_turn:
             request = FeedbackRequest(task, idx, code, compiled.ok, compiled.text, ef)
 
             async def ask(
@@ -285,7 +306,7 @@ class SessionLoop:
             ) -> Completion:
                 return await self.complete(idx, purpose, messages, params, backend)
 
-            verbal = await self.user.feedback(request, ask)
+            verbal = await user.feedback(request, ask)
             if verbal is not None:
                 notes.extend(verbal.notes)
         turn = Turn(
@@ -307,3 +328,74 @@ class SessionLoop:
             feedback_draft=verbal.draft if verbal else None,
         )
         return turn, verbal.closes if verbal else None
+
+    async def _ccw_turn(self, idx: int, previous: Turn, emit: Callable[[Event], None]) -> Turn:
+        """A feedback turn as ConvCodeWorld plays it (ccw/turn.py): repairs of code that does
+        not compile, the simulator asked inside the turn, DSPy's prompts as raw text."""
+        config, task = self.config, self.task
+        settings = FeedbackSettings.of(config)
+        ef = None
+        if previous.execution is not None and settings.execution != "none":
+            ef = render_execution(task, previous.execution, settings, trim=None)
+        inputs = ccw_drive.turn_inputs(
+            task,
+            previous_code=previous.code,
+            previous_passed=previous.passed,
+            execution=settings.execution,
+            execution_feedback=ef,
+            user=config.feedback.verbal,
+            iteration=idx,
+            max_tokens=config.params.max_tokens,
+        )
+        simulator = getattr(self.user, "backend", None) or self.backend
+        made: dict[str, tuple[Completion, tuple[ChatMessage, ...]]] = {}
+
+        async def ask(call: ModelCall, seq: int) -> str:
+            code_call = call.role == "code"
+            base = config.params if code_call else config.simulator_params
+            params = replace(base, max_tokens=call.max_tokens)
+            prompt = (ChatMessage("user", call.prompt),)
+            completion = await self.complete(
+                idx,
+                call.purpose,
+                prompt,
+                params,
+                self.backend if code_call else simulator,
+                (lambda text: emit(ReplyStreamed(idx, text))) if code_call else None,
+                seq=seq,
+                kind="text",
+            )
+            made["code" if code_call else "simulate"] = (completion, prompt)
+            return completion.text
+
+        outcome = await ccw_drive.play(inputs, ask)
+        code = outcome.solution(task.import_header)
+        code_call, prompt = made.get("code", (None, previous.prompt))
+        reply = code_call.text if code_call is not None else previous.reply
+        if code_call is not None:
+            emit(ReplyReady(idx, code_call, code))
+        evaluation = await evaluate(task, code, settings, self.execute, config.limits)
+        emit(Executed(idx, evaluation.result))
+        simulated = made.get("simulate")
+        source = f"simulator:{config.feedback.verbal}:{simulator.spec}"
+        notes = [f"convcodeworld: {len(outcome.calls)} model call(s), hop {outcome.iteration}"]
+        return Turn(
+            idx=idx,
+            reply=reply,
+            code=code,
+            compiled=evaluation.compiled.ok,
+            compile_feedback=evaluation.compiled.text,
+            execution=evaluation.result,
+            execution_feedback=evaluation.execution_feedback,
+            generate_call=code_call,
+            simulate_call=simulated[0] if simulated else None,
+            prompt=prompt,
+            prompt_hash=request_hash(self.backend.spec, prompt, config.params, "text"),
+            notes=tuple(notes),
+            received=TurnFeedback(
+                compilation=outcome.compilation_feedback,
+                execution=outcome.execution_feedback,
+                user=outcome.user_feedback,
+                user_source=source if outcome.user_feedback is not None else "none",
+            ),
+        )

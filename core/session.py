@@ -16,6 +16,7 @@ from convtui.core.extract import ExtractMode
 from convtui.core.feedback import PartialRule
 from convtui.core.models.types import (
     Attempt,
+    CallKind,
     CallPurpose,  # defined with the model types (CallInfo), imported from here by most callers
     ChatMessage,
     Completion,
@@ -74,6 +75,19 @@ class SessionConfig:
 
 
 @dataclass(frozen=True)
+class TurnFeedback:
+    """The feedback a turn's code calls were given, where the protocol produces it inside the
+    turn: ConvCodeWorld compiles the previous code, repairs it, asks the simulator about the
+    repaired code and records these three fields with the turn's solution (its ``run.py``).
+    None in a field: that feedback was not given."""
+
+    compilation: str | None = None
+    execution: str | None = None
+    user: str | None = None
+    user_source: str = "none"
+
+
+@dataclass(frozen=True)
 class Turn:
     """One model reply plus the feedback it received (DESIGN.md vocabulary).
 
@@ -98,6 +112,7 @@ class Turn:
     prompt_hash: str = ""
     notes: tuple[str, ...] = ()
     feedback_draft: str | None = None
+    received: TurnFeedback | None = None
 
     @property
     def feedback_edited(self) -> bool | None:
@@ -119,8 +134,11 @@ class CallJournal(Protocol):
 
     session_id: str
 
-    def find(self, turn_idx: int, purpose: CallPurpose, request_hash: str) -> Completion | None:
-        """A finished call with this request, to reuse instead of calling again."""
+    def find(
+        self, turn_idx: int, purpose: CallPurpose, request_hash: str, *, seq: int = 0
+    ) -> Completion | None:
+        """A finished call with this request, to reuse instead of calling again (recorded as
+        a reuse at position ``seq`` of the turn)."""
 
     def started(
         self,
@@ -130,8 +148,12 @@ class CallJournal(Protocol):
         messages: tuple[ChatMessage, ...],
         params: GenerationParams,
         model: str,
+        *,
+        seq: int = 0,
+        kind: CallKind = "chat",
     ) -> str:
-        """Record a call before it is made; returns its id."""
+        """Record a call before it is made; returns its id. ``seq`` is its position among
+        the turn's calls; a ``text`` call's one prompt is ``messages[0].content``."""
 
     def attempt(self, call_id: str, attempt: Attempt) -> None:
         """Record one attempt (retries included)."""
@@ -148,22 +170,27 @@ class ExecutionCache(Protocol):
     def put(self, key: str, task_id: str, code: str, result: ExecResult) -> None: ...
 
 
-def request_hash(model: str, messages: tuple[ChatMessage, ...], params: GenerationParams) -> str:
-    """The identity of a model request: same hash, same answer at temperature 0."""
-    blob = json.dumps(
-        {"model": model, "messages": [asdict(m) for m in messages], "params": asdict(params)},
-        sort_keys=True,
-    )
+def request_hash(
+    model: str,
+    messages: tuple[ChatMessage, ...],
+    params: GenerationParams,
+    kind: CallKind = "chat",
+) -> str:
+    """The identity of a model request: same hash, same answer at temperature 0. A raw-text
+    call (its prompt as the one message) never shares a hash with a chat call."""
+    request: dict = {
+        "model": model,
+        "messages": [asdict(m) for m in messages],
+        "params": asdict(params),
+    }
+    if kind != "chat":  # chat hashes stay as they were before text calls existed
+        request["kind"] = kind
+    blob = json.dumps(request, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def text_request_hash(model: str, prompt: str, params: GenerationParams) -> str:
-    """``request_hash`` for a raw-text call (``ModelBackend.complete_text``). A raw prompt
-    and a chat message of the same words are different requests (no chat template on one),
-    so the two kinds never share a hash: the blob has "prompt" where a chat's has
-    "messages"."""
-    blob = json.dumps(
-        {"model": model, "prompt": prompt, "params": asdict(params)},
-        sort_keys=True,
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()
+    """``request_hash`` of a raw-text call (``ModelBackend.complete_text``), its prompt
+    journaled as the one message: a raw prompt and a chat message of the same words are
+    different requests (no chat template on one), so they never share a hash."""
+    return request_hash(model, (ChatMessage("user", prompt),), params, "text")

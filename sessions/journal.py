@@ -15,7 +15,13 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from convtui.core.models.types import Attempt, ChatMessage, Completion, GenerationParams
+from convtui.core.models.types import (
+    Attempt,
+    CallKind,
+    ChatMessage,
+    Completion,
+    GenerationParams,
+)
 from convtui.core.session import CallPurpose
 from convtui.sessions.blobs import get_texts, put_text, put_texts
 from convtui.sessions.codec import (
@@ -30,6 +36,8 @@ from convtui.sessions.codec import (
 )
 from convtui.sessions.connection import Connections, rows, rows_in, writing
 from convtui.sessions.ids import new_id, utc_now
+
+CODE_PURPOSES: tuple[CallPurpose, ...] = ("generate", "repair", "stale_ef")
 
 
 def _insert_call(db: Database, columns: dict[str, Any]) -> str:
@@ -59,11 +67,14 @@ def link_call(
     """The id of the call row that produced ``completion`` for this turn (the latest finished
     one that equals it), inserting a row when the loop ran without a journal (inside the
     caller's write transaction)."""
+    # A turn's code may come from a repair or stale-EF call (ConvCodeWorld): any code call.
+    purposes = CODE_PURPOSES if purpose in CODE_PURPOSES else (purpose,)
     candidates = rows(
         db,
-        "SELECT * FROM model_calls WHERE session_id = ? AND turn_idx = ? AND purpose = ? "
+        f"SELECT * FROM model_calls WHERE session_id = ? AND turn_idx = ? "
+        f"AND purpose IN ({', '.join('?' * len(purposes))}) "
         "AND status = 'ok' AND response_blob = ? ORDER BY id DESC",
-        (session_id, turn_idx, purpose, text_hash(completion.text)),
+        (session_id, turn_idx, *purposes, text_hash(completion.text)),
     )
     for row in candidates:
         if completion_from_row(row, completion.text) == completion:
@@ -138,7 +149,9 @@ class StoreJournal:
         self.session_id = session_id
         self.share_across_sessions = share_across_sessions
 
-    def find(self, turn_idx: int, purpose: CallPurpose, request_hash: str) -> Completion | None:
+    def find(
+        self, turn_idx: int, purpose: CallPurpose, request_hash: str, *, seq: int = 0
+    ) -> Completion | None:
         db = self._connections.get()
         if self.share_across_sessions:
             where = "request_hash = ? AND purpose = ?"
@@ -164,6 +177,8 @@ class StoreJournal:
                     "session_id": self.session_id,
                     "turn_idx": turn_idx,
                     "purpose": purpose,
+                    "seq": seq,
+                    "kind": row["kind"],
                     "request_hash": request_hash,
                     "model": row["model"],
                     "messages_json": row["messages_json"],
@@ -194,6 +209,9 @@ class StoreJournal:
         messages: tuple[ChatMessage, ...],
         params: GenerationParams,
         model: str,
+        *,
+        seq: int = 0,
+        kind: CallKind = "chat",
     ) -> str:
         db = self._connections.get()
         with writing(db):
@@ -203,6 +221,8 @@ class StoreJournal:
                     "session_id": self.session_id,
                     "turn_idx": turn_idx,
                     "purpose": purpose,
+                    "seq": seq,
+                    "kind": kind,
                     "request_hash": request_hash,
                     "model": model,
                     "messages_json": _messages_json(db, messages),

@@ -208,6 +208,22 @@ def m002_feedback_drafts(db: Database) -> None:
     )
 
 
+@_migration
+def m003_call_positions(db: Database) -> None:
+    """ConvCodeWorld's turns make several model calls (repairs, a stale-EF call, the
+    simulator): each call's position in its turn (``seq``) and whether it was chat messages or
+    one raw prompt (``kind``); and the feedback a turn's calls were given, as ConvCodeWorld
+    records it with the turn's solution (``received_json``)."""
+    db.executescript(
+        """
+        ALTER TABLE model_calls ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE model_calls ADD COLUMN kind TEXT NOT NULL DEFAULT 'chat'
+            CHECK (kind IN ('chat', 'text'));
+        ALTER TABLE turns ADD COLUMN received_json TEXT;
+        """
+    )
+
+
 SCHEMA_VERSION = _NAMES[-1]  # the last migration: what a fully migrated DB has applied
 
 

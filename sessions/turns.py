@@ -7,14 +7,16 @@ moment leaves either the whole turn or none of it, and the counters always match
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from dataclasses import asdict
 from typing import Any
 
 from sqlite_utils import Database
 
 from convtui.core.execution import ExecResult
 from convtui.core.models.types import Completion
-from convtui.core.session import SessionStatus, Turn
+from convtui.core.session import SessionStatus, Turn, TurnFeedback
 from convtui.sessions.blobs import get_texts, put_text, put_texts
 from convtui.sessions.codec import (
     message_hashes,
@@ -94,6 +96,7 @@ def save_turn(
             "notes_json": notes_to_json(turn.notes),
             "feedback_draft": turn.feedback_draft,
             "feedback_edited": None if turn.feedback_edited is None else int(turn.feedback_edited),
+            "received_json": None if turn.received is None else json.dumps(asdict(turn.received)),
             "passed": int(turn.passed),
             "created_utc": now,
         }
@@ -156,4 +159,9 @@ def _turn(
         prompt_hash=row["prompt_hash"],
         notes=notes_from_json(row["notes_json"]),
         feedback_draft=row["feedback_draft"],
+        received=(
+            None
+            if row["received_json"] is None
+            else TurnFeedback(**json.loads(row["received_json"]))
+        ),
     )

@@ -214,9 +214,7 @@ def test_check_execution_feedback_quotes_candidate_lines_only_under_convtui(tmp_
     candidate.write_text("def task_func(LETTERS):\n    return 1 / 0\n")
     run = ("check", "--task", "BigCodeBench/2", "--code", str(candidate), "--json")
     ours = json.loads(convtui(*run, "--protocol", "convtui").stdout)["execution_feedback"]
-    theirs = json.loads(convtui(*run, "--protocol", "convcodeworld").stdout)[
-        "execution_feedback"
-    ]
+    theirs = json.loads(convtui(*run, "--protocol", "convcodeworld").stdout)["execution_feedback"]
     assert "in task_func\n    return 1 / 0\n" in ours
     assert "in task_func\nZeroDivisionError" in theirs
     assert "return 1 / 0" not in theirs

@@ -74,6 +74,20 @@ def omega_for(feedback: str, user: UserMode) -> FeedbackConfig:
 
 def session_config(options: SessionOptions, user: UserMode) -> SessionConfig:
     omega = omega_for(options.feedback, user)
+    if (
+        options.protocol == "convcodeworld"
+        and omega.verbal != "none"
+        and user
+        not in (
+            "novice",
+            "expert",
+        )
+    ):
+        raise ConvtuiError(
+            "--protocol convcodeworld asks its simulated user inside each turn, so a person "
+            "cannot give the verbal feedback: use --user novice|expert, drop VF from "
+            "--feedback, or keep --protocol convtui"
+        )
     return build_config(
         protocol_name(options.protocol),
         model=options.model,

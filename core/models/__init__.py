@@ -9,6 +9,8 @@ from convtui.core.models.retry import Retrier, RetryPolicy
 from convtui.core.models.types import (
     Attempt,
     CallInfo,
+    CallKind,
+    CallPurpose,
     ChatMessage,
     Completion,
     GenerationParams,
@@ -19,6 +21,8 @@ __all__ = [
     "ACCEPTED_SPECS",
     "Attempt",
     "CallInfo",
+    "CallKind",
+    "CallPurpose",
     "ChatMessage",
     "Completion",
     "GenerationParams",

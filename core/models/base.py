@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from convtui.core.models.limiter import ConcurrencyLimiter
@@ -21,6 +21,14 @@ from convtui.core.models.types import (
 
 TextCallback = Callable[[str], None]
 AttemptCallback = Callable[[Attempt], None]
+
+
+def prompt_as_chat(prompt: str) -> tuple[ChatMessage, ...]:
+    """The raw prompt of a text call, for a backend that only speaks chat (OpenAI, Azure):
+    one user message holding the whole prompt, no system message. The rule is ConvCodeWorld's,
+    which sent DSPy's prompt string this way to OpenAI models and as a raw completion to
+    open ones; the message then goes through the model's chat template."""
+    return (ChatMessage("user", prompt),)
 
 
 def credential_id(secret: str | None) -> str:
@@ -65,6 +73,26 @@ class ModelBackend(ABC):
         serves (the turn loop always passes it; only the scripted ``mock:`` backend uses
         it). Raises ModelError when the call fails for good."""
 
+    async def complete_text(
+        self,
+        prompt: str,
+        params: GenerationParams,
+        *,
+        on_text: TextCallback | None = None,
+        on_attempt: AttemptCallback | None = None,
+        call: CallInfo | None = None,
+    ) -> Completion:
+        """One raw-text completion: ``prompt`` goes to the model as it is, with no chat
+        template (an OpenAI-compatible server's ``/v1/completions``, llama.cpp's
+        ``create_completion``, vLLM's ``generate``). Callbacks, ``call`` and errors as in
+        ``complete``; ``params.stop`` cuts the text for both kinds of call.
+
+        This default is the rule for backends that only speak chat: the prompt is sent as
+        one user message (``prompt_as_chat``). Backends that can send raw text override it."""
+        return await self.complete(
+            prompt_as_chat(prompt), params, on_text=on_text, on_attempt=on_attempt, call=call
+        )
+
     async def complete_many(
         self, batch: Sequence[Sequence[ChatMessage]], params: GenerationParams
     ) -> list[Completion | ModelError]:
@@ -75,16 +103,31 @@ class ModelBackend(ABC):
         results = await asyncio.gather(
             *(self.complete(messages, params) for messages in batch), return_exceptions=True
         )
-        out: list[Completion | ModelError] = []
-        for result in results:
-            if isinstance(result, BaseException) and not isinstance(result, ModelError):
-                raise result
-            out.append(result)
-        return out
+        return _slots(results)
+
+    async def complete_text_many(
+        self, prompts: Sequence[str], params: GenerationParams
+    ) -> list[Completion | ModelError]:
+        """``complete_many`` for raw-text calls: each prompt through ``complete_text``."""
+        results = await asyncio.gather(
+            *(self.complete_text(prompt, params) for prompt in prompts), return_exceptions=True
+        )
+        return _slots(results)
 
     async def aclose(self) -> None:
         """Release connections; the backend is not used afterwards."""
         return None
+
+
+def _slots(results: Sequence[Completion | BaseException]) -> list[Completion | ModelError]:
+    """A gathered batch as result slots: a ModelError takes its slot, anything else is a bug
+    and propagates."""
+    out: list[Completion | ModelError] = []
+    for result in results:
+        if isinstance(result, BaseException) and not isinstance(result, ModelError):
+            raise result
+        out.append(result)
+    return out
 
 
 @dataclass(frozen=True)
@@ -123,6 +166,13 @@ class RetryingBackend(ModelBackend):
     def _classify(self, exc: BaseException) -> Failure | None:
         """The failure an exception from ``_attempt`` stands for; None for a bug."""
 
+    async def _attempt_text(
+        self, prompt: str, params: GenerationParams, on_text: TextCallback | None
+    ) -> RawCompletion:
+        """One try at a raw-text call. By default the chat-only rule (``prompt_as_chat``);
+        backends with a completions API override it."""
+        return await self._attempt(prompt_as_chat(prompt), params, on_text)
+
     async def _before_call(self) -> None:
         """Hook for work needed once before the first request (e.g. finding the model)."""
         return None
@@ -136,9 +186,28 @@ class RetryingBackend(ModelBackend):
         on_attempt: AttemptCallback | None = None,
         call: CallInfo | None = None,
     ) -> Completion:
+        return await self._retried(lambda: self._attempt(messages, params, on_text), on_attempt)
+
+    async def complete_text(
+        self,
+        prompt: str,
+        params: GenerationParams,
+        *,
+        on_text: TextCallback | None = None,
+        on_attempt: AttemptCallback | None = None,
+        call: CallInfo | None = None,
+    ) -> Completion:
+        return await self._retried(lambda: self._attempt_text(prompt, params, on_text), on_attempt)
+
+    async def _retried(
+        self,
+        attempt: Callable[[], Awaitable[RawCompletion]],
+        on_attempt: AttemptCallback | None,
+    ) -> Completion:
+        """One call: each try through the limiter, retried as the policy says."""
         await self._before_call()
         raw, last = await call_with_retries(
-            lambda: self._attempt(messages, params, on_text),
+            attempt,
             self._classify,
             self.retrier,
             on_attempt=on_attempt,

@@ -84,6 +84,9 @@ class LoadedModel:
     meter: _Meter
 
 
+# What one call sends: chat messages (through the model's chat template) or a raw prompt.
+Request = tuple[ChatMessage, ...] | str
+
 _models: dict[tuple[str, int, int | None], LoadedModel] = {}
 _models_lock = threading.Lock()
 
@@ -135,31 +138,38 @@ def load_model(path: Path, n_ctx: int, n_threads: int | None) -> LoadedModel:
 
 def _generate(
     loaded: LoadedModel,
-    messages: Sequence[ChatMessage],
+    request: Request,
     params: GenerationParams,
     emit: Callable[[str], None] | None,
     cancel: threading.Event,
 ) -> RawCompletion:
-    """One completion, in a worker thread, with the model to itself."""
+    """One completion, in a worker thread, with the model to itself: chat messages through
+    the model's chat template, or a raw prompt as it is (``create_completion``)."""
     with loaded.lock:
         meter = loaded.meter
         meter.prompt_tokens = meter.output_tokens = 0
         meter.cancel = cancel
         llama = loaded.llama
-        request: dict[str, Any] = {
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+        options: dict[str, Any] = {
             "temperature": params.temperature,
             "max_tokens": params.max_tokens,
             "stop": list(params.stop),
             "seed": params.seed,
             **SERVER_SAMPLING_DEFAULTS,
         }
+        if isinstance(request, str):
+            create, chat = llama.create_completion, False
+            options["prompt"] = request
+        else:
+            create, chat = llama.create_chat_completion, True
+            options["messages"] = [{"role": m.role, "content": m.content} for m in request]
         if emit is None:
-            answer = llama.create_chat_completion(**request)
+            answer = create(**options)
             choice = answer["choices"][0]
             usage = answer.get("usage") or {}
+            text = choice["message"].get("content") if chat else choice.get("text")
             return RawCompletion(
-                text=choice["message"].get("content") or "",
+                text=text or "",
                 finish_reason=choice.get("finish_reason") or "stop",
                 input_tokens=usage.get("prompt_tokens", meter.prompt_tokens),
                 output_tokens=usage.get("completion_tokens", meter.output_tokens),
@@ -167,9 +177,9 @@ def _generate(
             )
         parts: list[str] = []
         finish_reason = "stop"
-        for chunk in llama.create_chat_completion(stream=True, **request):
+        for chunk in create(stream=True, **options):
             choice = chunk["choices"][0]
-            piece = choice.get("delta", {}).get("content")
+            piece = choice.get("delta", {}).get("content") if chat else choice.get("text")
             if piece:
                 parts.append(piece)
                 emit("".join(parts))
@@ -233,6 +243,18 @@ class LlamaLocalBackend(RetryingBackend):
         params: GenerationParams,
         on_text: TextCallback | None,
     ) -> RawCompletion:
+        return await self._run(tuple(messages), params, on_text)
+
+    async def _attempt_text(
+        self, prompt: str, params: GenerationParams, on_text: TextCallback | None
+    ) -> RawCompletion:
+        """The raw prompt, tokenized as it is: no chat template (as the llama.cpp server's
+        ``/v1/completions`` does it)."""
+        return await self._run(prompt, params, on_text)
+
+    async def _run(
+        self, request: Request, params: GenerationParams, on_text: TextCallback | None
+    ) -> RawCompletion:
         loaded = load_model(self.path, self.n_ctx, self.n_threads)
         cancel = threading.Event()
         emit: Callable[[str], None] | None = None
@@ -245,7 +267,7 @@ class LlamaLocalBackend(RetryingBackend):
                     loop.call_soon_threadsafe(on_text, text)
 
         try:
-            return await asyncio.to_thread(_generate, loaded, messages, params, emit, cancel)
+            return await asyncio.to_thread(_generate, loaded, request, params, emit, cancel)
         except asyncio.CancelledError:
             # Timed out or cancelled: stop the thread at its next token and free the model.
             cancel.set()

@@ -5,24 +5,34 @@ FILE holds one JSON object a line (blank lines are skipped)::
 
     {"purpose": "generate", "text": "```python\\ndef task_func(): ...\\n```"}
     {"purpose": "simulate", "text": "Sort the result.", "delay_s": 0.5}
+    {"purpose": "repair", "text": "```python\\n...\\n```", "turn": 2, "seq": 1}
 
-``purpose`` says which calls the row answers: the coder's (``generate``) or the simulated
-user's (``simulate``). ``delay_s`` (optional, default 0) is how long the reply takes to
-stream in, spread over its words; a test that must act while a call runs (cancel it, press
-keys) sets it.
+``purpose`` says which calls the row answers (``CallPurpose``): the coder's first call of a
+turn (``generate``), its further code calls in the same turn (``repair`` after a compile
+error, ``stale_ef`` with the previous turn's execution feedback), or the simulated user's
+(``simulate``). ``delay_s`` (optional, default 0) is how long the reply takes to stream in,
+spread over its words; a test that must act while a call runs (cancel it, press keys) sets
+it. ``turn`` and ``seq`` (optional) pin a row to one call, below.
 
-Which row answers a call, from the ``CallInfo`` the turn loop passes:
+Chat calls (``complete``) and raw-text calls (``complete_text``) are answered alike, from the
+same rows; only the request differs (messages or one prompt string). Which row answers a
+call, from the ``CallInfo`` the turn loop passes (session, turn, purpose, seq):
 
+- A pinned row (one with ``turn``) answers the calls of its purpose in that turn, and only
+  those; with ``seq`` too, only the call at that position of the turn. A row naming the
+  call's seq wins over one that names none; between equals, the first in the file. Pinned
+  rows are set aside from the rules below, which read the other rows only.
 - ``generate``: turn *i* of a session gets the *i*-th generate row. A turn makes exactly one
   generate call, so this is simply "the next row", and it stays so when something other than
   this object answered earlier turns: the call journal reusing a finished call (on resume,
   or across sessions with ``share_across_sessions``), a fresh backend resuming the session,
   a cancelled turn played again (which gets the same reply, as from a greedy model).
-- ``simulate``: a session's simulate calls take the simulate rows in order (a turn may make
-  none, or two when the expert is asked again). A request the session already made (same
-  turn, same messages: a cancelled turn played again) gets its row again. The position is
-  kept in this object, per session key: a session resumed by a new backend starts its
-  simulate rows over, and a simulate call the journal answers takes no row.
+- ``simulate``, ``repair``, ``stale_ef``: a session's calls of one purpose take that
+  purpose's rows in order (a turn may make none, or several). A request the session already
+  made (same turn, seq and request: a cancelled turn played again) gets its row again. The
+  position is kept in this object, per session key: a session resumed by a new backend
+  starts these rows over, and a call the journal answers takes no row (pin rows to a turn
+  where that matters).
 - Without a ``CallInfo`` (the backend used directly) calls are ``generate`` calls of one
   session, answered by the rows in order.
 
@@ -32,9 +42,13 @@ same request twice (the same code and feedback again) gets the first answer agai
 from a greedy model.
 
 When a purpose's rows run out, the last one repeats, like a model stuck on its answer: one
-failing reply plays a session of any length. A call for a purpose with no rows fails with a
-fatal ModelError. Token counts are word counts (whitespace-separated, over every message in
-and the reply out); each call is one attempt, reported through ``on_attempt``."""
+failing reply plays a session of any length. A call for which no row is left (no unpinned row
+of its purpose and no pin for it) fails with a fatal ModelError. ``params.stop`` is honoured
+as a model's server does it: the reply ends before the first stop string it contains. Token
+counts are word counts (whitespace-separated, over every message or the prompt in, and the
+reply out); each call is one attempt, reported through ``on_attempt``. Every request is kept,
+in order, in ``requests`` (call, kind, messages or prompt, params), for tests that check what
+a caller sent."""
 
 from __future__ import annotations
 
@@ -47,12 +61,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 from convtui.core.models.base import AttemptCallback, ModelBackend, TextCallback
 from convtui.core.models.types import (
     Attempt,
     CallInfo,
+    CallKind,
     CallPurpose,
     ChatMessage,
     Completion,
@@ -61,8 +76,11 @@ from convtui.core.models.types import (
 )
 
 PURPOSES: tuple[CallPurpose, ...] = get_args(CallPurpose)
-ROW_KEYS = {"purpose", "text", "delay_s"}
+ROW_KEYS = {"purpose", "text", "delay_s", "turn", "seq"}
 ROW_FORM = '{"purpose": "generate" or "simulate", "text": "..."}'
+PURPOSE_RULE = (
+    "purpose must be generate or simulate, or repair or stale_ef for a turn's further code calls"
+)
 # Streamed pieces: each word with the space after it (leading space as a piece of its own).
 _PIECE = re.compile(r"\S+\s*|\s+")
 
@@ -72,6 +90,27 @@ class ScriptRow:
     purpose: CallPurpose
     text: str
     delay_s: float = 0.0
+    turn: int | None = None  # pinned to this turn's calls (None: not pinned)
+    seq: int | None = None  # and to this position in the turn (None: any)
+
+
+@dataclass(frozen=True)
+class MockRequest:
+    """One call as the mock received it."""
+
+    call: CallInfo | None
+    kind: CallKind
+    request: tuple[ChatMessage, ...] | str
+    params: GenerationParams
+
+
+def _position(where: str, data: dict[str, Any], key: str) -> int | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ModelError(f"{where}: {key} must be a whole number >= 0, got {value!r}")
+    return value
 
 
 def _row(spec: str, number: int, line: str) -> ScriptRow:
@@ -87,14 +126,17 @@ def _row(spec: str, number: int, line: str) -> ScriptRow:
         raise ModelError(f"{where} has unknown keys {unknown}; each line is {ROW_FORM}")
     purpose = data.get("purpose")
     if purpose not in PURPOSES:
-        raise ModelError(f"{where}: purpose must be generate or simulate, got {purpose!r}")
+        raise ModelError(f"{where}: {PURPOSE_RULE}, got {purpose!r}")
     text = data.get("text")
     if not isinstance(text, str):
         raise ModelError(f"{where}: text must be a string, got {type(text).__name__}")
     delay = data.get("delay_s", 0.0)
     if isinstance(delay, bool) or not isinstance(delay, int | float) or delay < 0:
         raise ModelError(f"{where}: delay_s must be a number of seconds >= 0, got {delay!r}")
-    return ScriptRow(purpose, text, float(delay))
+    turn, seq = _position(where, data, "turn"), _position(where, data, "seq")
+    if seq is not None and turn is None:
+        raise ModelError(f"{where}: seq pins a row within a turn; give its turn too")
+    return ScriptRow(purpose, text, float(delay), turn, seq)
 
 
 def read_script(spec: str, path: Path) -> dict[CallPurpose, list[ScriptRow]]:
@@ -119,11 +161,30 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-def _request_key(call: CallInfo, messages: Sequence[ChatMessage]) -> tuple[str, int, str, str]:
+def cut_at_stop(text: str, stop: Sequence[str]) -> str:
+    """``text`` up to (not including) the earliest stop string in it, as servers return it."""
+    ends = [text.find(s) for s in stop if s]
+    found = [end for end in ends if end >= 0]
+    return text[: min(found)] if found else text
+
+
+def _digest(request: tuple[ChatMessage, ...] | str) -> str:
     digest = hashlib.sha256()
-    for message in messages:
-        digest.update(f"{message.role}\0{message.content}\0".encode())
-    return (call.session, call.turn_idx, call.purpose, digest.hexdigest())
+    if isinstance(request, str):
+        digest.update(f"text\0{request}".encode())
+    else:
+        for message in request:
+            digest.update(f"{message.role}\0{message.content}\0".encode())
+    return digest.hexdigest()
+
+
+def _pinned(rows: list[ScriptRow], call: CallInfo) -> ScriptRow | None:
+    """The row pinned to this call: one naming its turn and seq, else its turn alone."""
+    for exact in (True, False):
+        for row in rows:
+            if row.turn == call.turn_idx and (row.seq == call.seq if exact else row.seq is None):
+                return row
+    return None
 
 
 class MockBackend(ModelBackend):
@@ -136,7 +197,8 @@ class MockBackend(ModelBackend):
         self._script: dict[CallPurpose, list[ScriptRow]] | None = None
         self._lock = threading.Lock()  # calls may come from several event loops' threads
         self._next: dict[tuple[str, CallPurpose], int] = {}
-        self._taken: dict[tuple[str, int, str, str], int] = {}
+        self._taken: dict[tuple[str, int, str, int, str], int] = {}
+        self.requests: list[MockRequest] = []
 
     def connection_key(self) -> str:
         return f"mock|{self.path}"
@@ -150,25 +212,32 @@ class MockBackend(ModelBackend):
     async def check(self) -> None:
         self.script()
 
-    def _pick(self, call: CallInfo | None, messages: Sequence[ChatMessage]) -> ScriptRow:
+    def _pick(self, call: CallInfo | None, request: tuple[ChatMessage, ...] | str) -> ScriptRow:
         purpose: CallPurpose = call.purpose if call is not None else "generate"
         rows = self.script()[purpose]
+        if call is not None:
+            pinned = _pinned(rows, call)
+            if pinned is not None:
+                return pinned
+        rows = [row for row in rows if row.turn is None]
         if not rows:
+            where = f" for turn {call.turn_idx} (seq {call.seq})" if call is not None else ""
             raise ModelError(
-                f"{self.spec} has no {purpose} rows but was asked for a {purpose} call; "
+                f"{self.spec} has no {purpose} rows{where} but was asked for a {purpose} call; "
                 f'add a line {{"purpose": "{purpose}", "text": "..."}}'
             )
         if call is not None and purpose == "generate":
             index = call.turn_idx
         else:
-            index = self._take(call, messages)
+            index = self._take(call, request)
         return rows[min(index, len(rows) - 1)]
 
-    def _take(self, call: CallInfo | None, messages: Sequence[ChatMessage]) -> int:
+    def _take(self, call: CallInfo | None, request: tuple[ChatMessage, ...] | str) -> int:
         """The next unused row index of the call's session and purpose, or the one this same
-        request got before."""
-        session, purpose = (call.session, call.purpose) if call else ("", "generate")
-        key = _request_key(call, messages) if call else None
+        request (same turn and seq) got before."""
+        purpose: CallPurpose = call.purpose if call else "generate"
+        session = call.session if call else ""
+        key = (session, call.turn_idx, purpose, call.seq, _digest(request)) if call else None
         with self._lock:
             if key is not None and key in self._taken:
                 return self._taken[key]
@@ -188,9 +257,38 @@ class MockBackend(ModelBackend):
         call: CallInfo | None = None,
     ) -> Completion:
         """The scripted reply, streamed word by word to ``on_text``."""
+        request = tuple(messages)
+        words_in = sum(_words(m.content) for m in request)
+        return await self._answer("chat", request, words_in, params, on_text, on_attempt, call)
+
+    async def complete_text(
+        self,
+        prompt: str,
+        params: GenerationParams,
+        *,
+        on_text: TextCallback | None = None,
+        on_attempt: AttemptCallback | None = None,
+        call: CallInfo | None = None,
+    ) -> Completion:
+        """The scripted reply to a raw prompt, from the same rows as chat calls."""
+        return await self._answer("text", prompt, _words(prompt), params, on_text, on_attempt, call)
+
+    async def _answer(
+        self,
+        kind: CallKind,
+        request: tuple[ChatMessage, ...] | str,
+        words_in: int,
+        params: GenerationParams,
+        on_text: TextCallback | None,
+        on_attempt: AttemptCallback | None,
+        call: CallInfo | None,
+    ) -> Completion:
         started = time.monotonic()
-        row = self._pick(call, messages)
-        pieces = _PIECE.findall(row.text)
+        with self._lock:
+            self.requests.append(MockRequest(call, kind, request, params))
+        row = self._pick(call, request)
+        text = cut_at_stop(row.text, params.stop)
+        pieces = _PIECE.findall(text)
         pause = row.delay_s / len(pieces) if pieces else row.delay_s
         shown = ""
         for piece in pieces:
@@ -204,10 +302,10 @@ class MockBackend(ModelBackend):
         if on_attempt is not None:
             on_attempt(Attempt(1, "ok", latency, "", None))
         return Completion(
-            text=row.text,
+            text=text,
             finish_reason="stop",
-            input_tokens=sum(_words(m.content) for m in messages),
-            output_tokens=_words(row.text),
+            input_tokens=words_in,
+            output_tokens=_words(text),
             latency_s=latency,
             attempts=1,
             model=self.model,

@@ -1,6 +1,10 @@
 """Chat completions through the official ``openai`` async client: OpenAI, Azure OpenAI and
 any OpenAI-compatible server (vLLM's ``vllm serve``, llama.cpp's server, Ollama).
 
+Raw-text calls (``complete_text``) go to a server's ``/v1/completions`` with no chat
+template; OpenAI and Azure, which serve chat models only, get the prompt as one user message
+(``base.prompt_as_chat``), as ConvCodeWorld sent it to them.
+
 The SDK's own retries are off (``max_retries=0``): the retry layer here counts and reports
 every attempt once (harness notes §4.2)."""
 
@@ -11,11 +15,13 @@ from typing import Any, Literal
 
 import httpx2
 import openai
+from openai.types.chat.chat_completion_chunk import Choice as ChatChunkChoice
+from openai.types.completion_choice import CompletionChoice as TextChoice
 
 from convtui.core.models.base import RawCompletion, RetryingBackend, TextCallback
 from convtui.core.models.limiter import limiter_for
 from convtui.core.models.retry import Failure, Retrier, classify_status
-from convtui.core.models.types import ChatMessage, GenerationParams, ModelError
+from convtui.core.models.types import CallKind, ChatMessage, GenerationParams, ModelError
 
 Flavour = Literal["server", "openai", "azure"]
 
@@ -153,13 +159,10 @@ class OpenAICompatBackend(RetryingBackend):
             await self.check()
 
     def _request(
-        self, messages: Sequence[ChatMessage], params: GenerationParams, stream: bool
+        self, body: dict[str, Any], params: GenerationParams, stream: bool
     ) -> dict[str, Any]:
-        request: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "temperature": params.temperature,
-        }
+        """``body`` (the messages or the prompt) plus the model and sampling settings."""
+        request: dict[str, Any] = {"model": self.model, **body, "temperature": params.temperature}
         # OpenAI's newer models accept only max_completion_tokens; many OpenAI-compatible
         # servers (llama.cpp's among them) know only max_tokens.
         if self.flavour == "server":
@@ -182,44 +185,78 @@ class OpenAICompatBackend(RetryingBackend):
         params: GenerationParams,
         on_text: TextCallback | None,
     ) -> RawCompletion:
+        body = {"messages": [{"role": m.role, "content": m.content} for m in messages]}
+        return await self._send("chat", body, params, on_text)
+
+    async def _attempt_text(
+        self, prompt: str, params: GenerationParams, on_text: TextCallback | None
+    ) -> RawCompletion:
+        """A server gets the raw prompt on ``/v1/completions`` (vLLM's and llama.cpp's
+        servers both serve it); OpenAI and Azure, chat-only, get it as one user message
+        (``prompt_as_chat``)."""
+        if self.flavour != "server":
+            return await super()._attempt_text(prompt, params, on_text)
+        return await self._send("text", {"prompt": prompt}, params, on_text)
+
+    async def _send(
+        self,
+        kind: CallKind,
+        body: dict[str, Any],
+        params: GenerationParams,
+        on_text: TextCallback | None,
+    ) -> RawCompletion:
         if on_text is None:
-            return await self._plain(messages, params)
+            return await self._plain(kind, self._request(body, params, stream=False))
         try:
-            return await self._streamed(messages, params, on_text)
+            return await self._streamed(kind, self._request(body, params, stream=True), on_text)
         except openai.BadRequestError as exc:
             if not (self._stream_usage and "stream_options" in _error_message(exc)):
                 raise
             self._stream_usage = False
-            return await self._streamed(messages, params, on_text)
+            return await self._streamed(kind, self._request(body, params, stream=True), on_text)
 
-    async def _plain(
-        self, messages: Sequence[ChatMessage], params: GenerationParams
-    ) -> RawCompletion:
-        response = await self.client.chat.completions.create(
-            **self._request(messages, params, stream=False)
-        )
-        if not response.choices:
-            raise openai.APIError("the answer holds no choices", _no_request(), body=None)
-        choice = response.choices[0]
-        usage = response.usage
+    async def _plain(self, kind: CallKind, request: dict[str, Any]) -> RawCompletion:
+        text: str | None
+        if kind == "chat":
+            chat = await self.client.chat.completions.create(**request)
+            if not chat.choices:
+                raise _no_choices()
+            text, finish, usage, model = (
+                chat.choices[0].message.content,
+                chat.choices[0].finish_reason,
+                chat.usage,
+                chat.model,
+            )
+        else:
+            completion = await self.client.completions.create(**request)
+            if not completion.choices:
+                raise _no_choices()
+            text, finish, usage, model = (
+                completion.choices[0].text,
+                completion.choices[0].finish_reason,
+                completion.usage,
+                completion.model,
+            )
         return RawCompletion(
-            text=choice.message.content or "",
-            finish_reason=choice.finish_reason or "stop",
+            text=text or "",
+            finish_reason=finish or "stop",
             input_tokens=usage.prompt_tokens if usage else 0,
             output_tokens=usage.completion_tokens if usage else 0,
-            resolved_model=response.model or None,
+            resolved_model=model or None,
         )
 
     async def _streamed(
-        self, messages: Sequence[ChatMessage], params: GenerationParams, on_text: TextCallback
+        self, kind: CallKind, request: dict[str, Any], on_text: TextCallback
     ) -> RawCompletion:
-        stream = await self.client.chat.completions.create(
-            **self._request(messages, params, stream=True)
-        )
         parts: list[str] = []
         finish_reason = "stop"
         input_tokens = output_tokens = 0
         resolved: str | None = None
+        stream = await (
+            self.client.chat.completions.create(**request)
+            if kind == "chat"
+            else self.client.completions.create(**request)
+        )
         try:
             async for chunk in stream:
                 resolved = chunk.model or resolved
@@ -227,8 +264,9 @@ class OpenAICompatBackend(RetryingBackend):
                     input_tokens = chunk.usage.prompt_tokens
                     output_tokens = chunk.usage.completion_tokens
                 for choice in chunk.choices[:1]:
-                    if choice.delta is not None and choice.delta.content:
-                        parts.append(choice.delta.content)
+                    piece = _piece(choice)
+                    if piece:
+                        parts.append(piece)
                         on_text("".join(parts))
                     if choice.finish_reason:
                         finish_reason = choice.finish_reason
@@ -249,9 +287,18 @@ class OpenAICompatBackend(RetryingBackend):
         await self.client.close()
 
 
-def _no_request() -> httpx2.Request:
-    """openai.APIError wants a request; an answer without choices has none to blame."""
-    return httpx2.Request("POST", "http://invalid/")
+def _no_choices() -> openai.APIError:
+    # openai.APIError wants a request; an answer without choices has none to blame.
+    return openai.APIError(
+        "the answer holds no choices", httpx2.Request("POST", "http://invalid/"), body=None
+    )
+
+
+def _piece(choice: ChatChunkChoice | TextChoice) -> str | None:
+    """The new text in one streamed choice: a chat delta's content, or a completion's text."""
+    if isinstance(choice, TextChoice):
+        return choice.text
+    return choice.delta.content if choice.delta is not None else None
 
 
 def make_client(

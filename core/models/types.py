@@ -10,8 +10,15 @@ from convtui.core.errors import ConvtuiError
 Role = Literal["system", "user", "assistant"]
 AttemptStatus = Literal["ok", "rate_limit", "transient", "fatal", "timeout"]
 ErrorKind = Literal["rate_limit", "transient", "fatal", "context_length", "timeout"]
-# Why the turn loop calls a model: to write the code, or to play the user.
-CallPurpose = Literal["generate", "simulate"]
+# Why the turn loop calls a model. Code calls: ``generate`` is a turn's first code call;
+# ``repair`` a further one in the same turn after the code did not compile (ConvCodeWorld makes
+# up to 3 code calls a turn); ``stale_ef`` an extra code call carrying the previous turn's
+# execution feedback (ConvCodeWorld under EF:full). ``simulate``: the model plays the user.
+CallPurpose = Literal["generate", "repair", "stale_ef", "simulate"]
+# How a request reaches the model: chat messages, or one raw prompt string (``complete_text``;
+# the completions endpoint, no chat template, as ConvCodeWorld sent feedback turns through
+# DSPy 2.4's HFClientVLLM).
+CallKind = Literal["chat", "text"]
 
 
 @dataclass(frozen=True)
@@ -34,13 +41,19 @@ class GenerationParams:
 @dataclass(frozen=True)
 class CallInfo:
     """Where a call sits: which session (a key stable for the session's life, e.g. its
-    store id), which turn, and why. The turn loop passes it with every call; models ignore
-    it (it is not part of the request, nor of its hash), except the scripted ``mock:``
-    backend, whose answer is the next row of the session's script."""
+    store id), which turn, why, and its position among the turn's calls. The turn loop
+    passes it with every call; models ignore it (it is not part of the request, nor of its
+    hash), except the scripted ``mock:`` backend, whose answer is the next row of the
+    session's script.
+
+    ``seq`` tells apart the calls of one turn: 0 for the first, then counting up in the
+    order the turn makes them (e.g. generate 0, repair 1, repair 2, stale_ef 3). Callers that
+    make one call per purpose and turn leave it at 0."""
 
     session: str
     turn_idx: int
     purpose: CallPurpose
+    seq: int = 0
 
 
 @dataclass(frozen=True)

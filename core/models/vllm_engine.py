@@ -1,10 +1,11 @@
-"""``vllm:<hf-model>``: vLLM's in-process engine, one ``LLM.chat`` call per batch.
+"""``vllm:<hf-model>``: vLLM's in-process engine, one ``LLM.chat`` call per batch of chats,
+one ``LLM.generate`` call per batch of raw prompts (no chat template).
 
 For turn-level batching (harness notes §4.2): the loop gathers every session's prompt for a
-turn and ``complete_many`` generates them all in one engine call. vLLM needs a GPU and is an
-optional extra; it is imported only when this backend is used. The engine call itself
-(``_engine`` and ``_chat``) cannot run on CPU-only machines and is not exercised by the tests
-here; everything around it is."""
+turn and ``complete_many`` (``complete_text_many``) generates them all in one engine call.
+vLLM needs a GPU and is an optional extra; it is imported only when this backend is used. The
+engine call itself (``_engine`` and ``_run``) needs a GPU: the tests run it against a stand-in
+engine that records what it was given, and everything around it for real."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from convtui.core.models.retry import is_context_length_message
 from convtui.core.models.types import (
     Attempt,
     CallInfo,
+    CallKind,
     ChatMessage,
     Completion,
     ErrorKind,
@@ -45,9 +47,12 @@ def _engine(model: str) -> Any:
         return _engines[model]
 
 
-def _chat(
-    model: str, conversations: list[list[dict[str, str]]], params: GenerationParams
-) -> list[Any]:
+# One engine call's inputs: conversations for ``LLM.chat`` (kind "chat") or raw prompts for
+# ``LLM.generate`` (kind "text").
+Batch = Sequence[list[dict[str, str]] | str]
+
+
+def _run(model: str, kind: CallKind, batch: Batch, params: GenerationParams) -> list[Any]:
     from vllm import SamplingParams
 
     sampling = SamplingParams(
@@ -59,7 +64,9 @@ def _chat(
     with _engines_lock:
         engine = _engines[model]
     with _chat_lock:
-        return engine.chat(conversations, sampling_params=sampling, use_tqdm=False)
+        if kind == "chat":
+            return engine.chat(list(batch), sampling_params=sampling, use_tqdm=False)
+        return engine.generate(list(batch), sampling_params=sampling, use_tqdm=False)
 
 
 def _as_dicts(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
@@ -92,22 +99,31 @@ class VllmEngineBackend(ModelBackend):
         If a prompt is too long vLLM rejects the whole call; then each conversation is run
         alone so only the long one fails. A missing vLLM or an engine that cannot load
         raises (as ``check()`` does) rather than failing every slot."""
+        return await self._batch("chat", [_as_dicts(messages) for messages in batch], params)
+
+    async def complete_text_many(
+        self, prompts: Sequence[str], params: GenerationParams
+    ) -> list[Completion | ModelError]:
+        """``complete_many`` for raw prompts: one ``LLM.generate`` call, no chat template."""
+        return await self._batch("text", list(prompts), params)
+
+    async def _batch(
+        self, kind: CallKind, batch: Batch, params: GenerationParams
+    ) -> list[Completion | ModelError]:
         if not batch:
             return []
         await self.check()
-        conversations = [_as_dicts(messages) for messages in batch]
         started = time.monotonic()
         try:
-            outputs = await asyncio.to_thread(_chat, self.model, conversations, params)
+            outputs = await asyncio.to_thread(_run, self.model, kind, batch, params)
         except ValueError as exc:
-            if len(batch) == 1 or not is_context_length_message(str(exc)):
-                kind: ErrorKind = (
-                    "context_length" if is_context_length_message(str(exc)) else "fatal"
-                )
-                return [ModelError(f"vLLM: {exc}", kind=kind, attempts=1)] * len(batch)
+            too_long = is_context_length_message(str(exc))
+            if len(batch) == 1 or not too_long:
+                kind_of: ErrorKind = "context_length" if too_long else "fatal"
+                return [ModelError(f"vLLM: {exc}", kind=kind_of, attempts=1)] * len(batch)
             singles: list[Completion | ModelError] = []
-            for messages in batch:
-                singles.extend(await self.complete_many([messages], params))
+            for item in batch:
+                singles.extend(await self._batch(kind, [item], params))
             return singles
         latency = time.monotonic() - started
         results: list[Completion | ModelError] = []
@@ -139,12 +155,34 @@ class VllmEngineBackend(ModelBackend):
         """A batch of one. The offline engine does not stream: ``on_text`` hears the whole
         answer once. There is no retrying: an in-process engine failure is not transient."""
         (result,) = await self.complete_many([messages], params)
-        if isinstance(result, ModelError):
-            if on_attempt is not None:
-                on_attempt(Attempt(1, "fatal", 0.0, str(result), None))
-            raise result
+        return _one(result, on_text, on_attempt)
+
+    async def complete_text(
+        self,
+        prompt: str,
+        params: GenerationParams,
+        *,
+        on_text: TextCallback | None = None,
+        on_attempt: AttemptCallback | None = None,
+        call: CallInfo | None = None,
+    ) -> Completion:
+        """A raw prompt, as a batch of one (see ``complete``)."""
+        (result,) = await self.complete_text_many([prompt], params)
+        return _one(result, on_text, on_attempt)
+
+
+def _one(
+    result: Completion | ModelError,
+    on_text: TextCallback | None,
+    on_attempt: AttemptCallback | None,
+) -> Completion:
+    """A batch of one's slot, reported as one attempt; its error raised."""
+    if isinstance(result, ModelError):
         if on_attempt is not None:
-            on_attempt(Attempt(1, "ok", result.latency_s, "", None))
-        if on_text is not None:
-            on_text(result.text)
-        return result
+            on_attempt(Attempt(1, "fatal", 0.0, str(result), None))
+        raise result
+    if on_attempt is not None:
+        on_attempt(Attempt(1, "ok", result.latency_s, "", None))
+    if on_text is not None:
+        on_text(result.text)
+    return result

@@ -33,8 +33,13 @@ pytestmark = [
     ),
 ]
 
-# Small but real: three stdlib tasks, three turns, short replies.
-RUN = ["--ids", "2,3,8", "--turns", "2", "--feedback", "CF,EF:full", "--max-tokens", "200"]
+# Small but real: three stdlib tasks, three turns, short replies. Our own protocol: under
+# convcodeworld a reply must fill DSPy's fields, so what a session does would depend on what
+# SmolLM2 writes (test_live_ccw.py plays that protocol with scripted replies).
+RUN = [
+    "--ids", "2,3,8", "--turns", "2", "--feedback", "CF,EF:full", "--max-tokens", "200",
+    "--protocol", "convtui",
+]  # fmt: skip
 # A reply that runs and fails every task's tests (no task wants None back).
 FAILS = "```python\nimport random\ndef task_func(*args, **kwargs):\n    return None\n```"
 
@@ -175,7 +180,10 @@ def test_a_scripted_run_records_the_outcomes_each_feedback_configuration_implies
         ["Every letter should be a key, sorted by the mean, highest first."],
     )
     db = tmp_path / "results.db"
-    run = ["--ids", "2", "--turns", "2", "--feedback", "all", "--max-tokens", "200"]
+    run = [
+        "--ids", "2", "--turns", "2", "--feedback", "all", "--max-tokens", "200",
+        "--protocol", "convtui", "--partial-rule", "ccw",
+    ]  # fmt: skip
     done = bench(db, "--model", model, run=run)
     assert done.returncode == 0, done.stdout + done.stderr
     stalls = {"CF", "CF,VF:novice", "CF,EF:partial", "CF,EF:partial,VF:novice"}

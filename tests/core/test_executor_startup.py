@@ -127,9 +127,7 @@ def test_a_run_that_kills_the_annex_is_a_crash_and_the_next_run_works():
     process that forked it; the harness must see a crash, not hang, and start afresh."""
     pytest.importorskip("sklearn")
     killer = (
-        "import os, signal\n"
-        "os.kill(os.getppid(), signal.SIGKILL)\n"
-        "import time\ntime.sleep(5)\n"
+        "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(5)\n"
     )
     known = frozenset({"sklearn", "unittest"})
     wanted = frozenset({"sklearn.preprocessing"})

@@ -12,9 +12,7 @@ OMEGA = FeedbackConfig("full", "novice")
 
 
 def test_convcodeworld_sets_the_reference_defaults_and_counts_turns_after_turn_0():
-    config = build_config(
-        "convcodeworld", model="m", feedback=OMEGA, simulator="m", turns=10
-    )
+    config = build_config("convcodeworld", model="m", feedback=OMEGA, simulator="m", turns=10)
     assert config.protocol == "convcodeworld"
     assert config.max_turns == 11  # turn 0 plus 10 feedback turns, as the published tables
     assert (config.extract, config.partial_rule, config.context) == ("ccw", "ccw", "markov")

@@ -122,3 +122,30 @@ def test_abandoning_touches_only_the_given_run(store: Store, session_id: str) ->
     assert store.abandon_started_calls(other_run) == 1
     assert sorted(row["status"] for row in call_rows(store)) == ["abandoned", "started"]
     assert store.abandon_started_calls(session_id=session_id) == 1
+
+
+def test_a_turns_calls_keep_their_position_and_kind_and_a_reuse_its_own_position(
+    store: Store, session_id: str
+) -> None:
+    """ConvCodeWorld's turns make several calls (repairs, the simulator) as raw prompts: each
+    row says where in the turn it was made and how it was sent; the second of two identical
+    repair prompts is answered from the first (as DSPy's cache answered the reference)."""
+    from convtui.core.session import text_request_hash
+
+    journal = store.journal(session_id)
+    key = text_request_hash(MODEL, "Previous Code: ...", PARAMS)
+    first = journal.started(1, "repair", key, prompt(1), PARAMS, MODEL, seq=0, kind="text")
+    journal.finished(first, completion("Code: ```python\npass\n```"))
+    assert journal.find(1, "repair", key, seq=1) is not None
+    rows = list(
+        store.db.query(
+            "SELECT seq, kind, purpose, cache_hit FROM model_calls WHERE session_id = ? "
+            "ORDER BY id",
+            [session_id],
+        )
+    )
+    assert rows == [
+        {"seq": 0, "kind": "text", "purpose": "repair", "cache_hit": 0},
+        {"seq": 1, "kind": "text", "purpose": "repair", "cache_hit": 1},
+    ]
+    assert key != request_hash(MODEL, prompt(1), PARAMS)  # never a chat call's hash

@@ -148,3 +148,18 @@ def test_an_assisted_turn_keeps_the_draft_and_whether_it_was_edited(
     assert row == ("Check the empty list.", int(edited), sent)
     assert store.session(session_id).status == "accepted"
     assert store.session(session_id).finished
+
+
+def test_the_feedback_a_turns_calls_were_given_round_trips(store: Store, session_id: str) -> None:
+    from convtui.core.session import TurnFeedback
+
+    given = TurnFeedback(
+        compilation="No syntax errors",
+        execution="TEST_ONE\nTraceback ...\n",
+        user=None,  # a silent novice: not the same as an empty reply
+        user_source="none",
+    )
+    saved = [turn(0), replace(turn(1), received=given)]
+    for t in saved:
+        store.save_turn(session_id, t, "running", f"key-{t.idx}")
+    assert store.load_turns(session_id) == saved

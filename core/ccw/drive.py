@@ -1,0 +1,80 @@
+"""Playing one ConvCodeWorld feedback turn (turn.py) against real models: the inputs come
+from the session's previous turn, each model call goes through the caller's journaled
+``ask``, and the outcome becomes the turn's code and the feedback it was given."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from convtui.core.ccw.turn import (
+    CallFailed,
+    ModelCall,
+    Reply,
+    TurnInputs,
+    TurnOutcome,
+    feedback_turn,
+)
+from convtui.core.models.types import ModelError
+from convtui.core.tasks import Task
+
+# The caller's model call: the request, its position among the turn's calls -> reply text.
+Ask = Callable[[ModelCall, int], Awaitable[str]]
+
+
+class TurnAborted(ModelError):
+    """ConvCodeWorld's own run would have stopped here (an error it does not handle)."""
+
+
+def turn_inputs(
+    task: Task,
+    *,
+    previous_code: str,
+    previous_passed: bool,
+    execution: str,
+    execution_feedback: str | None,
+    user: str,
+    iteration: int,
+    max_tokens: int,
+) -> TurnInputs:
+    """The inputs the reference reads from disk for iteration ``iteration`` (run.py, pot.py):
+    the instruct prompt, the previous solution, whether it passed and its execution feedback
+    (untrimmed: the turn trims it as the reference does), and the ground truth for the
+    expert (the code prompt and the canonical solution)."""
+    return TurnInputs(
+        prompt=task.prompt,
+        previous_code=previous_code,
+        previous_passed=previous_passed,
+        execution=execution,  # type: ignore[arg-type]
+        execution_feedback=execution_feedback,
+        user=user,  # type: ignore[arg-type]
+        ground_truth=task.ground_truth,
+        iteration=iteration,
+        max_tokens=max_tokens,
+    )
+
+
+async def play(inputs: TurnInputs, ask: Ask) -> TurnOutcome:
+    """Run the turn's calls in order through ``ask``. A prompt the model cannot take (context
+    length) is handed back to the turn, which shrinks the execution feedback as the reference
+    does; any other failed call ends the session (after the backend's own retries), as the
+    reference's process would have stopped. An outcome the reference would have aborted
+    raises :class:`TurnAborted`."""
+    turn = feedback_turn(inputs)
+    seq = 0
+    reply: Reply = None
+    try:
+        call = next(turn)
+        while True:
+            try:
+                reply = await ask(call, seq)
+            except ModelError as exc:
+                if exc.kind != "context_length":
+                    raise
+                reply = CallFailed(str(exc))
+            seq += 1
+            call = turn.send(reply)
+    except StopIteration as stop:
+        outcome: TurnOutcome = stop.value
+    if outcome.aborted:
+        raise TurnAborted(f"the convcodeworld turn stopped: {outcome.aborted}")
+    return outcome

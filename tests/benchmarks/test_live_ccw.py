@@ -1,0 +1,137 @@
+"""`convtui bench live --protocol convcodeworld` end to end: the feedback turns ConvCodeWorld
+plays (core/ccw/turn.py) driven by the turn loop, through a real SQLite file and the real
+sandbox. Scripted (``mock:FILE``): the replies are fixed, so the calls each turn makes are
+known in advance; what those prompts say, byte for byte, is tested against the reference's
+rules in tests/core/test_ccw_turn.py — here, that the loop sends exactly what that module
+renders, with the purposes and positions the reference's turn has."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from convtui.core.ccw.turn import TurnInputs, run_turn
+from convtui.core.evaluate import FeedbackSettings, render_execution
+from convtui.core.loaders import load_catalog
+from convtui.sessions import Store
+from tests.benchmarks.test_live import DATA, bench
+
+pytestmark = pytest.mark.skipif(
+    not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
+)
+
+BROKEN = "```python\ndef task_func(LETTERS):\n    return {\n```"
+STILL_BROKEN = "fix it.\nCode: ```python\ndef task_func(LETTERS):\n    return [\n```"
+HINT = "help.\nUser Feedback: Every letter should be a key, sorted by the mean."
+
+
+def _fixed(code: str) -> str:
+    # A reply in DSPy's chain-of-thought shape: the rest of the "Reasoning:" line, then the
+    # "Code:" field (core/ccw/template.py parses it as DSPy 2.4 would).
+    return f"fix it.\nCode: ```python\n{code}\n```"
+
+
+def _script(path: Path, rows: list[tuple[str, str]]) -> str:
+    path.write_text("".join(json.dumps({"purpose": p, "text": t}) + "\n" for p, t in rows))
+    return f"mock:{path}"
+
+
+def _calls(db: Path, feedback: str) -> list[tuple[int, int, str, str, str]]:
+    """(turn, seq, purpose, kind, prompt) of every model call of the session, in order; a
+    call whose identical request was answered before is a reuse row (as DSPy's cache answered
+    the reference's repeated repair prompts)."""
+    with sqlite3.connect(db) as conn:
+        found = conn.execute(
+            "SELECT m.turn_idx, m.seq, m.purpose, m.kind, m.messages_json FROM model_calls m "
+            "JOIN sessions s ON s.id = m.session_id WHERE s.feedback = ? "
+            "ORDER BY m.turn_idx, m.seq",
+            (feedback,),
+        ).fetchall()
+        texts = dict(conn.execute("SELECT hash, text FROM blobs").fetchall())
+    return [
+        (turn, seq, purpose, kind, "".join(texts[h] for _, h in json.loads(refs)))
+        for turn, seq, purpose, kind, refs in found
+    ]
+
+
+def _turn_code(db: Path, feedback: str, idx: int) -> str:
+    with sqlite3.connect(db) as conn:
+        (code,) = conn.execute(
+            "SELECT b.text FROM turns t JOIN sessions s ON s.id = t.session_id "
+            "JOIN blobs b ON b.hash = t.code_blob WHERE s.feedback = ? AND t.idx = ?",
+            (feedback, idx),
+        ).fetchone()
+    return code
+
+
+def test_code_that_stays_broken_gets_three_repair_calls_and_no_simulator(tmp_path):
+    model = _script(
+        tmp_path / "s.jsonl",
+        [("generate", BROKEN), ("repair", STILL_BROKEN), ("simulate", HINT)],
+    )
+    db = tmp_path / "r.db"
+    run = ["--ids", "2", "--turns", "1", "--feedback", "CF,EF:full,VF:expert"]
+    done = bench(db, "--model", model, "--protocol", "convcodeworld", run=run)
+    assert done.returncode == 0, done.stderr
+    calls = _calls(db, "CF,EF:full,VF:expert")
+    turn1 = [(seq, purpose, kind) for turn, seq, purpose, kind, _ in calls if turn == 1]
+    # pot.py forward: up to max_iters=3 code calls while the code does not compile; the hop
+    # limit then ends the turn before the expert is asked.
+    assert turn1 == [(0, "repair", "text"), (1, "repair", "text"), (2, "repair", "text")]
+
+
+def test_the_expert_reviews_the_repaired_code_and_the_loop_sends_what_the_turn_renders(
+    tmp_path,
+):
+    task = load_catalog("bigcodebench", DATA).get("BigCodeBench/2")
+    fixed = _fixed(task.ground_truth.split("def task_func", 1)[1].join(["def task_func", ""]))
+    model = _script(
+        tmp_path / "s.jsonl",
+        [("generate", BROKEN), ("repair", fixed), ("simulate", HINT), ("generate", fixed)],
+    )
+    db = tmp_path / "r.db"
+    omega = "CF,EF:full,VF:expert"
+    run = ["--ids", "2", "--turns", "1", "--feedback", omega]
+    done = bench(db, "--model", model, "--protocol", "convcodeworld", run=run)
+    assert done.returncode == 0, done.stderr
+    calls = [c for c in _calls(db, omega) if c[0] == 1]
+    assert [(seq, purpose) for _, seq, purpose, _, _ in calls] == [
+        (0, "repair"),
+        (1, "simulate"),
+        (2, "generate"),
+    ]
+    simulator_prompt = calls[1][4]
+    assert "Ground Truth Code:" in simulator_prompt
+    assert "Compilation Feedback:" not in simulator_prompt  # the expert never sees CF
+    assert "return {\n" not in simulator_prompt  # it reviews the repaired code
+    # The same turn, played by ccw/turn.py alone on the same inputs and replies, renders
+    # exactly the prompts the loop journaled.
+    replies = iter([fixed, HINT, fixed])
+    with sqlite3.connect(db) as conn:
+        (session_id,) = conn.execute("SELECT id FROM sessions WHERE feedback = ?", (omega,))
+    with Store.open(db) as store:
+        first = store.load_turns(session_id[0])[0]
+    # The turn reads the previous code's execution feedback untrimmed, as BigCodeBench's
+    # results file holds it; that code did not compile, and its run says so (the ALL entry).
+    settings = FeedbackSettings("full", "ccw", source_lines=False, compile_compat="ccw")
+    assert first.execution is not None
+    ef = render_execution(task, first.execution, settings, trim=None)
+    alone = run_turn(
+        TurnInputs(
+            prompt=task.prompt,
+            previous_code=_turn_code(db, omega, 0),
+            execution="full",
+            execution_feedback=ef,
+            user="expert",
+            ground_truth=task.ground_truth,
+            iteration=1,
+            max_tokens=2048,
+        ),
+        lambda call: next(replies),
+    )
+    assert [r.call.prompt for r in alone.calls] == [prompt for *_, prompt in calls]
+    # run.py writes the solution with the import header prefixed.
+    assert _turn_code(db, omega, 1) == alone.solution(task.import_header)
