@@ -19,7 +19,7 @@ from rich.text import Text
 
 from convtui.benchmarks.views import seconds, status_text
 from convtui.core.session import Turn
-from convtui.sessions.browse import SessionDetail, SessionSummary
+from convtui.sessions.browse import CallLine, SessionDetail, SessionSummary
 
 if TYPE_CHECKING:  # the command module opens stores; a view only reads its result
     from convtui.benchmarks.sessions_command import ExportResult
@@ -110,7 +110,11 @@ def session_detail(detail: SessionDetail) -> RenderableType:
     head.add_row("status", session_status(s.status))
     first = "never" if s.first_pass_turn is None else f"turn {s.first_pass_turn}"
     head.add_row("turns", f"{s.turns_done} of {s.max_turns} · first pass: {first}")
-    head.add_row("context", f"{config.context} · partial rule {config.partial_rule}")
+    head.add_row(
+        "protocol",
+        f"{config.protocol} · context {config.context} · partial rule {config.partial_rule} "
+        f"· extract {config.extract}",
+    )
     head.add_row("run", Text(s.run_id or "interactive (TUI)"))
     if detail.code_version:
         head.add_row("code", Text(detail.code_version))
@@ -122,6 +126,9 @@ def session_detail(detail: SessionDetail) -> RenderableType:
     ]
     for turn in detail.turns:
         parts.extend(turn_view(turn, detail.session.feedback))
+        calls = [c for c in detail.calls if c.turn_idx == turn.idx]
+        if len(calls) > 1 or any(c.purpose not in ("generate", "simulate") for c in calls):
+            parts.append(Text("model calls: " + ", ".join(_call(c) for c in calls), style="dim"))
     if not detail.turns:
         parts.append(Text("no turns recorded yet", style="italic"))
     return Group(*parts)
@@ -136,7 +143,7 @@ def turn_view(turn: Turn, feedback_label: str) -> list[RenderableType]:
         passed, total = result.counts()
         title.append_text(status_text(result.status))
         title.append(f" · {passed}/{total} tests passed")
-    parts: list[RenderableType] = [Rule(title, align="left")]
+    parts: list[RenderableType] = [Rule(title, align="left"), *_received(turn)]
     code = turn.code.rstrip("\n") or "# (no code)"
     parts.append(
         Panel(
@@ -172,6 +179,27 @@ def turn_view(turn: Turn, feedback_label: str) -> list[RenderableType]:
     if turn.notes:
         parts.append(Text("notes: " + "; ".join(turn.notes), style="dim"))
     return parts
+
+
+def _call(call: CallLine) -> str:
+    how = "reused" if call.reused else call.status
+    return f"{call.seq}:{call.purpose}" + ("" if how == "ok" else f" ({how})")
+
+
+def _received(turn: Turn) -> list[RenderableType]:
+    """The feedback this turn's calls were given, where the protocol gives it inside the turn
+    (ConvCodeWorld: about the previous code, or the code a repair call just wrote)."""
+    given = turn.received
+    if given is None:
+        return []
+    grid = Table.grid(padding=(0, 2))
+    for name, value in (
+        ("compilation", given.compilation),
+        ("execution", given.execution),
+        (f"user · {given.user_source}", given.user),
+    ):
+        grid.add_row(name, Text("(none)" if value is None else value or "(empty)"))
+    return [Panel(grid, title="feedback this turn was given", title_align="left")]
 
 
 def _verbal(turn: Turn) -> list[RenderableType]:

@@ -42,6 +42,20 @@ class SessionDetail:
     config: SessionConfig
     turns: tuple[Turn, ...]
     code_version: str | None
+    calls: tuple[CallLine, ...] = ()
+
+
+@dataclass(frozen=True)
+class CallLine:
+    """One model call of a session as ``show`` lists it under its turn, in the order made:
+    ConvCodeWorld's turns make several (repairs, a stale-EF call, the simulator)."""
+
+    turn_idx: int
+    seq: int
+    purpose: str
+    kind: str
+    status: str
+    reused: bool
 
 
 def list_sessions(
@@ -163,11 +177,28 @@ def load_session(store: Store, session_id: str) -> SessionDetail:
         if row.run_id is not None:
             found = rows(db, "SELECT code_version FROM runs WHERE id = ?", (row.run_id,))
             version = found[0]["code_version"] if found else None
+        calls = rows(
+            db,
+            "SELECT turn_idx, seq, purpose, kind, status, cache_hit FROM model_calls "
+            "WHERE session_id = ? ORDER BY turn_idx, seq, id",
+            (full_id,),
+        )
         return SessionDetail(
             session=row,
             config=store.session_config(full_id),
             turns=tuple(store.load_turns(full_id)),
             code_version=version,
+            calls=tuple(
+                CallLine(
+                    c["turn_idx"],
+                    c["seq"],
+                    c["purpose"],
+                    c["kind"],
+                    c["status"],
+                    bool(c["cache_hit"]),
+                )
+                for c in calls
+            ),
         )
 
 

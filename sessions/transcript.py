@@ -80,6 +80,9 @@ def turn_record(turn: Turn) -> dict[str, Any]:
         "notes": list(turn.notes),
         "prompt": [{"role": m.role, "content": m.content} for m in turn.prompt],
         "prompt_hash": turn.prompt_hash,
+        # Where the protocol gives feedback inside the turn (convcodeworld): what its calls
+        # were given, about the previous code or a repair; null otherwise.
+        "received": None if turn.received is None else asdict(turn.received),
     }
 
 
@@ -98,4 +101,5 @@ def session_record(detail: SessionDetail) -> dict[str, Any]:
         "config_hash": detail.config.config_hash,
         "code_version": detail.code_version,
         "turns": [turn_record(turn) for turn in detail.turns],
+        "calls": [asdict(call) for call in detail.calls],
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from convtui.core.ccw.turn import TurnInputs, run_turn
 from convtui.core.evaluate import FeedbackSettings, render_execution
 from convtui.core.loaders import load_catalog
 from convtui.sessions import Store
-from tests.benchmarks.test_live import DATA, bench
+from tests.benchmarks.test_live import DATA, bench, convtui_argv, env
 
 pytestmark = pytest.mark.skipif(
     not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
@@ -135,3 +136,16 @@ def test_the_expert_reviews_the_repaired_code_and_the_loop_sends_what_the_turn_r
     assert [r.call.prompt for r in alone.calls] == [prompt for *_, prompt in calls]
     # run.py writes the solution with the import header prefixed.
     assert _turn_code(db, omega, 1) == alone.solution(task.import_header)
+    # `sessions show` lists the turn's calls in order and the feedback they were given.
+    shown = subprocess.run(
+        convtui_argv("sessions", "show", session_id[0], "--db", str(db)),
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=120,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "model calls: 0:repair, 1:simulate, 2:generate" in shown.stdout
+    assert "feedback this turn was given" in shown.stdout
+    assert "protocol  convcodeworld" in shown.stdout
