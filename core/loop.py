@@ -368,7 +368,8 @@ class SessionLoop:
             made["code" if code_call else "simulate"] = (completion, prompt)
             return completion.text
 
-        outcome = await ccw_drive.play(inputs, ask)
+        played = await ccw_drive.play(inputs, ask)
+        outcome = played.outcome
         code = outcome.solution(task.import_header)
         code_call, prompt = made.get("code", (None, previous.prompt))
         reply = code_call.text if code_call is not None else previous.reply
@@ -379,6 +380,11 @@ class SessionLoop:
         simulated = made.get("simulate")
         source = f"simulator:{config.feedback.verbal}:{simulator.spec}"
         notes = [f"convcodeworld: {len(outcome.calls)} model call(s), hop {outcome.iteration}"]
+        if played.overflows:
+            notes.append(
+                f"context overflow: the execution feedback was shortened {played.overflows} "
+                "time(s) on the reference's schedule before the model took the prompt"
+            )
         return Turn(
             idx=idx,
             reply=reply,

@@ -5,6 +5,7 @@ from the session's previous turn, each model call goes through the caller's jour
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from convtui.core.ccw.turn import (
     CallFailed,
@@ -53,14 +54,23 @@ def turn_inputs(
     )
 
 
-async def play(inputs: TurnInputs, ask: Ask) -> TurnOutcome:
+@dataclass(frozen=True)
+class Played:
+    """A turn's outcome, and how many of its calls the model refused as too long (each made
+    the turn shrink the execution feedback one step of the reference's schedule)."""
+
+    outcome: TurnOutcome
+    overflows: int
+
+
+async def play(inputs: TurnInputs, ask: Ask) -> Played:
     """Run the turn's calls in order through ``ask``. A prompt the model cannot take (context
     length) is handed back to the turn, which shrinks the execution feedback as the reference
     does; any other failed call ends the session (after the backend's own retries), as the
     reference's process would have stopped. An outcome the reference would have aborted
     raises :class:`TurnAborted`."""
     turn = feedback_turn(inputs)
-    seq = 0
+    seq = overflows = 0
     reply: Reply = None
     try:
         call = next(turn)
@@ -70,6 +80,7 @@ async def play(inputs: TurnInputs, ask: Ask) -> TurnOutcome:
             except ModelError as exc:
                 if exc.kind != "context_length":
                     raise
+                overflows += 1
                 reply = CallFailed(str(exc))
             seq += 1
             call = turn.send(reply)
@@ -77,4 +88,4 @@ async def play(inputs: TurnInputs, ask: Ask) -> TurnOutcome:
         outcome: TurnOutcome = stop.value
     if outcome.aborted:
         raise TurnAborted(f"the convcodeworld turn stopped: {outcome.aborted}")
-    return outcome
+    return Played(outcome, overflows)

@@ -1,0 +1,92 @@
+"""A prompt the model refuses as too long, under --protocol convcodeworld: the turn shortens
+the execution feedback on the reference's schedule (pot.py) and asks again, and the turn
+records that it did. The loopback server is a fake for fault injection only: a real server
+cannot be made to refuse one chosen request."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from convtui.core.executor import Executor
+from convtui.core.loaders import load_catalog
+from convtui.core.loop import SessionLoop, TurnCompleted, cached_execute
+from convtui.core.models import open_backend
+from convtui.core.models.retry import Retrier, RetryPolicy
+from convtui.core.omega import FeedbackConfig
+from convtui.core.protocol import build_config
+from convtui.core.simulators import Simulator
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "models"))
+from fault_server import FakeServer, ok, status
+from test_models_text_http import text_ok
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(os.environ.get("CONVTUI_DATA_DIR", ROOT.parent / "shared" / "data"))
+pytestmark = pytest.mark.skipif(
+    not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
+)
+
+FAILS = "```python\nimport random\ndef task_func(*args, **kwargs):\n    return None\n```"
+HINT = "help.\nUser Feedback: Return a dictionary keyed by the letters."
+TOO_LONG = (
+    "This model's maximum context length is 2048 tokens. However, you requested 2100 tokens "
+    "(1000 in the messages, 1100 in the completion). Please reduce the length."
+)
+
+
+async def _no_wait(seconds: float) -> None:
+    return None
+
+
+def test_a_context_overflow_shortens_the_execution_feedback_and_is_recorded():
+    task = load_catalog("bigcodebench", DATA).get("BigCodeBench/2")
+    fixed = f"fix it.\nCode: ```python\n{task.ground_truth}\n```"
+    server = FakeServer()
+    # Turn 0 (a chat call) fails the tests; in turn 1 the novice speaks (text), the code call
+    # with EF and the user's words is refused as too long, then taken with a shorter EF.
+    server.then(ok(FAILS), text_ok(HINT), status(400, TOO_LONG), text_ok(fixed))
+    server.start()
+    config = build_config(
+        "convcodeworld",
+        model=server.url,
+        feedback=FeedbackConfig("full", "novice"),
+        simulator=server.url,
+        turns=1,
+    )
+
+    async def play() -> list:
+        backend = open_backend(
+            server.url,
+            model_name="fake-model",
+            retrier=Retrier(RetryPolicy(max_retries=0), sleep=_no_wait),
+        )
+        try:
+            with Executor(jobs=1) as executor:
+                user = Simulator("novice", backend, config.simulator_params)
+                loop = SessionLoop(task, config, backend, cached_execute(executor, None), user)
+                return [e.turn async for e in loop.run() if isinstance(e, TurnCompleted)]
+        finally:
+            await backend.aclose()
+
+    try:
+        turns = asyncio.run(play())
+    finally:
+        server.stop()
+    assert [t.passed for t in turns] == [False, True]
+    texts = [r.body["prompt"] for r in server.requests if r.path.endswith("/v1/completions")]
+    refused, taken = texts[-2], texts[-1]
+    # The same request but for the execution feedback, cut to its head and tail around
+    # "..." (pot.py get_execution_feedback with trim=True).
+    # (The field's last occurrence is its value; the first describes it.)
+    assert refused.rsplit("Execution Feedback:", 1)[0] == taken.rsplit("Execution Feedback:", 1)[0]
+    assert "\n...\n" not in refused.rsplit("Execution Feedback:", 1)[1]
+    assert "\n...\n" in taken.rsplit("Execution Feedback:", 1)[1]
+    received = turns[1].received
+    assert received is not None and received.execution is not None
+    assert "\n...\n" in received.execution
+    assert any("shortened 1 time(s)" in note for note in turns[1].notes)
