@@ -370,16 +370,23 @@ class SessionLoop:
 
         played = await ccw_drive.play(inputs, ask)
         outcome = played.outcome
-        code = outcome.solution(task.import_header)
         code_call, prompt = made.get("code", (None, previous.prompt))
         reply = code_call.text if code_call is not None else previous.reply
+        notes = [f"convcodeworld: {len(outcome.calls)} model call(s), hop {outcome.iteration}"]
+        if outcome.aborted:
+            # The reference's process exits here (its authors then deny-listed the task): the
+            # turn keeps the previous code, is linked to no code call, and the session stalls
+            # (_status_after), since playing it again would stop at the same place.
+            notes.append(f"the reference's turn stops here: {outcome.aborted}")
+            code, code_call = previous.code, None
+        else:
+            code = outcome.solution(task.import_header)
         if code_call is not None:
             emit(ReplyReady(idx, code_call, code))
         evaluation = await evaluate(task, code, settings, self.execute, config.limits)
         emit(Executed(idx, evaluation.result))
         simulated = made.get("simulate")
         source = f"simulator:{config.feedback.verbal}:{simulator.spec}"
-        notes = [f"convcodeworld: {len(outcome.calls)} model call(s), hop {outcome.iteration}"]
         if played.overflows:
             notes.append(
                 f"context overflow: the execution feedback was shortened {played.overflows} "

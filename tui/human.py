@@ -95,6 +95,8 @@ class ShownSimulator:
         self._on_start = on_start
         self._on_said = on_said
         self.source = simulator.source
+        # The model that plays the user: --protocol convcodeworld asks it inside the turn.
+        self.backend = simulator.backend
 
     async def feedback(self, request: FeedbackRequest, ask: Ask) -> VerbalFeedback | None:
         self._on_start()

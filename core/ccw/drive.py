@@ -22,10 +22,6 @@ from convtui.core.tasks import Task
 Ask = Callable[[ModelCall, int], Awaitable[str]]
 
 
-class TurnAborted(ModelError):
-    """ConvCodeWorld's own run would have stopped here (an error it does not handle)."""
-
-
 def turn_inputs(
     task: Task,
     *,
@@ -66,9 +62,9 @@ class Played:
 async def play(inputs: TurnInputs, ask: Ask) -> Played:
     """Run the turn's calls in order through ``ask``. A prompt the model cannot take (context
     length) is handed back to the turn, which shrinks the execution feedback as the reference
-    does; any other failed call ends the session (after the backend's own retries), as the
-    reference's process would have stopped. An outcome the reference would have aborted
-    raises :class:`TurnAborted`."""
+    does; any other failed call ends the session (after the backend's own retries). An
+    outcome the reference would have aborted on (``outcome.aborted``: its process exits there)
+    is returned for the caller to record."""
     turn = feedback_turn(inputs)
     seq = overflows = 0
     reply: Reply = None
@@ -86,6 +82,4 @@ async def play(inputs: TurnInputs, ask: Ask) -> Played:
             call = turn.send(reply)
     except StopIteration as stop:
         outcome: TurnOutcome = stop.value
-    if outcome.aborted:
-        raise TurnAborted(f"the convcodeworld turn stopped: {outcome.aborted}")
     return Played(outcome, overflows)

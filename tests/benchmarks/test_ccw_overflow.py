@@ -90,3 +90,41 @@ def test_a_context_overflow_shortens_the_execution_feedback_and_is_recorded():
     assert received is not None and received.execution is not None
     assert "\n...\n" in received.execution
     assert any("shortened 1 time(s)" in note for note in turns[1].notes)
+
+
+def test_a_turn_the_reference_would_stop_at_is_recorded_and_the_session_stalls():
+    """Without a user, a code call the model refuses as too long is not retried by the
+    reference: its process exits there (pot.py). Ours records the turn with the previous code,
+    linked to no code call, and stalls: not a model error to retry, since the same request
+    would be refused again."""
+    task = load_catalog("bigcodebench", DATA).get("BigCodeBench/2")
+    server = FakeServer()
+    server.then(ok(FAILS), status(400, TOO_LONG))
+    server.start()
+    config = build_config(
+        "convcodeworld", model=server.url, feedback=FeedbackConfig("full"), simulator=None, turns=3
+    )
+
+    async def play() -> tuple[list, str]:
+        backend = open_backend(
+            server.url,
+            model_name="fake-model",
+            retrier=Retrier(RetryPolicy(max_retries=0), sleep=_no_wait),
+        )
+        try:
+            with Executor(jobs=1) as executor:
+                loop = SessionLoop(task, config, backend, cached_execute(executor, None))
+                events = [e async for e in loop.run()]
+        finally:
+            await backend.aclose()
+        turns = [e.turn for e in events if isinstance(e, TurnCompleted)]
+        return turns, events[-1].status
+
+    try:
+        turns, status_ = asyncio.run(play())
+    finally:
+        server.stop()
+    assert status_ == "stalled"
+    assert [t.idx for t in turns] == [0, 1]
+    assert turns[1].code == turns[0].code and turns[1].generate_call is None
+    assert any("the reference's turn stops here" in note for note in turns[1].notes)
