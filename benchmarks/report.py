@@ -42,7 +42,7 @@ class Outcome:
     turn_passes: tuple[bool, ...]
     max_turns: int
     status: str
-    protocol: str = "convcodeworld"
+    protocol: str
 
 
 @dataclass(frozen=True)

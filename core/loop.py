@@ -347,7 +347,10 @@ class SessionLoop:
             iteration=idx,
             max_tokens=config.params.max_tokens,
         )
-        simulator = getattr(self.user, "backend", None) or self.backend
+        # The user object is the simulator (or the app's view of one): it holds the model
+        # that plays the user; without one the code model plays it, as ConvCodeWorld's default.
+        found = getattr(self.user, "backend", None)
+        simulator = found if isinstance(found, ModelBackend) else self.backend
         made: dict[str, tuple[Completion, tuple[ChatMessage, ...]]] = {}
 
         async def ask(call: ModelCall, seq: int) -> str:

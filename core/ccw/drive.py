@@ -9,10 +9,12 @@ from dataclasses import dataclass
 
 from convtui.core.ccw.turn import (
     CallFailed,
+    Coverage,
     ModelCall,
     Reply,
     TurnInputs,
     TurnOutcome,
+    UserKind,
     feedback_turn,
 )
 from convtui.core.models.types import ModelError
@@ -27,9 +29,9 @@ def turn_inputs(
     *,
     previous_code: str,
     previous_passed: bool,
-    execution: str,
+    execution: Coverage,
     execution_feedback: str | None,
-    user: str,
+    user: UserKind,
     iteration: int,
     max_tokens: int,
 ) -> TurnInputs:
@@ -41,9 +43,9 @@ def turn_inputs(
         prompt=task.prompt,
         previous_code=previous_code,
         previous_passed=previous_passed,
-        execution=execution,  # type: ignore[arg-type]
+        execution=execution,
         execution_feedback=execution_feedback,
-        user=user,  # type: ignore[arg-type]
+        user=user,
         ground_truth=task.ground_truth,
         iteration=iteration,
         max_tokens=max_tokens,

@@ -8,7 +8,6 @@ assembled below from the reference's strings (CCW:convcodeworld/pot.py@83bdc84 a
 
 import json
 import os
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from convtui.core.feedback import (
 )
 from convtui.core.loaders import load_catalog
 from convtui.core.tasks import Task
+from tests.core.test_feedback import Outcome, Result
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(os.environ.get("CONVTUI_DATA_DIR") or REPO_ROOT.parent / "shared" / "data")
@@ -232,20 +232,6 @@ FAILING = {
     "BigCodeBench/1": ("test_zero_length", "test_negative_length"),
 }
 SYNTAX_DETAIL = "expected ':' (__test__.py, line 6)"
-
-
-@dataclass(frozen=True)
-class Outcome:
-    name: str
-    status: str
-    traceback: str = ""
-
-
-@dataclass(frozen=True)
-class Result:
-    status: str
-    detail: str = ""
-    tests: tuple[Outcome, ...] = ()
 
 
 def _tb(name: str) -> str:

@@ -226,3 +226,14 @@ class FakeServer:
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
+
+
+class RecordedSleeps:
+    """Stands in for asyncio.sleep: remembers each wait and returns at once."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+        await asyncio.sleep(0)

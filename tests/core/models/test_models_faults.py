@@ -8,7 +8,7 @@ import asyncio
 import socket
 
 import pytest
-from fault_server import FakeServer, drop_mid_answer, hang, ok, status
+from fault_server import FakeServer, RecordedSleeps, drop_mid_answer, hang, ok, status
 
 from convtui.core.models import (
     Attempt,
@@ -23,17 +23,6 @@ from convtui.core.models.base import ModelBackend
 
 HELLO = [ChatMessage("user", "hi")]
 PARAMS = GenerationParams(max_tokens=5)
-
-
-class RecordedSleeps:
-    """Stands in for asyncio.sleep: remembers each wait and returns at once."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
-        await asyncio.sleep(0)
 
 
 def backend_for(

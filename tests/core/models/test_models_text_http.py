@@ -10,7 +10,16 @@ import asyncio
 import json
 
 import pytest
-from fault_server import FakeServer, Request, Writer, _send, drop_mid_answer, hang, status
+from fault_server import (
+    FakeServer,
+    RecordedSleeps,
+    Request,
+    Writer,
+    _send,
+    drop_mid_answer,
+    hang,
+    status,
+)
 
 from convtui.core.models import (
     Attempt,
@@ -51,15 +60,6 @@ def text_ok(text: str = "x + 1", delay_s: float = 0.0, finish_reason: str = "sto
         await _send(writer, 200, stream.encode(), {"Content-Type": "text/event-stream"})
 
     return act
-
-
-class RecordedSleeps:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
-        await asyncio.sleep(0)
 
 
 def server_backend(
