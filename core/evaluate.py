@@ -63,11 +63,15 @@ async def evaluate(
     execute: Execute,
     limits: Limits | None = None,
     trim: TrimSpec | None = CCW_TRIM,
+    *,
+    program: str | None = None,
 ) -> Evaluation:
     """Compile and run ``code`` against ``task``'s tests, and render its feedback, trimmed by
-    ``trim`` (ConvCodeWorld's rule, cut at 8,000 characters, by default; None: untrimmed)."""
+    ``trim`` (ConvCodeWorld's rule, cut at 8,000 characters, by default; None: untrimmed).
+    ``program`` is what runs when that is not ``code`` itself (BigCodeBench's calibrated
+    turn 0 runs the task's code prompt before the solution); ``code`` is still what compiles."""
     compiled = compile_feedback(code, compat=settings.compile_compat)
-    result = await execute(exec_request(task, code, limits))
+    result = await execute(exec_request(task, code if program is None else program, limits))
     ef = render_execution(task, result, settings, trim) if compiled.ok else None
     return Evaluation(code, compiled, result, ef)
 
@@ -93,4 +97,5 @@ def render_execution(
         visible=visible,
         trim=trim,
         source_lines=settings.source_lines,
+        bcb_messages=settings.compile_compat == "ccw",
     )

@@ -77,6 +77,9 @@ class ExecResult:
     detail: str = ""
     missing_module: str | None = None
     tampered: bool = False
+    # The text of the exception that ended the run outside any test (str(exc)), as the
+    # sandbox reported it; ``detail`` says the same in convtui's words.
+    error_message: str = ""
 
     @property
     def passed(self) -> bool:
@@ -87,4 +90,7 @@ class ExecResult:
         return sum(t.status == "pass" for t in self.tests), len(self.tests)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        if not self.error_message:  # results from before the field keep their hash
+            del data["error_message"]
+        return data

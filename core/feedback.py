@@ -3,7 +3,7 @@
 What each piece reproduces (``notes/harness.md`` §2.2-2.6, DESIGN.md "Parity"):
 
 - :func:`compile_feedback`: ``compile_code`` and ``get_compilation_feedback``
-  (CCW:``convcodeworld/pot.py:21-26``, ``:437-447``), without the harness path CCW leaked.
+  (CCW:``convcodeworld/pot.py:21-26``, ``:437-447``), its frame with a machine-independent path.
 - :func:`failure_details`: the ``details`` dict BigCodeBench's ``untrusted_check`` builds
   (BCB-fork:``bigcodebench/eval/__init__.py:158-164``), from convtui's per-test outcomes.
 - :func:`execution_feedback`: ``get_execution_feedback`` (CCW:``pot.py:449-494``): the
@@ -56,10 +56,12 @@ Coverage = Literal["full", "partial"]
 PartialRule = Literal["ccw", "first-tests"]
 
 _TRACEBACK_HEAD = "Traceback (most recent call last):\n"
-# CCW's first frame pointed into its own checkout (an absolute path and line number), which
-# made the text differ between machines; this constant keeps the two-frame shape instead.
-_CCW_PLACEHOLDER_FRAME = (
-    '  File "convtui/compile.py", line 1, in compile_code\n'
+# CCW's first frame: its compile_code (sfc-gh-hhan/convcodeworld convcodeworld/pot.py, line
+# 23), under Python 3.9, whose tracebacks put no carets under a frame's line. The reference
+# printed the absolute path of its checkout, which differs between machines; the path from
+# the repository root stands in for it, the rest of the frame is the reference's.
+_CCW_FRAME = (
+    '  File "convcodeworld/pot.py", line 23, in compile_code\n'
     "    compile(code, 'tmp.py', mode='exec')\n"
 )
 
@@ -103,7 +105,9 @@ class ExecResultLike(Protocol):
     """An execution's outcome, as ``convtui.core.execution.ExecResult`` provides it.
 
     ``status`` is one of ``pass``, ``fail``, ``error``, ``timeout``, ``crash``, ``env_error``;
-    ``detail`` is the message of a module-level failure (what BCB stores as ``ALL``).
+    ``detail`` is convtui's message for a module-level failure; ``error_message`` the
+    exception's own text, ``str(exc)``, which is what BCB stores as ``ALL`` (empty when no
+    exception ended the run, or for results recorded before it was kept).
     """
 
     @property
@@ -111,6 +115,9 @@ class ExecResultLike(Protocol):
 
     @property
     def detail(self) -> str: ...
+
+    @property
+    def error_message(self) -> str: ...
 
     @property
     def tests(self) -> Sequence[OutcomeLike]: ...
@@ -145,7 +152,7 @@ def compile_feedback(code: str, *, compat: CompileCompat = "convtui") -> Compile
 
     CCW compiles the parsed code *without* the import header; pass it that way for parity.
     The failure text is ``traceback.format_exc()``'s shape: the traceback head, then (``ccw``
-    compat only) a constant placeholder frame, then the ``File "tmp.py"`` part with the
+    compat only) the reference's own frame, then the ``File "tmp.py"`` part with the
     error. Caret lines follow the running Python version, as they did for CCW.
     """
     try:
@@ -159,7 +166,7 @@ def compile_feedback(code: str, *, compat: CompileCompat = "convtui") -> Compile
         # format_exception_only leaves out our own frame (the path that leaked in CCW) and any
         # exception the caller happened to be handling, so the text is byte-stable.
         tail = "".join(traceback.format_exception_only(type(exc), exc))
-        frame = _CCW_PLACEHOLDER_FRAME if compat == "ccw" else ""
+        frame = _CCW_FRAME if compat == "ccw" else ""
         return CompileResult(ok=False, text=_TRACEBACK_HEAD + frame + tail)
     return CompileResult(ok=True, text=NO_SYNTAX_ERRORS)
 
@@ -167,7 +174,9 @@ def compile_feedback(code: str, *, compat: CompileCompat = "convtui") -> Compile
 # --- execution feedback -----------------------------------------------------------------------
 
 
-def failure_details(result: ExecResultLike, *, sort_by_name: bool = True) -> dict[str, str]:
+def failure_details(
+    result: ExecResultLike, *, sort_by_name: bool = True, bcb_messages: bool = False
+) -> dict[str, str]:
     """The ``details`` dict BigCodeBench would have produced for ``result``.
 
     Assertion failures first, then errors (including per-test timeouts and tests that never
@@ -175,7 +184,9 @@ def failure_details(result: ExecResultLike, *, sort_by_name: bool = True) -> dic
     (``test_case_10`` before ``test_case_2``). Snippet suites (CodeIF) run in list order: pass
     ``sort_by_name=False``. Tests that never ran are listed among the errors only when some
     test ran and failed; otherwise a failed run is module-level and the dict is
-    ``{"ALL": detail}`` (empty for a timeout, as BCB's was). Tracebacks are normalised to end
+    ``{"ALL": detail}`` (empty for a timeout, as BCB's was); with ``bcb_messages`` the ALL
+    entry is the exception's own text where there is one, as BCB's (``invalid syntax
+    (__test__.py, line 4)`` rather than convtui's sentence). Tracebacks are normalised to end
     with a newline, as unittest's do.
     """
     tests = sorted(result.tests, key=lambda t: t.name) if sort_by_name else list(result.tests)
@@ -190,7 +201,8 @@ def failure_details(result: ExecResultLike, *, sort_by_name: bool = True) -> dic
     elif result.status in _MODULE_FAILURE_STATUSES or (result.status == "fail" and result.detail):
         # A "fail" with no failing test is convtui's own verdict (tampering detected); its
         # detail is the only thing worth showing.
-        details["ALL"] = result.detail
+        own = bcb_messages and result.error_message
+        details["ALL"] = result.error_message if own else result.detail
     return details
 
 
@@ -214,6 +226,7 @@ def execution_feedback(
     visible: Collection[str] | None = None,
     sort_by_name: bool = True,
     source_lines: bool = True,
+    bcb_messages: bool = False,
 ) -> str:
     """Execution feedback text for ``result``, as CCW's ``get_execution_feedback`` renders it.
 
@@ -227,11 +240,13 @@ def execution_feedback(
     - ``trim``: apply :func:`trim_feedback` with these parameters (``None``: no trimming, the
       text to store or show in full; ``TrimSpec()``: CCW's rule);
     - ``source_lines=False``: frames in the candidate's module show no source line, as in
-      BigCodeBench's tracebacks (:func:`without_candidate_source`).
+      BigCodeBench's tracebacks (:func:`without_candidate_source`);
+    - ``bcb_messages``: a module-level failure reads as BigCodeBench's ``str(exc)``
+      (:func:`failure_details`).
     """
     if result.status == "pass":
         return PASSED_ALL_TEST_RUNS
-    details = failure_details(result, sort_by_name=sort_by_name)
+    details = failure_details(result, sort_by_name=sort_by_name, bcb_messages=bcb_messages)
     if coverage == "partial":
         shown = (
             set(visible)

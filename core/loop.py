@@ -13,7 +13,9 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 
 from convtui.core.ccw import drive as ccw_drive
+from convtui.core.ccw.sanitize import turn0_code
 from convtui.core.ccw.turn import ModelCall
+from convtui.core.ccw.turn0 import turn0_call
 from convtui.core.evaluate import Execute, FeedbackSettings, evaluate, render_execution
 from convtui.core.execution import ExecRequest, ExecResult
 from convtui.core.executor import Executor
@@ -269,6 +271,8 @@ class SessionLoop:
     ) -> tuple[Turn, ClosingStatus | None]:
         if self.config.protocol == "convcodeworld" and turns:
             return await self._ccw_turn(idx, turns[-1], emit), None
+        if self.config.protocol == "convcodeworld" and self.task.suite == "bigcodebench":
+            return await self._bcb_turn0(idx, emit), None
         config, task = self.config, self.task
         prompt = build_prompt(task, config, turns)
         completion = await self.complete(
@@ -328,6 +332,51 @@ class SessionLoop:
             feedback_draft=verbal.draft if verbal else None,
         )
         return turn, verbal.closes if verbal else None
+
+    async def _bcb_turn0(self, idx: int, emit: Callable[[Event], None]) -> Turn:
+        """Turn 0 as ConvCodeWorld made it: BigCodeBench's own generation (ccw/turn0.py), then
+        its ``sanitize --calibrate``; the calibrated program is what runs, the sanitized
+        solution is the turn's code (the next turn's Previous Code)."""
+        config, task = self.config, self.task
+        call = turn0_call(task.prompt, await self.backend.chat_template())
+        params = call.decoding.params()
+        completion = await self.complete(
+            idx,
+            "generate",
+            call.messages,
+            params,
+            on_text=lambda text: emit(ReplyStreamed(idx, text)),
+            kind=call.kind,
+        )
+        made = await asyncio.to_thread(
+            turn0_code,
+            call.decoding.finish(completion.text),
+            complete_prompt=task.complete_prompt,
+            code_prompt=task.code_header,
+            entry_point=task.entry_point,
+        )
+        emit(ReplyReady(idx, completion, made.solution))
+        settings = FeedbackSettings.of(config)
+        evaluation = await evaluate(
+            task, made.solution, settings, self.execute, config.limits, program=made.program
+        )
+        emit(Executed(idx, evaluation.result))
+        return Turn(
+            idx=idx,
+            reply=completion.text,
+            code=made.solution,
+            compiled=evaluation.compiled.ok,
+            compile_feedback=evaluation.compiled.text,
+            execution=evaluation.result,
+            execution_feedback=evaluation.execution_feedback,
+            generate_call=completion,
+            prompt=call.messages,
+            prompt_hash=request_hash(self.backend.spec, call.messages, params, call.kind),
+            notes=(
+                f"turn 0: {call.how}; sanitized and calibrated as BigCodeBench does, and run "
+                "after the task's code prompt",
+            ),
+        )
 
     async def _ccw_turn(self, idx: int, previous: Turn, emit: Callable[[Event], None]) -> Turn:
         """A feedback turn as ConvCodeWorld plays it (ccw/turn.py): repairs of code that does

@@ -211,6 +211,7 @@ def decide(
         return ExecResult(
             status=status,
             detail=detail,
+            error_message=str(module_error.get("msg", "")) if module_error else "",
             missing_module=missing,
             tampered=tampered,
             tests=tuple(tests),

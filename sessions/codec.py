@@ -177,6 +177,7 @@ def execution_columns(result: ExecResult) -> dict[str, Any]:
         "isolation": result.isolation,
         "missing_module": result.missing_module,
         "tampered": int(result.tampered),
+        "error_message": result.error_message,
         "result_hash": result_hash(result),
     }
 
@@ -212,4 +213,5 @@ def exec_result_from_rows(row: Mapping[str, Any], tests: Iterable[Mapping[str, A
         detail=row["detail"],
         missing_module=row["missing_module"],
         tampered=bool(row["tampered"]),
+        error_message=row.get("error_message") or "",
     )

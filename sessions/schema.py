@@ -224,6 +224,13 @@ def m003_call_positions(db: Database) -> None:
     )
 
 
+@_migration
+def m004_error_messages(db: Database) -> None:
+    """The exception text that ended a run outside any test (``str(exc)``), which
+    BigCodeBench shows as its ``ALL`` entry; ``detail`` keeps convtui's wording."""
+    db.executescript("ALTER TABLE executions ADD COLUMN error_message TEXT NOT NULL DEFAULT '';")
+
+
 SCHEMA_VERSION = _NAMES[-1]  # the last migration: what a fully migrated DB has applied
 
 

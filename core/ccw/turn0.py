@@ -19,53 +19,32 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from string import Template
 from typing import Any, Literal
 
-from convtui.core.errors import ConvtuiError
+from convtui.core.models.chat_template import ChatTemplate, ChatTemplateError
 from convtui.core.models.types import ChatMessage, GenerationParams
 
 __all__ = [
     "ApiRequest",
-    "ChatTemplate",
     "OpenModelRequest",
+    "Turn0Call",
     "Turn0Decoding",
     "Turn0Error",
     "api_request",
     "open_model_request",
     "protocol_hash",
+    "turn0_call",
 ]
 
 _DATA = ("api_prompt.toml", "chat_prompt.toml", "generation.toml")
 
-# The token attributes transformers passes to a chat template (its SPECIAL_TOKENS_ATTRIBUTES).
-_SPECIAL_TOKENS = (
-    "bos_token",
-    "eos_token",
-    "unk_token",
-    "sep_token",
-    "pad_token",
-    "cls_token",
-    "mask_token",
-)
-# GGUF metadata key of each token id (llama.cpp's names, "seperator" sic).
-_GGUF_TOKEN_IDS = {
-    "bos_token": "tokenizer.ggml.bos_token_id",
-    "eos_token": "tokenizer.ggml.eos_token_id",
-    "unk_token": "tokenizer.ggml.unknown_token_id",
-    "sep_token": "tokenizer.ggml.seperator_token_id",
-    "pad_token": "tokenizer.ggml.padding_token_id",
-}
 
-
-class Turn0Error(ConvtuiError):
-    """A model that BigCodeBench's turn 0 cannot be run for (no chat template), or a chat
-    template that fails to render."""
+class Turn0Error(ChatTemplateError):
+    """A chat template that cannot make BigCodeBench's turn-0 prompt."""
 
 
 @functools.cache
@@ -124,119 +103,6 @@ def _decoding(kind: Literal["open_model", "api"]) -> Turn0Decoding:
         max_model_len=own.get("max_model_len"),
         tab_replacement=own.get("tab_replacement"),
     )
-
-
-@dataclass(frozen=True)
-class ChatTemplate:
-    """A model's chat template (Jinja source) and the special tokens it may refer to."""
-
-    source: str
-    special_tokens: Mapping[str, str]
-
-    @classmethod
-    def from_tokenizer_config(cls, config: Mapping[str, Any]) -> ChatTemplate:
-        """From a Hugging Face ``tokenizer_config.json`` (its ``chat_template``, a string or
-        a list of named templates of which "default" is used; tokens as strings or as
-        ``{"content": ...}`` objects)."""
-        template = config.get("chat_template")
-        if isinstance(template, list):
-            named = {item.get("name"): item.get("template") for item in template}
-            template = named.get("default")
-        if not isinstance(template, str):
-            raise Turn0Error(
-                "the tokenizer has no chat template; BigCodeBench-Instruct needs one "
-                "(its generate refuses direct completion for instruct tasks)"
-            )
-        tokens: dict[str, str] = {}
-        for name in _SPECIAL_TOKENS:
-            value = config.get(name)
-            if isinstance(value, Mapping):
-                value = value.get("content")
-            if isinstance(value, str) and value:
-                tokens[name] = value
-        return cls(template, tokens)
-
-    @classmethod
-    def from_gguf(
-        cls, metadata: Mapping[str, str], token_text: Callable[[int], str]
-    ) -> ChatTemplate:
-        """From GGUF metadata (``tokenizer.chat_template`` and the token ids), with
-        ``token_text`` giving a token's text (llama.cpp's vocabulary)."""
-        template = metadata.get("tokenizer.chat_template")
-        if not template:
-            raise Turn0Error("the GGUF file has no tokenizer.chat_template")
-        tokens = {
-            name: token_text(int(metadata[key]))
-            for name, key in _GGUF_TOKEN_IDS.items()
-            if metadata.get(key) not in (None, "")
-        }
-        return cls(template, tokens)
-
-    def render(self, messages: Sequence[ChatMessage], *, add_generation_prompt: bool) -> str:
-        """The template applied as transformers' ``apply_chat_template(tokenize=False)``
-        does: a sandboxed Jinja environment with trim_blocks and lstrip_blocks, its
-        ``tojson`` filter and ``raise_exception``, the special tokens as variables."""
-        conversation = [{"role": m.role, "content": m.content} for m in messages]
-        try:
-            compiled = _environment().from_string(self.source)
-            return compiled.render(
-                messages=conversation,
-                tools=None,
-                documents=None,
-                add_generation_prompt=add_generation_prompt,
-                **self.special_tokens,
-            )
-        except Exception as exc:  # jinja2's TemplateError and whatever a template raises
-            raise Turn0Error(f"the chat template failed to render: {exc}") from exc
-
-
-@functools.cache
-def _environment() -> Any:
-    try:
-        import jinja2
-        import jinja2.ext
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
-    except ImportError as exc:
-        raise Turn0Error("rendering a chat template needs jinja2: pip install jinja2") from exc
-
-    def raise_exception(message: str) -> None:
-        raise jinja2.TemplateError(message)
-
-    def tojson(
-        value: object,
-        ensure_ascii: bool = False,
-        indent: int | None = None,
-        separators: tuple[str, str] | None = None,
-        sort_keys: bool = False,
-    ) -> str:
-        return json.dumps(
-            value,
-            ensure_ascii=ensure_ascii,
-            indent=indent,
-            separators=separators,
-            sort_keys=sort_keys,
-        )
-
-    class Generation(jinja2.ext.Extension):
-        """transformers' ``{% generation %}`` block, which only marks text: rendered as is."""
-
-        tags = {"generation"}  # noqa: RUF012 (jinja2's own class attribute)
-
-        def parse(self, parser: Any) -> Any:
-            lineno = next(parser.stream).lineno
-            body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
-            call = self.call_method("_body")
-            return jinja2.nodes.CallBlock(call, [], [], body).set_lineno(lineno)
-
-        def _body(self, caller: Callable[[], str]) -> str:
-            return caller()
-
-    env = ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=[Generation, jinja2.ext.loopcontrols]
-    )
-    env.filters["tojson"] = tojson
-    env.globals["raise_exception"] = raise_exception
-    return env
 
 
 @dataclass(frozen=True)
@@ -301,4 +167,31 @@ def api_request(instruct_prompt: str) -> ApiRequest:
         messages=(ChatMessage("system", text["system"]), ChatMessage("user", user)),
         decoding=_decoding("api"),
         response_format=_data("generation.toml")["api"]["response_format"],
+    )
+
+
+@dataclass(frozen=True)
+class Turn0Call:
+    """The one model call of turn 0: ``kind`` "text" sends ``messages[0].content`` as a raw
+    prompt, "chat" sends the messages; ``how`` says which of BigCodeBench's requests it is."""
+
+    kind: Literal["text", "chat"]
+    messages: tuple[ChatMessage, ...]
+    decoding: Turn0Decoding
+    how: str
+
+
+def turn0_call(instruct_prompt: str, template: ChatTemplate | None) -> Turn0Call:
+    """BigCodeBench's request for a model with this chat template: the open-model prompt
+    rendered with it, or, for a model whose template is not known here (a hosted chat API),
+    its OpenAI backend's chat request."""
+    if template is None:
+        api = api_request(instruct_prompt)
+        return Turn0Call("chat", api.messages, api.decoding, "BigCodeBench's OpenAI chat request")
+    request = open_model_request(instruct_prompt)
+    return Turn0Call(
+        "text",
+        (ChatMessage("user", request.prompt(template)),),
+        request.decoding,
+        "BigCodeBench's open-model prompt, rendered with the model's chat template",
     )

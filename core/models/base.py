@@ -8,6 +8,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from convtui.core.models.chat_template import ChatTemplate
 from convtui.core.models.limiter import ConcurrencyLimiter
 from convtui.core.models.retry import Failure, Retrier, call_with_retries
 from convtui.core.models.types import (
@@ -92,6 +93,12 @@ class ModelBackend(ABC):
         return await self.complete(
             prompt_as_chat(prompt), params, on_text=on_text, on_attempt=on_attempt, call=call
         )
+
+    async def chat_template(self) -> ChatTemplate | None:
+        """The model's chat template, for prompts that must be rendered exactly as a
+        reference run rendered them and then sent as raw text (BigCodeBench's turn 0 for open
+        models). None where it is not known here: hosted chat APIs, which apply their own."""
+        return None
 
     async def complete_many(
         self, batch: Sequence[Sequence[ChatMessage]], params: GenerationParams

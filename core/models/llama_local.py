@@ -10,6 +10,7 @@ of 1 so waiting happens there, not in blocked threads."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.util
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from convtui.core.models.base import RawCompletion, RetryingBackend, TextCallback
+from convtui.core.models.chat_template import ChatTemplate
 from convtui.core.models.limiter import limiter_for
 from convtui.core.models.retry import Failure, Retrier, is_context_length_message
 from convtui.core.models.types import ChatMessage, GenerationParams, ModelError
@@ -136,6 +138,11 @@ def load_model(path: Path, n_ctx: int, n_threads: int | None) -> LoadedModel:
         return loaded
 
 
+def token_text(llama: Any, token: int) -> str:
+    """A token's text in llama.cpp's vocabulary, special tokens included."""
+    return llama.detokenize([token], special=True).decode("utf-8", errors="replace")
+
+
 def _generate(
     loaded: LoadedModel,
     request: Request,
@@ -236,6 +243,12 @@ class LlamaLocalBackend(RetryingBackend):
     async def _before_call(self) -> None:
         # Loading takes a moment; do it outside the attempt so it counts in no timeout.
         await self.check()
+
+    async def chat_template(self) -> ChatTemplate:
+        """The template in the GGUF file's metadata, with its special tokens' text."""
+        await self.check()
+        llama = load_model(self.path, self.n_ctx, self.n_threads).llama
+        return ChatTemplate.from_gguf(llama.metadata, functools.partial(token_text, llama))
 
     async def _attempt(
         self,

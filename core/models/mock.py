@@ -41,6 +41,11 @@ journal answers any request it has seen, whatever the turn: a script whose turns
 same request twice (the same code and feedback again) gets the first answer again there, as
 from a greedy model.
 
+One line may instead declare the model's chat template, ``{"chat_template": "<jinja>",
+"special_tokens": {"bos_token": "<s>"}}`` (tokens optional): then ``chat_template()`` returns
+it, and the mock plays an open model whose prompts are rendered here (BigCodeBench's turn 0);
+without one it returns None, like a hosted chat API.
+
 When a purpose's rows run out, the last one repeats, like a model stuck on its answer: one
 failing reply plays a session of any length. A call for which no row is left (no unpinned row
 of its purpose and no pin for it) fails with a fatal ModelError. ``params.stop`` is honoured
@@ -64,6 +69,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from convtui.core.models.base import AttemptCallback, ModelBackend, TextCallback
+from convtui.core.models.chat_template import ChatTemplate
 from convtui.core.models.types import (
     Attempt,
     CallInfo,
@@ -149,12 +155,28 @@ def read_script(spec: str, path: Path) -> dict[CallPurpose, list[ScriptRow]]:
         raise ModelError(f"{spec}: cannot read {path}: {exc}") from None
     script: dict[CallPurpose, list[ScriptRow]] = {purpose: [] for purpose in PURPOSES}
     for number, line in enumerate(lines, start=1):
-        if line.strip():
+        if line.strip() and _declared_template(line) is None:
             row = _row(spec, number, line)
             script[row.purpose].append(row)
     if not any(script.values()):
         raise ModelError(f"{spec}: {path} has no rows; write one {ROW_FORM} a line")
     return script
+
+
+def _declared_template(line: str) -> ChatTemplate | None:
+    """The chat template a script line declares, None for any other line."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, dict) or "chat_template" not in data:
+        return None
+    tokens = data.get("special_tokens") or {}
+    if not isinstance(data["chat_template"], str) or not isinstance(tokens, dict):
+        raise ModelError(
+            'a chat_template line is {"chat_template": "<jinja>", "special_tokens": {...}}'
+        )
+    return ChatTemplate(data["chat_template"], {str(k): str(v) for k, v in tokens.items()})
 
 
 def _words(text: str) -> int:
@@ -211,6 +233,15 @@ class MockBackend(ModelBackend):
 
     async def check(self) -> None:
         self.script()
+
+    async def chat_template(self) -> ChatTemplate | None:
+        """The template the script declares, if any (see the module docstring)."""
+        self.script()
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            template = _declared_template(line)
+            if template is not None:
+                return template
+        return None
 
     def _pick(self, call: CallInfo | None, request: tuple[ChatMessage, ...] | str) -> ScriptRow:
         purpose: CallPurpose = call.purpose if call is not None else "generate"

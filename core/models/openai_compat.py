@@ -10,7 +10,9 @@ every attempt once (harness notes §4.2)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import httpx2
@@ -19,6 +21,7 @@ from openai.types.chat.chat_completion_chunk import Choice as ChatChunkChoice
 from openai.types.completion_choice import CompletionChoice as TextChoice
 
 from convtui.core.models.base import RawCompletion, RetryingBackend, TextCallback
+from convtui.core.models.chat_template import ChatTemplate
 from convtui.core.models.limiter import limiter_for
 from convtui.core.models.retry import Failure, Retrier, classify_status
 from convtui.core.models.types import CallKind, ChatMessage, GenerationParams, ModelError
@@ -91,10 +94,13 @@ class OpenAICompatBackend(RetryingBackend):
         default_limit: int,
         concurrency: int | None,
         retrier: Retrier,
+        chat_template: Path | None = None,
     ) -> None:
         """``credential`` names the API key (see ``credential_id``); the limiter is the
-        process-wide one for this endpoint and key."""
+        process-wide one for this endpoint and key. ``chat_template``: where the served
+        model's chat template is (a server does not say), for raw prompts built with it."""
         self.flavour = flavour
+        self.chat_template_path = chat_template
         self.client = client
         self.base_url = str(client.base_url).rstrip("/")
         self._credential = credential
@@ -105,6 +111,13 @@ class OpenAICompatBackend(RetryingBackend):
 
     def connection_key(self) -> str:
         return f"{self.flavour}|{self.base_url}|{self._credential}"
+
+    async def chat_template(self) -> ChatTemplate | None:
+        """The template from ``chat_template`` (None without one: the server applies its own
+        to chat calls, and nothing here can read it)."""
+        if self.chat_template_path is None:
+            return None
+        return await asyncio.to_thread(ChatTemplate.from_file, self.chat_template_path)
 
     async def check(self) -> None:
         if self.flavour == "azure":

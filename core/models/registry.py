@@ -72,6 +72,7 @@ def open_backend(
     call_timeout_s: float | None = DEFAULT_CALL_TIMEOUT_S,
     n_ctx: int | None = None,
     retrier: Retrier | None = None,
+    chat_template: Path | None = None,
 ) -> ModelBackend:
     """The backend for ``spec`` (see the module docstring for the forms).
 
@@ -80,13 +81,19 @@ def open_backend(
     32 for servers on loopback or private addresses; in-process models run one call at a
     time). ``n_ctx`` is the context size of ``local:`` models. ``retrier`` replaces the
     retry policy built from the other arguments (tests inject clocks through it). Raises
-    ModelError(kind="fatal") for an unknown spec or missing credentials."""
+    ModelError(kind="fatal") for an unknown spec or missing credentials. ``chat_template``
+    (``--chat-template``) says where an ``http://`` server's model keeps its chat template
+    (other backends know their own, or use none)."""
     spec = spec.strip()
     if concurrency is not None and concurrency < 1:
         raise ModelError(f"concurrency must be at least 1, got {concurrency}")
     if model_name and not spec.startswith(("http://", "https://")):
         raise ModelError(
             f"--model-name applies only to http:// specs; for {spec!r} the model is in the spec"
+        )
+    if chat_template is not None and not spec.startswith(("http://", "https://")):
+        raise ModelError(
+            f"--chat-template applies only to http:// specs; {spec!r} knows its own template"
         )
     if retrier is None:
         retrier = Retrier(
@@ -98,7 +105,7 @@ def open_backend(
         )
     kind, _, rest = spec.partition(":")
     if spec.startswith(("http://", "https://")):
-        return _open_server(spec, model_name, concurrency, retrier)
+        return _open_server(spec, model_name, concurrency, retrier, chat_template)
     if kind == "local" and rest:
         return _open_local(spec, rest, n_ctx, retrier)
     if kind == "openai" and rest:
@@ -127,7 +134,11 @@ def _open_local(spec: str, rest: str, n_ctx: int | None, retrier: Retrier) -> Mo
 
 
 def _open_server(
-    spec: str, model_name: str | None, concurrency: int | None, retrier: Retrier
+    spec: str,
+    model_name: str | None,
+    concurrency: int | None,
+    retrier: Retrier,
+    chat_template: Path | None,
 ) -> ModelBackend:
     from convtui.core.models.openai_compat import OpenAICompatBackend, make_client
 
@@ -147,6 +158,7 @@ def _open_server(
         default_limit=LOCAL_SERVER_LIMIT if local else HOSTED_API_LIMIT,
         concurrency=concurrency,
         retrier=retrier,
+        chat_template=chat_template,
     )
 
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from convtui.core.models.base import AttemptCallback, ModelBackend, TextCallback
+from convtui.core.models.chat_template import SPECIAL_TOKENS, ChatTemplate
 from convtui.core.models.retry import is_context_length_message
 from convtui.core.models.types import (
     Attempt,
@@ -91,6 +92,15 @@ class VllmEngineBackend(ModelBackend):
         except Exception as exc:  # vLLM raises many types (CUDA, OOM, missing weights)
             first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise ModelError(f"vLLM could not load {self.model}: {first_line}") from None
+
+    async def chat_template(self) -> ChatTemplate:
+        """The Hugging Face tokenizer's template, as BigCodeBench's vLLM backend used it."""
+        await self.check()
+        with _engines_lock:
+            tokenizer = _engines[self.model].get_tokenizer()
+        config = {"chat_template": getattr(tokenizer, "chat_template", None)}
+        config.update({name: getattr(tokenizer, name, None) for name in SPECIAL_TOKENS})
+        return ChatTemplate.from_tokenizer_config(config)
 
     async def complete_many(
         self, batch: Sequence[Sequence[ChatMessage]], params: GenerationParams

@@ -24,7 +24,10 @@ pytestmark = pytest.mark.skipif(
     not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
 )
 
-BROKEN = "```python\ndef task_func(LETTERS):\n    return {\n```"
+# Turn 0 goes through BigCodeBench's sanitize, which keeps only code that parses: broken code
+# reaches a feedback turn from turn 1's reply, so these sessions check turn 2.
+FAILING = "```python\ndef task_func(LETTERS):\n    return {}\n```"
+BROKEN = "fix it.\nCode: ```python\ndef task_func(LETTERS):\n    return {\n```"
 STILL_BROKEN = "fix it.\nCode: ```python\ndef task_func(LETTERS):\n    return [\n```"
 HINT = "help.\nUser Feedback: Every letter should be a key, sorted by the mean."
 
@@ -71,17 +74,26 @@ def _turn_code(db: Path, feedback: str, idx: int) -> str:
 def test_code_that_stays_broken_gets_three_repair_calls_and_no_simulator(tmp_path):
     model = _script(
         tmp_path / "s.jsonl",
-        [("generate", BROKEN), ("repair", STILL_BROKEN), ("simulate", HINT)],
+        [
+            ("generate", FAILING),
+            ("generate", BROKEN),
+            ("repair", STILL_BROKEN),
+            ("simulate", HINT),
+        ],
     )
     db = tmp_path / "r.db"
-    run = ["--ids", "2", "--turns", "1", "--feedback", "CF,EF:full,VF:expert"]
+    run = ["--ids", "2", "--turns", "2", "--feedback", "CF,EF:full,VF:expert"]
     done = bench(db, "--model", model, "--protocol", "convcodeworld", run=run)
     assert done.returncode == 0, done.stderr
     calls = _calls(db, "CF,EF:full,VF:expert")
-    turn1 = [(seq, purpose, kind) for turn, seq, purpose, kind, _ in calls if turn == 1]
+    by_turn = [[(s, p, k) for t, s, p, k, _ in calls if t == idx] for idx in range(3)]
+    # Turn 0: BigCodeBench's request (a chat call: the script declares no chat template, so
+    # the mock plays a hosted chat model). Turn 1: the code compiles, the expert speaks first.
+    assert by_turn[0] == [(0, "generate", "chat")]
+    assert by_turn[1] == [(0, "simulate", "text"), (1, "generate", "text")]
     # pot.py forward: up to max_iters=3 code calls while the code does not compile; the hop
     # limit then ends the turn before the expert is asked.
-    assert turn1 == [(0, "repair", "text"), (1, "repair", "text"), (2, "repair", "text")]
+    assert by_turn[2] == [(0, "repair", "text"), (1, "repair", "text"), (2, "repair", "text")]
 
 
 def test_the_expert_reviews_the_repaired_code_and_the_loop_sends_what_the_turn_renders(
@@ -91,14 +103,20 @@ def test_the_expert_reviews_the_repaired_code_and_the_loop_sends_what_the_turn_r
     fixed = _fixed(task.ground_truth.split("def task_func", 1)[1].join(["def task_func", ""]))
     model = _script(
         tmp_path / "s.jsonl",
-        [("generate", BROKEN), ("repair", fixed), ("simulate", HINT), ("generate", fixed)],
+        [
+            ("generate", FAILING),
+            ("generate", BROKEN),
+            ("repair", fixed),
+            ("simulate", HINT),
+            ("generate", fixed),
+        ],
     )
     db = tmp_path / "r.db"
     omega = "CF,EF:full,VF:expert"
-    run = ["--ids", "2", "--turns", "1", "--feedback", omega]
+    run = ["--ids", "2", "--turns", "2", "--feedback", omega]
     done = bench(db, "--model", model, "--protocol", "convcodeworld", run=run)
     assert done.returncode == 0, done.stderr
-    calls = [c for c in _calls(db, omega) if c[0] == 1]
+    calls = [c for c in _calls(db, omega) if c[0] == 2]
     assert [(seq, purpose) for _, seq, purpose, _, _ in calls] == [
         (0, "repair"),
         (1, "simulate"),
@@ -114,28 +132,28 @@ def test_the_expert_reviews_the_repaired_code_and_the_loop_sends_what_the_turn_r
     with sqlite3.connect(db) as conn:
         (session_id,) = conn.execute("SELECT id FROM sessions WHERE feedback = ?", (omega,))
     with Store.open(db) as store:
-        first = store.load_turns(session_id[0])[0]
+        previous = store.load_turns(session_id[0])[1]
     # The turn reads the previous code's execution feedback untrimmed, as BigCodeBench's
     # results file holds it; that code did not compile, and its run says so (the ALL entry).
     settings = FeedbackSettings("full", "ccw", source_lines=False, compile_compat="ccw")
-    assert first.execution is not None
-    ef = render_execution(task, first.execution, settings, trim=None)
+    assert previous.execution is not None
+    ef = render_execution(task, previous.execution, settings, trim=None)
     alone = run_turn(
         TurnInputs(
             prompt=task.prompt,
-            previous_code=_turn_code(db, omega, 0),
+            previous_code=_turn_code(db, omega, 1),
             execution="full",
             execution_feedback=ef,
             user="expert",
             ground_truth=task.ground_truth,
-            iteration=1,
+            iteration=2,
             max_tokens=2048,
         ),
         lambda call: next(replies),
     )
     assert [r.call.prompt for r in alone.calls] == [prompt for *_, prompt in calls]
     # run.py writes the solution with the import header prefixed.
-    assert _turn_code(db, omega, 1) == alone.solution(task.import_header)
+    assert _turn_code(db, omega, 2) == alone.solution(task.import_header)
     # `sessions show` lists the turn's calls in order and the feedback they were given.
     shown = subprocess.run(
         convtui_argv("sessions", "show", session_id[0], "--db", str(db)),

@@ -11,12 +11,12 @@ import re
 import pytest
 
 from convtui.core.ccw.turn0 import (
-    ChatTemplate,
     Turn0Error,
     api_request,
     open_model_request,
     protocol_hash,
 )
+from convtui.core.models.chat_template import ChatTemplate, ChatTemplateError
 from convtui.core.models.types import ChatMessage, GenerationParams
 
 FENCE = "```"
@@ -174,7 +174,7 @@ def test_a_tokenizer_config_gives_the_template_and_its_tokens() -> None:
     assert template.special_tokens == {"bos_token": "<s>", "eos_token": "</s>"}
     rendered = template.render([ChatMessage("user", "é")], add_generation_prompt=True)
     assert rendered == '<s>[{"role": "user", "content": "é"}]'  # HF's tojson: no ASCII escapes
-    with pytest.raises(Turn0Error, match="no chat template"):
+    with pytest.raises(ChatTemplateError, match="no chat template"):
         ChatTemplate.from_tokenizer_config({"eos_token": "</s>"})
 
 
@@ -191,15 +191,15 @@ def test_template_features_of_transformers_render() -> None:
     assert template.render(messages, add_generation_prompt=False) == "[user]u"
 
 
-def test_template_failures_are_turn0_errors() -> None:
+def test_template_failures_are_chat_template_errors() -> None:
     failing = ChatTemplate("{{ raise_exception('no system role') }}", {})
-    with pytest.raises(Turn0Error, match="no system role"):
+    with pytest.raises(ChatTemplateError, match="no system role"):
         open_model_request(TASK).prompt(failing)
     user_only = ChatTemplate("{{ messages[0]['content'] }}", {})
     with pytest.raises(Turn0Error, match="dropped the assistant"):
         open_model_request(TASK).prompt(user_only)
     sandboxed = ChatTemplate("{{ ''.__class__.__mro__ }}", {})
-    with pytest.raises(Turn0Error):
+    with pytest.raises(ChatTemplateError):
         sandboxed.render([], add_generation_prompt=False)
 
 

@@ -68,7 +68,7 @@ def test_compile_failure_exact_on_311() -> None:
     )
     assert compile_feedback(code, compat="ccw").text == (
         "Traceback (most recent call last):\n"
-        '  File "convtui/compile.py", line 1, in compile_code\n'
+        '  File "convcodeworld/pot.py", line 23, in compile_code\n'
         "    compile(code, 'tmp.py', mode='exec')\n" + tail
     )
 
