@@ -10,7 +10,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Any, TypeAlias
+
+from sqlite_utils import Database
 
 from convtui.core.session import SessionConfig, Turn
 from convtui.sessions.connection import rows, rows_in
@@ -56,6 +58,10 @@ class CallLine:
     kind: str
     status: str
     reused: bool
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_s: float | None = None
+    error: str = ""
 
 
 def list_sessions(
@@ -177,29 +183,47 @@ def load_session(store: Store, session_id: str) -> SessionDetail:
         if row.run_id is not None:
             found = rows(db, "SELECT code_version FROM runs WHERE id = ?", (row.run_id,))
             version = found[0]["code_version"] if found else None
-        calls = rows(
-            db,
-            "SELECT turn_idx, seq, purpose, kind, status, cache_hit FROM model_calls "
-            "WHERE session_id = ? ORDER BY turn_idx, seq, id",
-            (full_id,),
-        )
         return SessionDetail(
             session=row,
             config=store.session_config(full_id),
             turns=tuple(store.load_turns(full_id)),
             code_version=version,
-            calls=tuple(
-                CallLine(
-                    c["turn_idx"],
-                    c["seq"],
-                    c["purpose"],
-                    c["kind"],
-                    c["status"],
-                    bool(c["cache_hit"]),
-                )
-                for c in calls
-            ),
+            calls=tuple(_calls(db, full_id, None)),
         )
+
+
+def session_calls(store: Store, session_id: str, turn_idx: int | None = None) -> list[CallLine]:
+    """A session's model calls (or one turn's), each turn's in the order made: by position,
+    then by when they started (a cancelled turn played again starts over at 0)."""
+    with store.reading() as db:
+        return _calls(db, session_id, turn_idx)
+
+
+def _calls(db: Database, session_id: str, turn_idx: int | None) -> list[CallLine]:
+    sql = (
+        "SELECT turn_idx, seq, purpose, kind, status, cache_hit, input_tokens, output_tokens, "
+        "latency_s, error FROM model_calls WHERE session_id = ?"
+    )
+    params: list[Any] = [session_id]
+    if turn_idx is not None:
+        sql += " AND turn_idx = ?"
+        params.append(turn_idx)
+    found = rows(db, sql + " ORDER BY turn_idx, seq, id", params)
+    return [
+        CallLine(
+            c["turn_idx"],
+            c["seq"],
+            c["purpose"],
+            c["kind"],
+            c["status"],
+            bool(c["cache_hit"]),
+            c["input_tokens"],
+            c["output_tokens"],
+            c["latency_s"],
+            c["error"] or "",
+        )
+        for c in found
+    ]
 
 
 def sessions_by_id(store: Store, session_ids: Sequence[str]) -> list[SessionRow]:

@@ -29,6 +29,7 @@ from convtui.core.tasks import Task
 from convtui.sessions import Store
 from convtui.sessions.records import UserKind
 from convtui.tui import messages as msg
+from convtui.tui.calls import WatchedJournal, read_calls
 from convtui.tui.human import Answer, PersonUser, ShownSimulator
 from convtui.tui.runner import AsyncRunner
 
@@ -169,6 +170,7 @@ class SessionController:
             store.abandon_started_calls(session_id=self.session_id)
         self.turns = store.load_turns(self.session_id)
         self.post(msg.SessionOpened(self.session_id, tuple(self.turns)))
+        self.post(msg.CallsRecorded(read_calls(store, self.session_id)))
 
     async def _play(self) -> None:
         try:
@@ -183,7 +185,7 @@ class SessionController:
                 self.services.backend,
                 core.cached_execute(self.services.executor, store.execution_cache()),
                 self._user(),
-                store.journal(self.session_id),
+                WatchedJournal(store.journal(self.session_id), self._calls_changed),
             )
             last_post = 0.0
             async for event in loop.run(self.turns):
@@ -249,6 +251,13 @@ class SessionController:
     def _abandon(self) -> None:
         if self.session_id is not None:
             self.services.store.abandon_started_calls(session_id=self.session_id)
+            self._calls_changed(self.live_idx)  # its calls in flight now read "abandoned"
+
+    def _calls_changed(self, turn_idx: int) -> None:
+        """A call of ``turn_idx`` started or ended: the screen gets the turn's calls anew."""
+        if self.session_id is not None:
+            calls = read_calls(self.services.store, self.session_id, turn_idx)
+            self.post(msg.CallsRecorded(calls))
 
     def _user(self) -> User | None:
         config, mode = self.config, self.plan.user

@@ -10,6 +10,7 @@ from textual.message import Message
 
 from convtui.core.execution import ExecResult
 from convtui.core.session import SessionStatus, Turn
+from convtui.tui.viewmodels import CallView
 
 
 @dataclass
@@ -18,6 +19,14 @@ class SessionOpened(Message):
 
     session_id: str
     turns: tuple[Turn, ...]
+
+
+@dataclass
+class CallsRecorded(Message):
+    """The model calls of these turns as the store now holds them, each turn's in the order
+    made; they replace what the screen had for those turns."""
+
+    calls: dict[int, tuple[CallView, ...]]
 
 
 @dataclass

@@ -9,7 +9,7 @@ from pygments.token import Token
 from textual.content import Content
 from textual.highlight import HighlightTheme, highlight
 
-from convtui.tui.viewmodels import TurnView
+from convtui.tui.viewmodels import CallView, TurnView
 
 GLYPHS = {
     "pass": "✓",
@@ -132,3 +132,35 @@ def clock(seconds: float) -> str:
 
 def duration(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+# An error in the calls list keeps to one line of about this many characters.
+CALL_ERROR_CHARS = 100
+
+
+def call_line(call: CallView) -> str:
+    """``1 repair   text    412→38 tok   410 ms``: one model call of a turn on one line, its
+    position, purpose, kind, tokens in→out and latency; a reused answer says so instead of a
+    latency (no time was spent), a failed one its error's first line."""
+    head = f"{call.seq:>2} {call.purpose:<8} {call.kind:<4}"
+    if call.status == "started":
+        return f"{head}  … running"
+    tokens = ""
+    if call.input_tokens is not None or call.output_tokens is not None:
+        tokens = f"{call.input_tokens or 0}→{call.output_tokens or 0} tok"
+    if call.reused:
+        how = "reused"
+    elif call.status == "ok" and call.latency_s is not None:
+        how = duration(call.latency_s)
+    else:
+        how = ""
+    line = f"{head} {tokens:>15} {how:>8}".rstrip()
+    if call.status == "error":
+        lines = [part.strip() for part in call.error.splitlines() if part.strip()]
+        first = lines[0] if lines else "(no message)"
+        if len(first) > CALL_ERROR_CHARS:
+            first = first[: CALL_ERROR_CHARS - 1] + "…"
+        line += f"  ! ERROR: {first}"
+    elif call.status == "abandoned":
+        line += "  - abandoned (its turn was cancelled or the app stopped)"
+    return line

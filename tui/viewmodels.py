@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from convtui.core.execution import ExecResult
-from convtui.core.session import Turn
+from convtui.core.session import Turn, TurnFeedback
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,25 @@ class ResultView:
 
 
 @dataclass(frozen=True)
+class CallView:
+    """One model call of a turn as the calls list shows it: its position in the turn, why
+    it was made (generate, repair, stale_ef, simulate), chat messages or one raw prompt, and
+    how it went. ``status`` is the journal's: started (in flight), ok, error or abandoned (its
+    app died or the turn was cancelled); ``reused``: answered by an identical earlier call.
+    Token counts and latency are None where the call recorded none (it has not finished)."""
+
+    seq: int
+    purpose: str
+    kind: str
+    status: str
+    reused: bool = False
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_s: float | None = None
+    error: str = ""
+
+
+@dataclass(frozen=True)
 class TurnView:
     """One turn as the screen shows it: recorded (``saved``) or the live one in progress."""
 
@@ -50,6 +69,9 @@ class TurnView:
     verbal_feedback: str | None = None
     feedback_source: str = "none"
     feedback_draft: str | None = None
+    received: TurnFeedback | None = None
+    """The feedback the turn's own calls were given, where the protocol gives it inside the
+    turn (convcodeworld: the simulated user's words are here, not in ``verbal_feedback``)."""
     saved: bool = False
 
     @property
@@ -80,5 +102,6 @@ def turn_view(turn: Turn) -> TurnView:
         verbal_feedback=turn.verbal_feedback,
         feedback_source=turn.feedback_source,
         feedback_draft=turn.feedback_draft,
+        received=turn.received,
         saved=True,
     )

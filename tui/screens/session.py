@@ -24,7 +24,7 @@ from convtui.tui.human import Answer
 from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.session_keys import ALLOWED, BUSY, FINISHED, SESSION_BINDINGS
 from convtui.tui.screens.traceback import TracebackModal
-from convtui.tui.viewmodels import TurnView, result_view, turn_view
+from convtui.tui.viewmodels import CallView, TurnView, result_view, turn_view
 from convtui.tui.widgets.code_pane import CodePane
 from convtui.tui.widgets.composer import FeedbackComposer
 from convtui.tui.widgets.feedback_pane import FeedbackPane
@@ -58,9 +58,16 @@ class SessionScreen(Screen):
         self.controller = SessionController(services, plan, self.post_message)
         self.recorded: list[TurnView] = []
         self.live: TurnView | None = None
+        self.calls: dict[int, tuple[CallView, ...]] = {}
+        """Each turn's model calls in the order made, as the store holds them."""
         self._started = services.clock()
         self._human_verbal = plan.user not in ("novice", "expert")
         self._persona = f"{plan.user} simulator"
+        config = plan.config
+        # convcodeworld asks its simulated user inside each feedback turn (core/loop.py).
+        self._user_inside_turn = (
+            config.protocol == "convcodeworld" and config.feedback.verbal != "none"
+        )
 
     # --- layout --------------------------------------------------------------------------------
 
@@ -80,7 +87,9 @@ class SessionScreen(Screen):
                 yield TestResultsTable(id="test-table")
                 yield FeedbackComposer(id="feedback-composer")
                 if not self._human_verbal:
-                    yield SimulatedFeedback(self._persona, id="simulated-feedback")
+                    yield SimulatedFeedback(
+                        self._persona, inside_turn=self._user_inside_turn, id="simulated-feedback"
+                    )
         yield StatusLine(config.model, config.feedback.label, id="status-line")
         yield Footer(compact=True)
 
@@ -146,6 +155,13 @@ class SessionScreen(Screen):
             )
         )
         self._refresh()
+
+    @on(msg.CallsRecorded)
+    def _calls_recorded(self, event: msg.CallsRecorded) -> None:
+        self.calls.update(event.calls)
+        turn, _previous = self._shown()
+        if turn is not None and turn.idx in event.calls:
+            self._show_feedback(turn)
 
     @on(msg.TurnBegan)
     def _began(self, event: msg.TurnBegan) -> None:
@@ -319,8 +335,15 @@ class SessionScreen(Screen):
         if not streaming:
             self.query_one(CodePane).show(turn, previous)
         self.query_one(TestResultsTable).show(turn.result)
-        execution_on = self.plan.config.feedback.execution != "none"
-        self.query_one(FeedbackPane).show(turn, execution_on=execution_on)
+        self._show_feedback(turn)
+
+    def _show_feedback(self, turn: TurnView) -> None:
+        self.query_one(FeedbackPane).show(
+            turn,
+            execution_on=self.plan.config.feedback.execution != "none",
+            calls=self.calls.get(turn.idx, ()),
+            user_inside_turn=self._user_inside_turn,
+        )
 
     def _current_turn(self) -> int | None:
         """The turn in play: the live one, else the next to run, or once the session ended

@@ -20,7 +20,7 @@ class CodePane(Vertical):
         "**Code** is what the tests ran: the code extracted from the model's reply. "
         "**Diff** compares it with the previous turn (d toggles). **Reply** is the model's "
         "raw answer, streamed as it arrives. **Feedback** is what the model will be told about "
-        "this code under the session's Ω."
+        "this code under the session's Ω, and every model call the turn made, in order."
     )
     BINDING_GROUP_TITLE = "the code pane"
     BINDINGS = [

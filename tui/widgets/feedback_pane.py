@@ -1,5 +1,9 @@
 """The compilation and execution feedback exactly as the model will read it next turn under
-the session's Ω, and the verbal feedback the turn received."""
+the session's Ω, the verbal feedback the turn received, and the model calls the turn made.
+
+Under ``--protocol convcodeworld`` a feedback turn is given its feedback inside the turn (the
+previous code compiled, repaired, reviewed by the simulated user): that comes first, as what
+the model was given this turn."""
 
 from __future__ import annotations
 
@@ -7,12 +11,37 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from convtui.core.session import TurnFeedback
 from convtui.tui import render
-from convtui.tui.viewmodels import TurnView
+from convtui.tui.viewmodels import CallView, TurnView
+from convtui.tui.widgets.call_list import CallList
 
 
-def feedback_text(turn: TurnView, *, execution_on: bool) -> Text:
+def received_text(given: TurnFeedback) -> Text:
+    """What a turn's own calls were given (``Turn.received``); None in a field: not given."""
     text = Text()
+    text.append("What the model was given this turn\n", style="bold underline")
+    user = "User feedback"
+    if given.user_source != "none":
+        user += f" · {render.source_label(given.user_source)}"
+    for name, value in (
+        ("Compilation feedback", given.compilation),
+        ("Execution feedback", given.execution),
+        (user, given.user),
+    ):
+        text.append(f"{name}\n", style="bold")
+        shown = "(not given)" if value is None else value.rstrip("\n") or "(empty)"
+        text.append(shown + "\n\n")
+    return text
+
+
+def feedback_text(turn: TurnView, *, execution_on: bool, user_inside_turn: bool = False) -> Text:
+    """``user_inside_turn``: the simulated user speaks inside the next turn (convcodeworld),
+    so this turn's own verbal feedback is always empty."""
+    text = Text()
+    if turn.received is not None:
+        text.append_text(received_text(turn.received))
+        text.append("About this turn's code, for the next turn\n", style="bold underline")
     text.append("Compilation feedback\n", style="bold")
     text.append((turn.compile_feedback or "(not compiled yet)") + "\n\n")
     text.append("Execution feedback\n", style="bold")
@@ -20,7 +49,10 @@ def feedback_text(turn: TurnView, *, execution_on: bool) -> Text:
         text.append("(off under this Ω: the model sees no test results)\n\n")
     else:
         text.append((turn.execution_feedback or "(none yet)") + "\n\n")
-    if turn.saved or turn.verbal_feedback is not None:
+    if user_inside_turn and turn.verbal_feedback is None:
+        text.append("Verbal feedback\n", style="bold")
+        text.append("(the simulated user is asked inside the next turn, about the code it gets)\n")
+    elif turn.saved or turn.verbal_feedback is not None:
         text.append("Verbal feedback", style="bold")
         text.append(f" · {render.source_label(turn.feedback_source, turn.edited)}\n")
         text.append((turn.verbal_feedback or "(none)") + "\n")
@@ -31,7 +63,11 @@ def feedback_text(turn: TurnView, *, execution_on: bool) -> Text:
 
 
 class FeedbackPane(VerticalScroll):
-    help = "What the model will be told about this turn's code under the session's Ω."
+    help = (
+        "What the model will be told about this turn's code under the session's Ω, and the "
+        "model calls the turn made (under convcodeworld, first what the model was given inside "
+        "the turn)."
+    )
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -39,7 +75,18 @@ class FeedbackPane(VerticalScroll):
 
     def compose(self):
         yield Static("", id="feedback-text", markup=False)
+        yield CallList(id="call-list")
 
-    def show(self, turn: TurnView | None, *, execution_on: bool) -> None:
-        body = feedback_text(turn, execution_on=execution_on) if turn else Text("")
+    def show(
+        self,
+        turn: TurnView | None,
+        *,
+        execution_on: bool,
+        calls: tuple[CallView, ...] = (),
+        user_inside_turn: bool = False,
+    ) -> None:
+        body = Text("")
+        if turn is not None:
+            body = feedback_text(turn, execution_on=execution_on, user_inside_turn=user_inside_turn)
         self.query_one("#feedback-text", Static).update(body)
+        self.query_one(CallList).show(calls if turn is not None else ())
