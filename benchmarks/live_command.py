@@ -1,5 +1,6 @@
-"""Wiring for ``convtui bench live``: open the store, the backends and the executor, check
-them before any work starts, then play the run under a progress bar."""
+"""Wiring for ``convtui bench live``: build the run's config from the options, open the store,
+the backends and the executor, check them before any work starts, then play the run under a
+progress bar and say how it went."""
 
 from __future__ import annotations
 
@@ -18,25 +19,100 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.text import Text
 
-from convtui.benchmarks.live import LiveResult, plan_run, run_live
+from convtui.benchmarks.live import LiveResult, default_concurrency, plan_run, run_live
 from convtui.benchmarks.live import Progress as TurnProgress
+from convtui.benchmarks.output import console, print_json, warn
 from convtui.core.errors import ConvtuiError
-from convtui.core.executor import Executor
+from convtui.core.extract import ExtractMode
+from convtui.core.feedback import PartialRule
 from convtui.core.isolation import verdict_warning
-from convtui.core.models.registry import open_backend
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig
+from convtui.core.loaders import load_catalog
+from convtui.core.omega import FeedbackConfig, parse_feedback
+from convtui.core.protocol import build_config, simulator_for
+from convtui.core.services import ModelOptions, open_executor, open_models
+from convtui.core.session import ContextMode, ProtocolName, SessionConfig
 from convtui.core.tasks import Task
 from convtui.sessions import Store
+
+
+def bench_live_command(
+    *,
+    protocol: ProtocolName,
+    model: str,
+    model_name: str | None,
+    chat_template: Path | None,
+    simulator: str | None,
+    feedback: str,
+    turns: int,
+    context: ContextMode | None,
+    partial_rule: PartialRule | None,
+    extract: ExtractMode | None,
+    max_tokens: int | None,
+    db: Path,
+    suite: str,
+    data: Path | None,
+    ids: str | None,
+    lib: list[str] | None,
+    stdlib_only: bool,
+    concurrency: int | None,
+    python: str | None,
+    jobs: int | None,
+    isolation: str,
+    as_json: bool,
+) -> int:
+    """Exit code 0 when every session was played, 1 when some failed on model errors."""
+    omegas = parse_feedback(feedback)
+    config = build_config(
+        protocol,
+        model=model,
+        feedback=omegas[0],
+        simulator=simulator_for(model, simulator, omegas),
+        turns=turns,
+        context=context,
+        partial_rule=partial_rule,
+        extract=extract,
+        max_tokens=max_tokens,
+    )
+    tasks = load_catalog(suite, data).select(ids, lib, stdlib_only)
+    selection = f"suite={suite};ids={ids or ''};lib={','.join(lib or [])};stdlib_only={stdlib_only}"
+    options = LiveOptions(
+        config,
+        omegas,
+        ModelOptions(model_name, chat_template),
+        db,
+        selection,
+        concurrency or default_concurrency(model),
+        jobs,
+        python,
+        isolation,
+        quiet=as_json,
+    )
+    result = execute_live(options, tasks)
+    if as_json:
+        print_json(
+            {
+                "run_id": result.run_id,
+                "resumed": result.resumed,
+                "sessions_played": result.sessions,
+                "failed": result.failed,
+                "db": str(db),
+            }
+        )
+    else:
+        console().print(
+            f"run {result.run_id}: {result.sessions} session(s) played"
+            f"{', resumed' if result.resumed else ''}; {result.failed} failed on "
+            f"model errors. Tables: convtui report --db {db}"
+        )
+    return 0 if result.failed == 0 else 1
 
 
 @dataclass(frozen=True)
 class LiveOptions:
     config: SessionConfig
     feedback: tuple[FeedbackConfig, ...]
-    model_name: str | None
+    models: ModelOptions
     db: Path
     selection: str
     concurrency: int
@@ -54,37 +130,24 @@ def execute_live(options: LiveOptions, tasks: Sequence[Task]) -> LiveResult:
 
 async def _execute(options: LiveOptions, tasks: Sequence[Task]) -> LiveResult:
     config = options.config
-    backend = open_backend(config.model, model_name=options.model_name)
-    simulator = None
-    needs_simulator = any(f.verbal != "none" for f in options.feedback)
+    models = open_models(config, options.models)
+    # simulator_for left config.simulator None when no configuration has verbal feedback.
+    simulator = models.user if config.simulator else None
     try:
-        await backend.check()
-        if needs_simulator and config.simulator:
-            simulator = (
-                backend if config.simulator == config.model else open_backend(config.simulator)
-            )
-            if simulator is not backend:
-                await simulator.check()
-        with Executor(
+        await models.check()
+        executor = open_executor(
             python=options.python, jobs=options.jobs, isolation=options.isolation
-        ) as executor:
-            if executor.isolation.level == "none" and options.isolation != "none":
-                raise ConvtuiError(
-                    "no sandbox is available here (bubblewrap, namespaces or Landlock): "
-                    "install convtui's exec extra (it bundles bubblewrap) or pass "
-                    "--isolation none to run model code unconfined"
-                )
+        )
+        with executor:
             options = _with_isolation(options, executor.isolation.label)
             with Store.open(options.db) as store:
                 labels = [f.label for f in options.feedback]
                 run_id, resumed = plan_run(store, options.config, labels, options.selection, tasks)
                 return await _play(
-                    store, run_id, resumed, options, tasks, executor, backend, simulator
+                    store, run_id, resumed, options, tasks, executor, models.coder, simulator
                 )
     finally:
-        await backend.aclose()
-        if simulator is not None and simulator is not backend:
-            await simulator.aclose()
+        await models.aclose()
 
 
 def _with_isolation(options: LiveOptions, label: str) -> LiveOptions:
@@ -92,15 +155,13 @@ def _with_isolation(options: LiveOptions, label: str) -> LiveOptions:
     verdicts (isolation.verdict_warning)."""
     warning = verdict_warning(label)
     if warning is not None:
-        Console(stderr=True, highlight=False).print(
-            Text.assemble(("warning: ", "bold yellow"), warning), soft_wrap=True
-        )
+        warn(warning)
     return replace(options, config=replace(options.config, isolation=label))
 
 
 async def _play(store, run_id, resumed, options, tasks, executor, backend, simulator):
     sessions = store.run_sessions(run_id)
-    console = Console(stderr=True)
+    err = Console(stderr=True)
     disable = options.quiet or os.environ.get("CI") == "true"
     with Progress(
         TextColumn("{task.description}"),
@@ -109,7 +170,7 @@ async def _play(store, run_id, resumed, options, tasks, executor, backend, simul
         TextColumn("sessions"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        console=console,
+        console=err,
         disable=disable,
     ) as bar:
         what = "resuming run" if resumed else "run"

@@ -1,4 +1,5 @@
-"""Wiring for ``convtui report``: read outcomes from the store, build and write the tables."""
+"""Wiring for ``convtui report``: read outcomes from the store, build, write and print the
+tables."""
 
 from __future__ import annotations
 
@@ -7,10 +8,37 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from convtui.benchmarks.report import Outcome, Report, build_report
+from convtui.benchmarks.output import console, print_json, warning_line
+from convtui.benchmarks.report import Outcome, Report, build_report, pass_table, summary_table
 from convtui.core.errors import ConvtuiError
 from convtui.sessions import Store
 from convtui.sessions.results import SessionOutcome, run_outcomes, run_turn_passes
+
+
+def report_command(
+    db: Path, run_ids: Sequence[str] | None, out: Path | None, as_json: bool
+) -> None:
+    if not db.exists():
+        raise ConvtuiError(f"no results database at {db}: run convtui bench live first")
+    report = make_report(db, run_ids)
+    files = write_files(report, out or db.parent, db.stem)
+    if as_json:
+        print_json({**report.to_json(), "files": [str(f) for f in files]})
+        return
+    screen = console()
+    for warning in report.warnings:  # a header above the tables they qualify
+        screen.print(warning_line(warning), soft_wrap=True)
+    screen.print(pass_table(report))
+    screen.print(
+        summary_table(
+            report,
+            [
+                "MRR: mean of 1/(k+1) over tasks, k the first passing turn (0 if never).",
+                "Recall: share of tasks solved at some turn. Turns count from 0.",
+            ],
+        )
+    )
+    screen.print(f"written: {', '.join(str(f) for f in files)}", soft_wrap=True)
 
 
 def make_report(db: Path, run_ids: Sequence[str] | None) -> Report:

@@ -1,5 +1,5 @@
 """Wiring for ``convtui sessions list|show|export``: open an existing store, check the
-options, read or export, and hand values back for the CLI to print."""
+options, read or export, and print what was found or written."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import get_args
+from typing import Literal, get_args
 
+from convtui.benchmarks.output import console, print_json
+from convtui.benchmarks.sessions_views import export_view, session_detail, session_table
 from convtui.core.errors import ConvtuiError
 from convtui.core.session import SessionStatus
 from convtui.sessions import Store
@@ -30,10 +32,11 @@ from convtui.sessions.export import (
     select_for_export,
 )
 from convtui.sessions.records import UserKind
+from convtui.sessions.transcript import session_record
 
-USER_KINDS: tuple[str, ...] = get_args(UserKind)
 STATUSES: tuple[str, ...] = get_args(SessionStatus)
-EXPORT_FORMATS = ("jsonl", "convcodebench")
+# jsonl: one object per session; convcodebench: static log sets, a folder per model and Ω.
+ExportFormat = Literal["jsonl", "convcodebench"]
 
 
 @contextmanager
@@ -62,11 +65,6 @@ def parse_statuses(values: Sequence[str] | None) -> tuple[str, ...]:
     return found
 
 
-def check_user(user: str | None) -> None:
-    if user is not None and user not in USER_KINDS:
-        raise ConvtuiError(f"--user must be one of {', '.join(USER_KINDS)}, not {user!r}")
-
-
 @dataclass(frozen=True)
 class SessionListing:
     """What ``sessions list`` prints: the sessions, and how many leading characters of their
@@ -82,11 +80,27 @@ def list_command(
     *,
     task: str | None,
     status: Sequence[str] | None,
-    user: str | None,
+    user: UserKind | None,
+    limit: int | None,
+    as_json: bool,
+) -> None:
+    listing = find_sessions(db, task=task, status=status, user=user, limit=limit)
+    if as_json:
+        print_json([asdict(s) for s in listing.sessions])
+        return
+    screen = console()
+    screen.print(session_table(listing.sessions, screen.width, listing.id_length))
+
+
+def find_sessions(
+    db: Path,
+    *,
+    task: str | None,
+    status: Sequence[str] | None,
+    user: UserKind | None,
     limit: int | None,
 ) -> SessionListing:
     statuses = parse_statuses(status)
-    check_user(user)
     with open_existing(db) as store:
         found = list_sessions(
             store, task=task, status=statuses or None, user_kind=user, limit=limit
@@ -94,21 +108,25 @@ def list_command(
         return SessionListing(found, unique_prefix_length(store, [s.id for s in found]))
 
 
-def show_command(db: Path, session_id: str) -> SessionDetail:
+def show_command(db: Path, session_id: str, as_json: bool) -> None:
     with open_existing(db) as store:
-        return load_session(store, session_id)
+        detail: SessionDetail = load_session(store, session_id)
+    if as_json:
+        print_json(session_record(detail))
+        return
+    console().print(session_detail(detail))
 
 
 @dataclass(frozen=True)
 class ExportOptions:
     db: Path
-    format: str
+    format: ExportFormat
     out: Path | None  # None or "-": stdout for jsonl; a folder beside the db for convcodebench
     ids: tuple[str, ...] = ()
     all: bool = False
     task: str | None = None
     status: tuple[str, ...] = ()
-    user: str | None = None
+    user: UserKind | None = None
     include_unfinished: bool = False
 
 
@@ -120,11 +138,15 @@ class ExportResult:
     sets: tuple[WrittenLogSet, ...] = ()
 
 
-def export_command(options: ExportOptions) -> ExportResult:
-    if options.format not in EXPORT_FORMATS:
-        raise ConvtuiError(f"--format must be jsonl or convcodebench, not {options.format!r}")
+def export_command(options: ExportOptions) -> None:
+    """Export, then say what was written where (nothing when stdout holds the export)."""
+    result = export(options)
+    if result.out != "-":
+        console().print(export_view(result), soft_wrap=True)
+
+
+def export(options: ExportOptions) -> ExportResult:
     statuses = parse_statuses(options.status)
-    check_user(options.user)
     filtered = bool(options.task or statuses or options.user)
     if not (options.ids or options.all or filtered):
         raise ConvtuiError(

@@ -175,14 +175,16 @@ def test_export_convcodebench_writes_a_log_set(db: Path, tmp_path: Path) -> None
 def test_export_needs_a_selection_and_a_known_format(db: Path) -> None:
     assert_one_line_error(convtui("sessions", "export", "--db", str(db)), "--all")
     assert_one_line_error(
-        convtui("sessions", "export", "--all", "--db", str(db), "--format", "csv"), "--format"
+        convtui("sessions", "export", "--all", "--db", str(db), "--format", "csv"),
+        "--format",
+        "'jsonl', 'convcodebench'",
     )
 
 
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (["--user", "bogus"], ["--user must be one of", "assist:novice"]),
+        (["--user", "bogus"], ["--user", "'bogus' is not one of", "assist:novice"]),
         (["--user", "novice", "--feedback", "CF,VF:expert"], ["plays VF:novice", "VF:expert"]),
         (["--resume", "01nosuchsession"], ["no database at", "to resume from"]),
         (["--feedback", "all"], ["one configuration here"]),

@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
 from convtui.core.errors import Choice, ConvtuiError, UnknownTaskError, one_of
-from convtui.core.executor import Executor
 from convtui.core.loaders import TaskCatalog
-from convtui.core.models.registry import open_backend
 from convtui.core.omega import FeedbackConfig, parse_feedback
 from convtui.core.protocol import build_config, protocol_name, simulator_for
+from convtui.core.services import ModelOptions, open_executor, open_models
 from convtui.core.session import ContextMode, ExtractMode, PartialRule, SessionConfig
 from convtui.sessions import AmbiguousIdError, NotFoundError, Store
 from convtui.sessions.browse import resolve_session_id
@@ -46,6 +45,7 @@ class SessionOptions:
     protocol: str = "convtui"
     partial_rule: str | None = None
     extract: str | None = None
+    chat_template: Path | None = None
 
 
 def user_mode(value: str) -> UserMode:
@@ -136,19 +136,10 @@ def resumed_plan(store: Store, catalog: TaskCatalog, session_id: str) -> Session
 def open_services(options: SessionOptions, config: SessionConfig) -> Services:
     """Everything the app shares; the backends are checked later, inside the app, so that an
     unreachable server is a message on screen rather than a crash at start."""
-    backend = open_backend(config.model, model_name=options.model_name)
-    simulator = None
-    if config.simulator and config.simulator != config.model:
-        simulator = open_backend(config.simulator)
-    executor = Executor(python=options.python, jobs=options.jobs, isolation=options.isolation)
-    if executor.isolation.level == "none" and options.isolation != "none":
-        executor.close()
-        raise ConvtuiError(
-            "no sandbox is available here (bubblewrap or Landlock): install bubblewrap or "
-            "pass --isolation none to run model code unconfined"
-        )
+    models = open_models(config, ModelOptions(options.model_name, options.chat_template))
+    executor = open_executor(python=options.python, jobs=options.jobs, isolation=options.isolation)
     store = Store.open(options.db)
-    return Services(store, backend, executor, AsyncRunner(), simulator)
+    return Services(store, models.coder, executor, AsyncRunner(), models.simulator)
 
 
 def plan_launch(

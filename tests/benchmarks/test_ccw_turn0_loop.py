@@ -14,10 +14,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
 
+from convtui.core.ccw.turn0 import turn0_call
 from convtui.core.executor import Executor
 from convtui.core.loaders import load_catalog
 from convtui.core.loop import SessionLoop, TurnCompleted, cached_execute
@@ -44,7 +46,11 @@ def _task(number: int):
 
 def _play(task, backend) -> Turn:
     config = build_config(
-        "convcodeworld", model=backend.spec, feedback=FeedbackConfig("full"), simulator=None, turns=0
+        "convcodeworld",
+        model=backend.spec,
+        feedback=FeedbackConfig("full"),
+        simulator=None,
+        turns=0,
     )
 
     async def play() -> list[Turn]:
@@ -178,3 +184,27 @@ def test_the_embedded_model_is_sent_its_gguf_template_as_llama_cpp_renders_it():
     expected = rendered.split(splitter)[0]
     assert turn.prompt == (ChatMessage("user", expected),)
     assert turn.generate_call is not None and turn.generate_call.output_tokens <= 1280
+
+
+def test_a_server_given_the_models_chat_template_gets_the_open_model_prompt(tmp_path, smollm2_path):
+    """llama.cpp's server on loopback does not say which template its model has:
+    ``--chat-template`` names it (here the GGUF file itself), and turn 0 is then sent as
+    raw text, the same prompt the in-process model gets. Only requests are asserted."""
+    from llama_server import running_llama_server
+
+    from tests.benchmarks.test_live import bench
+
+    with running_llama_server(smollm2_path, 4096, tmp_path) as url:
+        db = tmp_path / "server.db"
+        run = ["--ids", "2", "--turns", "0", "--feedback", "CF,EF:full"]
+        flags = ("--protocol", "convcodeworld", "--chat-template", str(smollm2_path))
+        done = bench(db, "--model", url, *flags, run=run)
+        assert done.returncode == 0, done.stdout + done.stderr
+    with sqlite3.connect(db) as conn:
+        found = conn.execute("SELECT kind, messages_json FROM model_calls").fetchall()
+        texts = dict(conn.execute("SELECT hash, text FROM blobs").fetchall())
+    ((kind, refs),) = found
+    prompt = "".join(texts[h] for _, h in json.loads(refs))
+    local = asyncio.run(open_backend("local:smollm2").chat_template())
+    assert kind == "text"
+    assert prompt == turn0_call(_task(2).prompt, local).messages[0].content

@@ -1,0 +1,80 @@
+"""Wiring for ``convtui check``: read the candidate, run it against the task's tests under
+the protocol's rules, print its verdict and feedback."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from convtui.benchmarks.check import check_candidate
+from convtui.benchmarks.output import console, print_json
+from convtui.benchmarks.tasks_command import suite_for
+from convtui.benchmarks.views import check_view
+from convtui.core.errors import ConvtuiError
+from convtui.core.executor import Executor
+from convtui.core.extract import ExtractMode
+from convtui.core.feedback import PartialRule
+from convtui.core.loaders import load_catalog
+from convtui.core.omega import parse_feedback
+from convtui.core.protocol import DEFAULTS
+from convtui.core.session import ProtocolName
+
+
+def check_command(
+    *,
+    task_id: str,
+    code: Path,
+    feedback: str,
+    protocol: ProtocolName,
+    partial_rule: PartialRule | None,
+    extract: ExtractMode | None,
+    suite: str,
+    data: Path | None,
+    python: str | None,
+    isolation: str,
+    as_json: bool,
+) -> int:
+    """Exit code 0 when the candidate passes, 1 when it does not."""
+    chosen = DEFAULTS[protocol]
+    configs = parse_feedback(feedback)
+    if len(configs) != 1:
+        raise ConvtuiError("check renders one feedback configuration: name one, not all")
+    omega = configs[0]
+    reply = read_code(code)
+    task = load_catalog(suite_for(task_id, suite), data).get(task_id)
+    with Executor(python=python, jobs=1, isolation=isolation) as executor:
+        outcome = check_candidate(
+            task,
+            reply,
+            omega,
+            executor,
+            partial_rule=partial_rule or chosen.partial_rule,
+            extract=extract or chosen.extract,
+            source_lines=chosen.ef_source_lines,
+            source="stdin" if str(code) == "-" else f"--code file {code}",
+        )
+    if as_json:
+        print_json(outcome.to_json())
+    else:
+        console().print(
+            check_view(
+                task,
+                outcome.result,
+                outcome.compilation_feedback,
+                outcome.execution_feedback,
+                omega.label,
+            )
+        )
+    return 0 if outcome.result.passed else 1
+
+
+def read_code(path: Path) -> str:
+    """The candidate's text from ``path``, or from stdin for ``-``."""
+    if str(path) == "-":
+        return sys.stdin.read()
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConvtuiError(f"--code file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConvtuiError(f"cannot read --code file {path}: {exc}") from None

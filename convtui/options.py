@@ -1,0 +1,351 @@
+"""Options that several commands share, declared once, and the options each command takes
+(convtui/choices.py lists the values of those that are choices)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from convtui.choices import (
+    ContextChoice,
+    ExportFormatChoice,
+    ExtractChoice,
+    IsolationChoice,
+    PartialRuleChoice,
+    ProtocolChoice,
+    SolutionChoice,
+    SuiteChoice,
+    UserChoice,
+    UserKindChoice,
+)
+
+DataOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--data",
+        help="Dataset file or folder (default: $CONVTUI_DATA_DIR, then the user cache, "
+        "then a download).",
+        show_default=False,
+    ),
+]
+SuiteOpt = Annotated[
+    SuiteChoice,
+    typer.Option("--suite", case_sensitive=False, help="bigcodebench, codeif, or all."),
+]
+IdsOpt = Annotated[
+    str | None,
+    typer.Option("--ids", help="Task numbers: 13, 0-19 or 0-9,42,100-110.", show_default=False),
+]
+LibOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--lib", help="Only tasks that use this library (repeatable).", show_default=False
+    ),
+]
+StdlibOpt = Annotated[
+    bool,
+    typer.Option(
+        "--stdlib-only", help="Only tasks that need nothing beyond Python's standard library."
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object for scripts.")]
+PythonOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--python",
+        help="Interpreter that runs candidates, with the task libraries installed "
+        "(default: $CONVTUI_EXEC_PYTHON, else this one).",
+        show_default=False,
+    ),
+]
+IsolationOpt = Annotated[
+    IsolationChoice,
+    typer.Option(
+        "--isolation",
+        help="How candidates are confined. auto: the first that works of: bwrap (bubblewrap, "
+        "the system's or the bundled one: read-only files, private /tmp, loopback-only "
+        "network, own PIDs); namespaces (the same made by convtui where bubblewrap cannot, "
+        "without own PIDs); landlock (writes only in the run's folder, no TCP at all: tasks "
+        "that use /tmp or local servers fail); none (unconfined).",
+    ),
+]
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        help="local:smollm2 (embedded), http://host:port/v1, openai:MODEL, "
+        "azure:DEPLOYMENT, vllm:HF_MODEL, or mock:FILE.jsonl (scripted replies, for tests).",
+    ),
+]
+ModelNameOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model-name",
+        help="Model name on an http:// server (default: its first model).",
+        show_default=False,
+    ),
+]
+ChatTemplateOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--chat-template",
+        help="The http:// server's model's chat template: its tokenizer_config.json, model "
+        "folder or .gguf file. With it, --protocol convcodeworld sends turn 0 as BigCodeBench "
+        "sends open models (its prompt through the template, as raw text); without it, as its "
+        "OpenAI chat request. Local and vllm: models read their own.",
+        show_default=False,
+    ),
+]
+JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        help="Runs at once (default: the number of cores).",
+        show_default=False,
+    ),
+]
+DbOpt = Annotated[Path, typer.Option("--db", help="SQLite file that records every turn.")]
+
+
+# Options that `session`, `bench live` and `check` share. Where the default is None, the protocol
+# decides (core/protocol.py): the help says what each protocol picks.
+ProtocolOpt = Annotated[
+    ProtocolChoice,
+    typer.Option(
+        "--protocol",
+        help="convcodeworld: ConvCodeWorld's reference exactly, for scores comparable with its "
+        "tables (ccw extraction and EF:partial rule, markov context, 2048-token replies "
+        "stopped at its separator). convtui: our own design (robust extraction, the first "
+        "three real tests for EF:partial, full context, leak-guarded simulator).",
+    ),
+]
+TurnsOpt = Annotated[
+    int,
+    typer.Option(
+        "--turns",
+        min=0,
+        max=50,
+        help="Feedback turns after turn 0: N+1 generations in all (ConvCodeWorld's "
+        "published setting is 10, turns 0..10).",
+    ),
+]
+ContextOpt = Annotated[
+    ContextChoice | None,
+    typer.Option(
+        "--context",
+        help="markov (task + last code + its feedback; convcodeworld's default) or full (the "
+        "whole conversation; convtui's default).",
+        show_default=False,
+    ),
+]
+PartialRuleOpt = Annotated[
+    PartialRuleChoice | None,
+    typer.Option(
+        "--partial-rule",
+        help="Tests EF:partial shows: ccw (ConvCodeWorld's rule; convcodeworld's default) or "
+        "first-tests (convtui's default).",
+        show_default=False,
+    ),
+]
+ExtractOpt = Annotated[
+    ExtractChoice | None,
+    typer.Option(
+        "--extract",
+        help="Code extraction: ccw (ConvCodeWorld's parser; convcodeworld's default) or "
+        "robust (convtui's default).",
+        show_default=False,
+    ),
+]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens",
+        min=1,
+        help="Reply length cap in tokens (convcodeworld: 2048; convtui: 1024).",
+        show_default=False,
+    ),
+]
+
+
+# Options of `convtui sessions list|show|export`, over a store that must already exist.
+SessionDbOpt = Annotated[
+    Path, typer.Option("--db", help="SQLite file that records every turn (must exist).")
+]
+SessionTaskOpt = Annotated[
+    str | None, typer.Option("--task", help="Only sessions of this task id.", show_default=False)
+]
+SessionStatusOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--status",
+        help="Only sessions in this status (repeatable or comma-separated: solved, exhausted, "
+        "stalled, failed, accepted, abandoned, planned, running).",
+        show_default=False,
+    ),
+]
+SessionUserOpt = Annotated[
+    UserKindChoice | None,
+    typer.Option(
+        "--user",
+        help="Only sessions whose feedback came from: human, simulator, assist or none.",
+        show_default=False,
+    ),
+]
+
+
+# Options of one command each, named after it.
+TaskIdArg = Annotated[str, typer.Argument(help="Task id, e.g. BigCodeBench/13 or CodeIF/11.")]
+CheckTaskOpt = Annotated[str, typer.Option("--task", help="Task id, e.g. BigCodeBench/13.")]
+CheckCodeOpt = Annotated[
+    Path,
+    typer.Option(
+        "--code", help="File with the candidate (a model reply or plain Python; - for stdin)."
+    ),
+]
+CheckFeedbackOpt = Annotated[
+    str,
+    typer.Option("--feedback", help="Feedback to render, e.g. CF,EF:partial or CF,EF:full."),
+]
+SolutionOpt = Annotated[
+    SolutionChoice,
+    typer.Option(
+        "--solution",
+        help="ground-truth (are the tasks valid here?) or broken (bodies replaced "
+        "by a raise: do the tests catch it?).",
+    ),
+]
+FailUnderOpt = Annotated[
+    float,
+    typer.Option(
+        "--fail-under",
+        min=0.0,
+        max=1.0,
+        help="Exit 1 when fewer than this share of the tasks behave as expected (ground "
+        "truth passing, broken solutions failing; missing libraries aside), e.g. 0.99.",
+    ),
+]
+SessionStartTaskOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--task",
+        help="Task id, e.g. BigCodeBench/123 (default: pick one in the app).",
+        show_default=False,
+    ),
+]
+ResumeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--resume",
+        help="Continue a recorded session by id or unique prefix (convtui sessions list "
+        "shows them).",
+        show_default=False,
+    ),
+]
+UserOpt = Annotated[
+    UserChoice,
+    typer.Option(
+        "--user",
+        help="Who gives the verbal feedback: human (you), novice or expert (a simulator, "
+        "shown as it speaks), assist:novice or assist:expert (the simulator drafts, you "
+        "edit or replace).",
+    ),
+]
+SessionSimulatorOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--simulator",
+        help="Model that plays or drafts for the user, any --model spec (default: --model).",
+        show_default=False,
+    ),
+]
+SessionFeedbackOpt = Annotated[
+    str,
+    typer.Option(
+        "--feedback",
+        help="Feedback configuration Ω. With --user human, VF names the persona you "
+        "play: VF:expert also shows you the reference solution; without VF you only "
+        "step through turns.",
+    ),
+]
+LiveSimulatorOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--simulator",
+        help="Model that plays the novice or expert user, any --model spec (default: --model).",
+        show_default=False,
+    ),
+]
+LiveFeedbackOpt = Annotated[
+    str,
+    typer.Option(
+        "--feedback",
+        help="Feedback configuration, e.g. CF,EF:partial,VF:novice, or all for the 9 combinations.",
+    ),
+]
+ConcurrencyOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--concurrency",
+        min=1,
+        help="Sessions played at once (default: 1 for local models, 8 otherwise).",
+        show_default=False,
+    ),
+]
+ReportRunOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--run",
+        help="Only these run ids (repeatable; default: every run, newest first for "
+        "repeated tasks).",
+        show_default=False,
+    ),
+]
+ReportOutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help="Folder for the CSV and JSON files (default: beside the database).",
+        show_default=False,
+    ),
+]
+LimitOpt = Annotated[
+    int | None,
+    typer.Option("--limit", min=1, help="Show at most this many.", show_default=False),
+]
+SessionIdArg = Annotated[
+    str,
+    typer.Argument(
+        help="Session id, or a unique prefix of at least 6 characters (sessions list "
+        "shows the shortest unique one)."
+    ),
+]
+SessionIdsArg = Annotated[
+    list[str] | None,
+    typer.Argument(help="Session ids or unique prefixes.", show_default=False),
+]
+ExportFormatOpt = Annotated[
+    ExportFormatChoice,
+    typer.Option(
+        "--format",
+        help="jsonl (one object per session, every turn and prompt) or convcodebench "
+        "(static log sets: a folder per model and Ω, a file per turn, a manifest).",
+    ),
+]
+ExportOutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help="jsonl: a file, or - for stdout (the default). convcodebench: a folder "
+        "(default: <db name>-static-logs beside the database).",
+        show_default=False,
+    ),
+]
+ExportAllOpt = Annotated[bool, typer.Option("--all", help="Every recorded session.")]
+IncludeUnfinishedOpt = Annotated[
+    bool,
+    typer.Option("--include-unfinished", help="Also export sessions still planned or running."),
+]
