@@ -118,9 +118,11 @@ ProtocolOpt = Annotated[
     typer.Option(
         "--protocol",
         help="convcodeworld: ConvCodeWorld's reference exactly, for scores comparable with its "
-        "tables (ccw extraction and EF:partial rule, markov context, 2048-token replies "
-        "stopped at its separator). convtui: our own design (robust extraction, the first "
-        "three real tests for EF:partial, full context, leak-guarded simulator).",
+        "tables (BigCodeBench's own turn 0 with sanitize --calibrate, DSPy's prompts and repair "
+        "calls in feedback turns, ccw extraction and EF:partial rule, markov context, "
+        "2048-token replies stopped at its separator). convtui: our own design (robust "
+        "extraction, the first three real tests for EF:partial, full context, leak-guarded "
+        "simulator).",
     ),
 ]
 TurnsOpt = Annotated[

@@ -51,9 +51,11 @@ DEFAULTS: dict[ProtocolName, ProtocolDefaults] = {
         stop=(CCW_STOP,),
         ef_source_lines=False,
         summary=(
-            "ConvCodeWorld's reference, for scores comparable with its tables: its code "
-            "parser, its rule for the tests EF:partial shows, the task plus the last code and "
-            "its feedback, tracebacks without the candidate's source lines (as BigCodeBench's), "
+            "ConvCodeWorld's reference, for scores comparable with its tables: BigCodeBench's "
+            "own turn 0 (its prompt, sanitize --calibrate), DSPy's prompts and up to three "
+            "code calls in each feedback turn, its code parser, its rule for the tests "
+            "EF:partial shows, the task plus the last code and its feedback, tracebacks "
+            "without the candidate's source lines (as BigCodeBench's), "
             "2048-token replies that stop at its template separator"
         ),
     ),
