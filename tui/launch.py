@@ -7,17 +7,17 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, get_args
+from typing import TYPE_CHECKING
 
-from convtui.core.errors import Choice, ConvtuiError, UnknownTaskError, one_of
+from convtui.core.errors import ConvtuiError, UnknownTaskError
 from convtui.core.loaders import TaskCatalog
 from convtui.core.omega import FeedbackConfig, parse_feedback
-from convtui.core.protocol import build_config, protocol_name, simulator_for
+from convtui.core.protocol import build_config, simulator_for
 from convtui.core.services import ModelOptions, open_executor, open_models
-from convtui.core.session import ContextMode, ExtractMode, PartialRule, SessionConfig
+from convtui.core.session import ContextMode, ExtractMode, PartialRule, ProtocolName, SessionConfig
 from convtui.sessions import AmbiguousIdError, NotFoundError, Store
 from convtui.sessions.browse import resolve_session_id
-from convtui.tui.controller import USER_MODES, Services, SessionError, SessionPlan, UserMode
+from convtui.tui.controller import Services, SessionError, SessionPlan, UserMode
 from convtui.tui.runner import AsyncRunner
 
 if TYPE_CHECKING:
@@ -34,24 +34,18 @@ class SessionOptions:
     model_name: str | None
     simulator: str | None
     feedback: str
-    user: str
+    user: UserMode
     turns: int
-    context: str | None
+    context: ContextMode | None
     max_tokens: int | None
     db: Path
     python: str | None
     jobs: int | None
     isolation: str
-    protocol: str = "convtui"
-    partial_rule: str | None = None
-    extract: str | None = None
+    protocol: ProtocolName = "convtui"
+    partial_rule: PartialRule | None = None
+    extract: ExtractMode | None = None
     chat_template: Path | None = None
-
-
-def user_mode(value: str) -> UserMode:
-    if value not in USER_MODES:
-        raise ConvtuiError(f"--user must be one of {', '.join(USER_MODES)}, not {value!r}")
-    return value  # type: ignore[return-value]
 
 
 def omega_for(feedback: str, user: UserMode) -> FeedbackConfig:
@@ -89,21 +83,16 @@ def session_config(options: SessionOptions, user: UserMode) -> SessionConfig:
             "--feedback, or keep --protocol convtui"
         )
     return build_config(
-        protocol_name(options.protocol),
+        options.protocol,
         model=options.model,
         feedback=omega,
         simulator=simulator_for(options.model, options.simulator, (omega,)),
         turns=options.turns,
-        context=_choice("--context", options.context, get_args(ContextMode)),
-        partial_rule=_choice("--partial-rule", options.partial_rule, get_args(PartialRule)),
-        extract=_choice("--extract", options.extract, get_args(ExtractMode)),
+        context=options.context,
+        partial_rule=options.partial_rule,
+        extract=options.extract,
         max_tokens=options.max_tokens,
     )
-
-
-def _choice(flag: str, value: str | None, choices: tuple[Choice, ...]) -> Choice | None:
-    """``value`` as one of ``choices`` (None: the protocol decides), or one clear error."""
-    return None if value is None else one_of(flag, value, choices)
 
 
 def resumed_plan(store: Store, catalog: TaskCatalog, session_id: str) -> SessionPlan:
@@ -149,7 +138,7 @@ def plan_launch(
     the error shown, so the person picks the task they meant."""
     from convtui.tui.app import Launch
 
-    user = user_mode(options.user)
+    user = options.user
     if options.resume:
         return Launch(catalog, config, user, resumed_plan(store, catalog, options.resume))
     if options.task:
@@ -165,7 +154,7 @@ def plan_launch(
 def run_session(options: SessionOptions, catalog: TaskCatalog) -> int:
     from convtui.tui import run_tui
 
-    config = session_config(options, user_mode(options.user))
+    config = session_config(options, options.user)
     if options.resume and options.task:
         raise ConvtuiError("give --task or --resume, not both (a resumed session has its task)")
     if options.resume and not options.db.exists():
