@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
-
-Choice = TypeVar("Choice", bound=str)
-
 
 class ConvtuiError(Exception):
     """Base for errors caused by the user's input or environment, not by a bug."""
@@ -17,12 +13,3 @@ class DataNotFoundError(ConvtuiError):
 
 class UnknownTaskError(ConvtuiError):
     """A task id that the catalog does not hold."""
-
-
-def one_of(flag: str, value: str, choices: tuple[Choice, ...]) -> Choice:
-    """``value`` as the one of ``choices`` it names (so typed as that Literal), or a one-line
-    error naming them all."""
-    for choice in choices:
-        if value == choice:
-            return choice
-    raise ConvtuiError(f"{flag} must be {' or '.join(choices)}, not {value!r}")
