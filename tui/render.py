@@ -78,7 +78,10 @@ def timeline_label(turn: TurnView, *, live: bool = False, phase: str = "") -> st
         return f"T{turn.idx} … {PHASES.get(phase, phase)}" if live else f"T{turn.idx}"
     mark = GLYPHS.get(turn.result.status, "?")
     label = f"T{turn.idx} {mark} {turn.result.passed}/{turn.result.total}"
-    if turn.saved:
+    if turn.saved and turn.received is not None:
+        # convcodeworld: the user speaks inside the turn, about the code the turn started from.
+        label += f" · {source_label(turn.received.user_source)}"
+    elif turn.saved:
         label += f" · {source_label(turn.feedback_source, turn.edited)}"
     elif live:
         label += " · live"

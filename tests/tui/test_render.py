@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from convtui.core.execution import ExecResult, TestOutcome
+from convtui.core.session import TurnFeedback
 from convtui.tui import render
 from convtui.tui.viewmodels import TurnView, result_view
 
@@ -49,6 +50,13 @@ def test_the_timeline_names_the_result_and_who_gave_the_feedback():
     assert render.timeline_label(live, live=True, phase="generating") == "T4 … model is writing"
     simulated = TurnView(1, result=view, feedback_source="simulator:novice:m", saved=True)
     assert render.timeline_label(simulated).endswith("· novice simulator")
+    # convcodeworld: the expert spoke inside turn 2, about turn 1's code; turn 1 itself
+    # records no feedback of its own.
+    received = TurnFeedback(user="Sort it.", user_source="simulator:expert:m")
+    inside = TurnView(2, result=view, received=received, saved=True)
+    assert render.timeline_label(inside) == "T2 ✗ 1/2 · expert simulator"
+    silent = TurnView(3, result=view, received=TurnFeedback(), saved=True)
+    assert render.timeline_label(silent) == "T3 ✗ 1/2 · no feedback"
 
 
 def test_a_row_shows_the_last_line_of_its_traceback():
