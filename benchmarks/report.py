@@ -63,6 +63,24 @@ class Column:
 
 
 @dataclass(frozen=True)
+class StaticColumn:
+    """One target model's static (replayed, ConvCodeBench) results under one Ω: replayed
+    against ``reference``'s logged turns with context mode ``context`` (``markov`` or
+    ``full``). ``mrr`` and ``recall`` are print_results' static ones
+    (``metrics.static_mrr``/``static_recall``), so they include the reference's successes."""
+
+    model: str
+    feedback: str
+    protocol: str
+    reference: str
+    context: str
+    tasks: int
+    pass_at: tuple[float, ...]
+    mrr: float
+    recall: float
+
+
+@dataclass(frozen=True)
 class Report:
     columns: tuple[Column, ...]
     max_turns: int

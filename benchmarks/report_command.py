@@ -1,5 +1,6 @@
 """Wiring for ``convtui report``: read outcomes from the store, build, write and print the
-tables."""
+tables; with ``--correlate`` the live-vs-static rank correlations, with ``--plot`` the figures
+(benchmarks/plots.py, imported only then: matplotlib is slow to import)."""
 
 from __future__ import annotations
 
@@ -8,22 +9,60 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from convtui.benchmarks.correlate import (
+    NO_STATIC,
+    CorrelationRow,
+    correlate_columns,
+    correlation_json,
+    correlation_table,
+)
 from convtui.benchmarks.output import console, print_json, warning_line
-from convtui.benchmarks.report import Outcome, Report, build_report, pass_table, summary_table
+from convtui.benchmarks.report import (
+    Outcome,
+    Report,
+    StaticColumn,
+    build_report,
+    pass_table,
+    summary_table,
+)
 from convtui.core.errors import ConvtuiError
 from convtui.sessions import Store
 from convtui.sessions.results import SessionOutcome, run_outcomes, run_turn_passes
 
 
 def report_command(
-    db: Path, run_ids: Sequence[str] | None, out: Path | None, as_json: bool
+    db: Path,
+    run_ids: Sequence[str] | None,
+    out: Path | None,
+    as_json: bool,
+    correlate: bool = False,
+    plot: Path | None = None,
 ) -> None:
     if not db.exists():
         raise ConvtuiError(f"no results database at {db}: run convtui bench live first")
     report = make_report(db, run_ids)
+    static = static_results(db, run_ids) if correlate or plot else ()
     files = write_files(report, out or db.parent, db.stem)
+    correlations: tuple[CorrelationRow, ...] = ()
+    if correlate or (plot and static):
+        # scipy comes with the exec extra; the message names it rather than a traceback.
+        _need("scipy", "--correlate" if correlate else "--plot")
+        correlations = correlate_columns(report.columns, static)
+    plots: list[Path] = []
+    plot_notes: list[str] = []
+    if plot is not None:
+        _need("matplotlib", "--plot")
+        from convtui.benchmarks.plots import write_plots
+
+        plots, plot_notes = write_plots(report, static, correlations, plot, db.stem)
     if as_json:
-        print_json({**report.to_json(), "files": [str(f) for f in files]})
+        data = {**report.to_json(), "files": [str(f) for f in files]}
+        if correlate:
+            data["correlation"] = correlation_json(correlations, len(static))
+        if plot is not None:
+            data["plots"] = [str(p) for p in plots]
+            data["plots_skipped"] = plot_notes
+        print_json(data)
         return
     screen = console()
     for warning in report.warnings:  # a header above the tables they qualify
@@ -38,7 +77,37 @@ def report_command(
             ],
         )
     )
+    if correlate:
+        if static:
+            screen.print(correlation_table(correlations))
+        else:  # the same reason on every row: one line says it
+            screen.print(f"live vs static rank correlation: {NO_STATIC}", soft_wrap=True)
     screen.print(f"written: {', '.join(str(f) for f in files)}", soft_wrap=True)
+    for note in plot_notes:
+        screen.print(note, soft_wrap=True)
+    if plots:
+        screen.print(f"plots: {', '.join(str(p) for p in plots)}", soft_wrap=True)
+
+
+def _need(module: str, flag: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise ConvtuiError(f'{flag} needs {module}: pip install -e ".[exec]"')
+
+
+def static_results(db: Path, run_ids: Sequence[str] | None) -> tuple[StaticColumn, ...]:
+    """The static (replayed, ConvCodeBench) results to set beside the live ones: none yet.
+
+    The store can tell a replay from a live run (``runs.kind = 'static'``, and
+    :func:`make_report` leaves such runs out of the live tables), but nothing writes one
+    until ``convtui bench static`` exists, and a replayed session does not yet record which
+    reference session it replayed, which print_results' static MRR and Recall need
+    (``metrics.static_mrr``/``static_recall`` take the reference's verdicts per task). Until
+    both land this returns no columns, so ``--correlate`` says there is nothing to compare
+    and ``--plot`` draws live curves only."""
+    del db, run_ids  # read once bench static records its reference sessions
+    return ()
 
 
 def make_report(db: Path, run_ids: Sequence[str] | None) -> Report:
@@ -49,6 +118,11 @@ def make_report(db: Path, run_ids: Sequence[str] | None) -> Report:
                 f"no benchmark sessions in {db}"
                 + (f" for run(s) {', '.join(run_ids)}" if run_ids else "")
             )
+        # Replays (static runs) are not live results: static_results reads them.
+        live = {r for r in {o.run_id for o in outcomes} if store.run(r).kind != "static"}
+        outcomes = [o for o in outcomes if o.run_id in live]
+        if not outcomes:
+            raise ConvtuiError(f"no live benchmark sessions in {db}")
         # The newest run wins when several runs hold the same task under the same setting.
         newest: dict[tuple[str, str, str], SessionOutcome] = {}
         for o in sorted(outcomes, key=lambda o: o.run_id):

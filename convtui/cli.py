@@ -24,6 +24,7 @@ from convtui.options import (
     CheckTaskOpt,
     ConcurrencyOpt,
     ContextOpt,
+    CorrelateOpt,
     DataOpt,
     DbOpt,
     ExportAllOpt,
@@ -44,6 +45,7 @@ from convtui.options import (
     ModelNameOpt,
     ModelOpt,
     PartialRuleOpt,
+    PlotOpt,
     ProtocolOpt,
     PythonOpt,
     ReportOutOpt,
@@ -332,14 +334,16 @@ def report(
     run: ReportRunOpt = None,
     out: ReportOutOpt = None,
     as_json: JsonOpt = False,
+    correlate: CorrelateOpt = False,
+    plot: PlotOpt = None,
 ) -> None:
     """Print ConvCodeWorld's tables: Pass@1 per turn, and MRR/Recall, per feedback setting.
 
-    Example: [bold]convtui report --db results.db[/bold]"""
+    Example: [bold]convtui report --db results.db --correlate --plot figures[/bold]"""
     with user_errors():
         from convtui.benchmarks.report_command import report_command
 
-        report_command(db, run, out, as_json)
+        report_command(db, run, out, as_json, correlate=correlate, plot=plot)
 
 
 @sessions_app.command("list")

@@ -314,6 +314,23 @@ ReportOutOpt = Annotated[
         show_default=False,
     ),
 ]
+CorrelateOpt = Annotated[
+    bool,
+    typer.Option(
+        "--correlate",
+        help="Per feedback setting, Spearman and Kendall rank correlation between live and "
+        "static (replayed) MRR and Recall over the models that have both.",
+    ),
+]
+PlotOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plot",
+        help="Folder for figures (PNG and SVG): Pass@1 per turn, a panel per feedback "
+        "setting; a live-vs-static MRR scatter when static results exist.",
+        show_default=False,
+    ),
+]
 LimitOpt = Annotated[
     int | None,
     typer.Option("--limit", min=1, help="Show at most this many.", show_default=False),

@@ -1,0 +1,146 @@
+"""``convtui report --plot DIR``: the report's figures as PNG and SVG, drawn on matplotlib's
+Agg canvas (no display needed; pyplot and its global figure state are never touched).
+Imported only for ``--plot``: matplotlib is slow to import.
+
+- ``<stem>-pass-at-turn.{png,svg}``: Pass@1 (%) after each turn, one panel per feedback
+  configuration Ω, one line per model (and protocol); live solid, static (replayed) dashed.
+- ``<stem>-live-vs-static-mrr.{png,svg}``: one point per model, live MRR against static MRR,
+  the Spearman and Kendall correlation in the title; only when static results exist."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from matplotlib import rcParams
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from convtui.benchmarks.correlate import CorrelationRow
+from convtui.benchmarks.report import Report, StaticColumn
+from convtui.core.omega import ALL_CONFIGS
+
+# Every panel is this size in inches at DPI dots per inch, and figures are saved without
+# tight cropping, so a figure of R x C panels is exactly C*PANEL_W*DPI x R*PANEL_H*DPI pixels.
+PANEL_W, PANEL_H, DPI = 4.8, 3.6, 100
+MAX_COLUMNS = 3
+NO_SCATTER = "live-vs-static MRR scatter not written: no static (replayed) results to compare"
+_ORDER = {c.label: i for i, c in enumerate(ALL_CONFIGS)}
+
+
+def grid(panels: int) -> tuple[int, int]:
+    """(rows, columns) for ``panels`` panels, at most MAX_COLUMNS a row."""
+    columns = max(1, min(panels, MAX_COLUMNS))
+    return max(1, math.ceil(panels / columns)), columns
+
+
+def write_plots(
+    report: Report,
+    static: Sequence[StaticColumn],
+    correlations: Sequence[CorrelationRow],
+    folder: Path,
+    stem: str,
+) -> tuple[list[Path], list[str]]:
+    """Write the figures under ``folder``; return the paths written and one line for each
+    figure left out, saying why."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = _save(_pass_figure(report, static), folder / f"{stem}-pass-at-turn")
+    if not static:
+        return written, [NO_SCATTER]
+    scatter = _scatter_figure(report, static, correlations)
+    written += _save(scatter, folder / f"{stem}-live-vs-static-mrr")
+    return written, []
+
+
+def _figure(width: float, height: float) -> Figure:
+    # Constrained layout fits labels inside the figure without changing its size.
+    figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _save(figure: Figure, base: Path) -> list[Path]:
+    paths = [base.with_suffix(".png"), base.with_suffix(".svg")]
+    for path in paths:
+        figure.savefig(path, dpi=DPI)
+    return paths
+
+
+def _pass_figure(report: Report, static: Sequence[StaticColumn]) -> Figure:
+    feedbacks = sorted(
+        {c.feedback for c in report.columns} | {s.feedback for s in static},
+        key=lambda f: (_ORDER.get(f, 99), f),
+    )
+    rows, columns = grid(len(feedbacks))
+    figure = _figure(columns * PANEL_W, rows * PANEL_H)
+    axes = figure.subplots(rows, columns, squeeze=False)
+    protocols = {c.protocol for c in report.columns} | {s.protocol for s in static}
+    colours: dict[str, str] = {}
+    palette = rcParams["axes.prop_cycle"].by_key()["color"]
+
+    def colour(model: str) -> str:
+        return colours.setdefault(model, palette[len(colours) % len(palette)])
+
+    for i, feedback in enumerate(feedbacks):
+        ax = axes[i // columns][i % columns]
+        for c in report.columns:
+            if c.feedback == feedback:
+                label = c.model if len(protocols) == 1 else f"{c.model} ({c.protocol})"
+                _curve(ax, c.pass_at, colour(c.model), "-", f"{label} live")
+        for s in static:
+            if s.feedback == feedback:
+                label = f"{s.model} static ({s.reference}, {s.context})"
+                _curve(ax, s.pass_at, colour(s.model), "--", label)
+        ax.set_title(feedback, fontsize=10)
+        ax.set_xlabel("turn")
+        ax.set_ylabel("Pass@1 (%)")
+        ax.set_ylim(0, 100)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    for j in range(len(feedbacks), rows * columns):
+        axes[j // columns][j % columns].set_visible(False)
+    figure.suptitle("Pass@1 after each turn (live solid, static dashed)", fontsize=11)
+    return figure
+
+
+def _curve(ax, pass_at: Sequence[float], colour: str, style: str, label: str) -> None:
+    turns = list(range(len(pass_at)))
+    ax.plot(turns, [100 * v for v in pass_at], style, color=colour, marker="o", ms=3, label=label)
+    ax.set_xticks(turns)
+
+
+def _scatter_figure(
+    report: Report, static: Sequence[StaticColumn], correlations: Sequence[CorrelationRow]
+) -> Figure:
+    figure = _figure(PANEL_W * 1.25, PANEL_H * 1.25)
+    ax = figure.subplots()
+    live = {(c.model, c.feedback, c.protocol): c.mrr for c in report.columns}
+    palette = rcParams["axes.prop_cycle"].by_key()["color"]
+    models = sorted({s.model for s in static})
+    for s in static:
+        x = live.get((s.model, s.feedback, s.protocol))
+        if x is not None:
+            ax.scatter(100 * x, 100 * s.mrr, color=palette[models.index(s.model) % len(palette)])
+            ax.annotate(f"{s.model} · {s.feedback}", (100 * x, 100 * s.mrr), fontsize=6)
+    ax.set_xlabel("live MRR (%)")
+    ax.set_ylabel("static MRR (%)")
+    ax.set_title(_scatter_title(correlations), fontsize=8)
+    ax.grid(alpha=0.3)
+    return figure
+
+
+def _scatter_title(correlations: Sequence[CorrelationRow]) -> str:
+    lines = ["live vs static MRR"]
+    for row in correlations:
+        if row.metric != "MRR" or not row.reference:
+            continue
+        r = row.result
+        if r.spearman_rho is None or r.kendall_tau is None:
+            lines.append(f"{row.feedback}: {r.reason}")
+        else:
+            lines.append(
+                f"{row.feedback}: Spearman ρ={r.spearman_rho:+.2f}, "
+                f"Kendall τ={r.kendall_tau:+.2f} (n={r.n})"
+            )
+    return "\n".join(lines)

@@ -1,0 +1,131 @@
+"""`convtui report --correlate` and `--plot` on plain values (no store): live and static
+columns meet per Ω, and the figures are real PNG and SVG files of a known size."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from convtui.benchmarks.correlate import NO_STATIC, correlate_columns, correlation_json
+from convtui.benchmarks.report import Column, Report, StaticColumn
+
+pytest.importorskip("scipy")  # the exec extra
+
+CF_EF = "CF,EF:full"
+CF = "CF"
+
+
+def live(model: str, feedback: str, mrr: float, recall: float) -> Column:
+    return Column(
+        model=model,
+        feedback=feedback,
+        tasks=4,
+        pass_at=(mrr / 2, mrr, recall),
+        protocol="convtui",
+        mrr=mrr,
+        recall=recall,
+        failed_sessions=0,
+        unfinished_sessions=0,
+    )
+
+
+def static(model: str, feedback: str, mrr: float, recall: float) -> StaticColumn:
+    return StaticColumn(
+        model=model,
+        feedback=feedback,
+        protocol="convtui",
+        reference="ref-model",
+        context="markov",
+        tasks=4,
+        pass_at=(mrr / 2, mrr, recall),
+        mrr=mrr,
+        recall=recall,
+    )
+
+
+LIVE = (
+    live("a", CF_EF, 0.9, 1.0),
+    live("b", CF_EF, 0.7, 0.75),
+    live("c", CF_EF, 0.5, 0.5),
+    live("a", CF, 0.4, 0.5),
+    live("b", CF, 0.2, 0.25),
+)
+STATIC = (
+    static("a", CF_EF, 0.8, 1.0),
+    static("b", CF_EF, 0.6, 0.75),
+    static("c", CF_EF, 0.7, 0.5),
+    static("a", CF, 0.5, 0.5),
+    static("b", CF, 0.3, 0.5),
+)
+
+
+def test_each_feedback_setting_is_correlated_over_its_own_models():
+    rows = {(r.feedback, r.metric): r for r in correlate_columns(LIVE, STATIC)}
+    assert set(rows) == {(f, m) for f in (CF_EF, CF) for m in ("MRR", "Recall")}
+    mrr = rows[(CF_EF, "MRR")].result
+    assert mrr.models == ("a", "b", "c")
+    # live ranks a=3 b=2 c=1, static a=3 b=1 c=2: sum d^2 = 2, rho = 1 - 12 / 24.
+    assert mrr.spearman_rho == pytest.approx(0.5)
+    assert rows[(CF_EF, "Recall")].result.spearman_rho == pytest.approx(1.0)
+    assert rows[(CF, "MRR")].result.reason == (
+        "needs at least 3 models with both live and static results; found 2"
+    )
+    data = correlation_json(correlate_columns(LIVE, STATIC), len(STATIC))
+    assert data["note"] is None
+    assert {row["reference"] for row in data["rows"]} == {"ref-model"}
+
+
+def test_without_static_results_every_row_says_there_is_nothing_to_compare():
+    rows = correlate_columns(LIVE, ())
+    assert {(r.feedback, r.metric) for r in rows} == {
+        (f, m) for f in (CF_EF, CF) for m in ("MRR", "Recall")
+    }
+    assert {r.result.reason for r in rows} == {NO_STATIC}
+    data = correlation_json(rows, 0)
+    assert data["note"] == NO_STATIC
+    assert all(row["spearman_rho"] is None and row["reason"] == NO_STATIC for row in data["rows"])
+
+
+def test_plots_with_static_results_include_the_scatter(tmp_path):
+    pytest.importorskip("matplotlib")
+    from matplotlib.image import imread
+
+    from convtui.benchmarks.plots import DPI, PANEL_H, PANEL_W, write_plots
+
+    report = Report(columns=LIVE, max_turns=3)
+    written, notes = write_plots(
+        report, STATIC, correlate_columns(LIVE, STATIC), tmp_path / "figs", "results"
+    )
+    assert notes == []
+    assert [p.name for p in written] == [
+        "results-pass-at-turn.png",
+        "results-pass-at-turn.svg",
+        "results-live-vs-static-mrr.png",
+        "results-live-vs-static-mrr.svg",
+    ]
+    for path in written:
+        assert path.stat().st_size > 0
+    # Two Ω, so one row of two panels.
+    height, width = imread(written[0]).shape[:2]
+    assert (width, height) == (round(2 * PANEL_W * DPI), round(PANEL_H * DPI))
+    svg = ET.parse(written[3]).getroot()
+    assert svg.tag.endswith("svg")
+    assert "Spearman" in written[3].read_text()  # the correlation is in the title
+
+
+def test_plots_without_static_results_skip_the_scatter_and_say_why(tmp_path):
+    pytest.importorskip("matplotlib")
+    from convtui.benchmarks.plots import NO_SCATTER, write_plots
+
+    written, notes = write_plots(Report(columns=LIVE, max_turns=3), (), (), tmp_path, "r")
+    assert [p.name for p in written] == ["r-pass-at-turn.png", "r-pass-at-turn.svg"]
+    assert notes == [NO_SCATTER]
+
+
+@pytest.mark.parametrize(("panels", "grid"), [(1, (1, 1)), (3, (1, 3)), (4, (2, 3)), (9, (3, 3))])
+def test_panels_are_laid_out_at_most_three_a_row(panels, grid):
+    pytest.importorskip("matplotlib")
+    from convtui.benchmarks.plots import grid as layout
+
+    assert layout(panels) == grid
