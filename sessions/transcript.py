@@ -43,6 +43,7 @@ def execution_record(result: ExecResult | None) -> dict[str, Any] | None:
     return {
         "status": result.status,
         "detail": result.detail,
+        "error_message": result.error_message,
         "tests_passed": passed,
         "tests_total": total,
         "duration_s": result.duration_s,

@@ -163,3 +163,21 @@ def test_the_feedback_a_turns_calls_were_given_round_trips(store: Store, session
     for t in saved:
         store.save_turn(session_id, t, "running", f"key-{t.idx}")
     assert store.load_turns(session_id) == saved
+
+
+def test_the_exception_text_of_a_module_error_round_trips(store: Store, session_id: str) -> None:
+    """BigCodeBench's ALL entry (str(exc)) is kept beside convtui's own wording (m004)."""
+    from convtui.core.execution import TestOutcome
+
+    broken = ExecResult(
+        "error",
+        (TestOutcome("test_one", "not_run"),),
+        detail="the code does not compile: SyntaxError: expected ':' (line 6)",
+        error_message="expected ':' (__test__.py, line 6)",
+    )
+    saved = [replace(turn(0), execution=broken, compiled=False)]
+    store.save_turn(session_id, saved[0], "running", "key-0")
+    (loaded,) = store.load_turns(session_id)
+    assert loaded.execution is not None
+    assert loaded.execution.error_message == "expected ':' (__test__.py, line 6)"
+    assert loaded == saved[0]
