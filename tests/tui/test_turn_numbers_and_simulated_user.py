@@ -161,3 +161,21 @@ def test_while_the_simulated_user_writes_the_pane_says_so(scripted):
 
     app = scripted.app([WRONG], (SAID,), simulate_delay_s=SLOW_S, user="novice", turns=2)
     run(app, scenario)
+
+
+def test_a_reply_message_that_arrives_after_the_simulator_started_does_not_step_back(scripted):
+    """A cached execution lets the loop reach the simulator before the reply's message has
+    crossed to the screen (the simulator's callbacks post directly): the late message must
+    not turn "simulating" back into "executing"."""
+    from convtui.tui import messages as msg
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_until(pilot, lambda: getattr(pilot.app.screen, "phase", "") == "simulating", "")
+        screen = screen_of(pilot)
+        screen.post_message(msg.ReplyReady(0, "late reply", "late code"))
+        await pilot.pause()
+        assert screen.phase == "simulating"
+        assert screen.live is not None and screen.live.code == "late code"
+
+    app = scripted.app([WRONG], (SAID,), simulate_delay_s=SLOW_S, user="novice", turns=2)
+    run(app, scenario)

@@ -177,8 +177,13 @@ class SessionScreen(Screen):
 
     @on(msg.ReplyReady)
     def _reply_ready(self, event: msg.ReplyReady) -> None:
-        self.live = TurnView(event.idx, reply=event.reply, code=event.code)
-        self.phase = "executing"
+        same = self.live is not None and self.live.idx == event.idx
+        base = self.live if same and self.live is not None else TurnView(event.idx)
+        self.live = replace(base, reply=event.reply, code=event.code)
+        # A cached execution lets the turn reach its user before this message arrives (the
+        # user's callbacks post directly, the loop's events after a hop): never step back.
+        if self.phase in ("starting", "generating"):
+            self.phase = "executing"
         self._refresh()
 
     @on(msg.ExecutionDone)
