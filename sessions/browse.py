@@ -49,15 +49,18 @@ class SessionDetail:
 
 @dataclass(frozen=True)
 class CallLine:
-    """One model call of a session as ``show`` lists it under its turn, in the order made:
-    ConvCodeWorld's turns make several (repairs, a stale-EF call, the simulator)."""
+    """One model call of a session as ``show`` and the TUI's calls list show it under its
+    turn, in the order made: ConvCodeWorld's turns make several (repairs, a stale-EF call, the
+    simulator). ``status`` is the journal's: started (in flight), ok, error or abandoned (its
+    app died or the turn was cancelled); ``reused``: answered by an identical earlier call.
+    Token counts and latency are None where the call recorded none (it has not finished)."""
 
     turn_idx: int
     seq: int
     purpose: str
     kind: str
     status: str
-    reused: bool
+    reused: bool = False
     input_tokens: int | None = None
     output_tokens: int | None = None
     latency_s: float | None = None

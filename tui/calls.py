@@ -18,9 +18,8 @@ from convtui.core.models.types import Attempt, CallKind, ChatMessage, Completion
 from convtui.core.session import CallJournal, CallPurpose
 from convtui.sessions import Store
 from convtui.sessions.browse import CallLine, session_calls
-from convtui.tui.viewmodels import CallView
 
-TurnCalls = dict[int, tuple[CallView, ...]]
+TurnCalls = dict[int, tuple[CallLine, ...]]
 
 
 def read_calls(store: Store | None, session_id: str, turn_idx: int | None = None) -> TurnCalls:
@@ -32,24 +31,10 @@ def read_calls(store: Store | None, session_id: str, turn_idx: int | None = None
         found = session_calls(store, session_id, turn_idx)
     except (sqlite3.Error, ConvtuiError):
         return {}
-    calls: dict[int, list[CallView]] = {} if turn_idx is None else {turn_idx: []}
+    calls: dict[int, list[CallLine]] = {} if turn_idx is None else {turn_idx: []}
     for line in found:
-        calls.setdefault(line.turn_idx, []).append(call_view(line))
-    return {idx: tuple(views) for idx, views in calls.items()}
-
-
-def call_view(line: CallLine) -> CallView:
-    return CallView(
-        seq=line.seq,
-        purpose=line.purpose,
-        kind=line.kind,
-        status=line.status,
-        reused=line.reused,
-        input_tokens=line.input_tokens,
-        output_tokens=line.output_tokens,
-        latency_s=line.latency_s,
-        error=line.error,
-    )
+        calls.setdefault(line.turn_idx, []).append(line)
+    return {idx: tuple(lines) for idx, lines in calls.items()}
 
 
 class WatchedJournal:

@@ -10,7 +10,7 @@ from textual.message import Message
 
 from convtui.core.execution import ExecResult
 from convtui.core.session import SessionStatus, Turn
-from convtui.tui.viewmodels import CallView
+from convtui.sessions.browse import CallLine
 
 
 @dataclass
@@ -26,7 +26,7 @@ class CallsRecorded(Message):
     """The model calls of these turns as the store now holds them, each turn's in the order
     made; they replace what the screen had for those turns."""
 
-    calls: dict[int, tuple[CallView, ...]]
+    calls: dict[int, tuple[CallLine, ...]]
 
 
 @dataclass

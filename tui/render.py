@@ -9,7 +9,8 @@ from pygments.token import Token
 from textual.content import Content
 from textual.highlight import HighlightTheme, highlight
 
-from convtui.tui.viewmodels import CallView, TurnView
+from convtui.sessions.browse import CallLine
+from convtui.tui.viewmodels import TurnView
 
 GLYPHS = {
     "pass": "✓",
@@ -141,7 +142,7 @@ def duration(seconds: float) -> str:
 CALL_ERROR_CHARS = 100
 
 
-def call_line(call: CallView) -> str:
+def call_line(call: CallLine) -> str:
     """``1 repair   text    412→38 tok   410 ms``: one model call of a turn on one line, its
     position, purpose, kind, tokens in→out and latency; a reused answer says so instead of a
     latency (no time was spent), a failed one its error's first line."""

@@ -38,25 +38,6 @@ class ResultView:
 
 
 @dataclass(frozen=True)
-class CallView:
-    """One model call of a turn as the calls list shows it: its position in the turn, why
-    it was made (generate, repair, stale_ef, simulate), chat messages or one raw prompt, and
-    how it went. ``status`` is the journal's: started (in flight), ok, error or abandoned (its
-    app died or the turn was cancelled); ``reused``: answered by an identical earlier call.
-    Token counts and latency are None where the call recorded none (it has not finished)."""
-
-    seq: int
-    purpose: str
-    kind: str
-    status: str
-    reused: bool = False
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    latency_s: float | None = None
-    error: str = ""
-
-
-@dataclass(frozen=True)
 class TurnView:
     """One turn as the screen shows it: recorded (``saved``) or the live one in progress."""
 

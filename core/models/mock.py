@@ -119,14 +119,17 @@ def _position(where: str, data: dict[str, Any], key: str) -> int | None:
     return value
 
 
-def _row(spec: str, number: int, line: str) -> ScriptRow:
-    where = f"{spec}: line {number}"
+def _line(where: str, line: str) -> dict[str, Any]:
     try:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
         raise ModelError(f"{where} is not JSON ({exc.msg}); each line is {ROW_FORM}") from None
     if not isinstance(data, dict):
         raise ModelError(f"{where} is not a JSON object; each line is {ROW_FORM}")
+    return data
+
+
+def _row(where: str, data: dict[str, Any]) -> ScriptRow:
     unknown = sorted(set(data) - ROW_KEYS)
     if unknown:
         raise ModelError(f"{where} has unknown keys {unknown}; each line is {ROW_FORM}")
@@ -145,36 +148,46 @@ def _row(spec: str, number: int, line: str) -> ScriptRow:
     return ScriptRow(purpose, text, float(delay), turn, seq)
 
 
-def read_script(spec: str, path: Path) -> dict[CallPurpose, list[ScriptRow]]:
-    """The rows of ``path`` by purpose, in file order; one clear ModelError line otherwise."""
+@dataclass(frozen=True)
+class Script:
+    """A script file: its rows by purpose, in file order, and the chat template it declares."""
+
+    rows: dict[CallPurpose, list[ScriptRow]]
+    chat_template: ChatTemplate | None = None
+
+
+def read_script(spec: str, path: Path) -> Script:
+    """The script in ``path``; one clear ModelError line when it cannot be read."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         raise ModelError(f"{spec}: no script file at {path}; write one {ROW_FORM} a line") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelError(f"{spec}: cannot read {path}: {exc}") from None
-    script: dict[CallPurpose, list[ScriptRow]] = {purpose: [] for purpose in PURPOSES}
+    rows: dict[CallPurpose, list[ScriptRow]] = {purpose: [] for purpose in PURPOSES}
+    template = None
     for number, line in enumerate(lines, start=1):
-        if line.strip() and _declared_template(line) is None:
-            row = _row(spec, number, line)
-            script[row.purpose].append(row)
-    if not any(script.values()):
+        if not line.strip():
+            continue
+        where = f"{spec}: line {number}"
+        data = _line(where, line)
+        if "chat_template" in data:
+            template = _template(where, data)
+        else:
+            row = _row(where, data)
+            rows[row.purpose].append(row)
+    if not any(rows.values()):
         raise ModelError(f"{spec}: {path} has no rows; write one {ROW_FORM} a line")
-    return script
+    return Script(rows, template)
 
 
-def _declared_template(line: str) -> ChatTemplate | None:
-    """The chat template a script line declares, None for any other line."""
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(data, dict) or "chat_template" not in data:
-        return None
+def _template(where: str, data: dict[str, Any]) -> ChatTemplate:
+    """The chat template a script line declares."""
     tokens = data.get("special_tokens") or {}
     if not isinstance(data["chat_template"], str) or not isinstance(tokens, dict):
         raise ModelError(
-            'a chat_template line is {"chat_template": "<jinja>", "special_tokens": {...}}'
+            f'{where}: a chat_template line is {{"chat_template": "<jinja>", '
+            '"special_tokens": {...}}'
         )
     return ChatTemplate(data["chat_template"], {str(k): str(v) for k, v in tokens.items()})
 
@@ -216,7 +229,7 @@ class MockBackend(ModelBackend):
         self.spec = spec
         self.path = path
         self.model = path.stem
-        self._script: dict[CallPurpose, list[ScriptRow]] | None = None
+        self._script: Script | None = None
         self._lock = threading.Lock()  # calls may come from several event loops' threads
         self._next: dict[tuple[str, CallPurpose], int] = {}
         self._taken: dict[tuple[str, int, str, int, str], int] = {}
@@ -227,6 +240,9 @@ class MockBackend(ModelBackend):
 
     def script(self) -> dict[CallPurpose, list[ScriptRow]]:
         """The file's rows, read once."""
+        return self._read().rows
+
+    def _read(self) -> Script:
         if self._script is None:
             self._script = read_script(self.spec, self.path)
         return self._script
@@ -236,12 +252,7 @@ class MockBackend(ModelBackend):
 
     async def chat_template(self) -> ChatTemplate | None:
         """The template the script declares, if any (see the module docstring)."""
-        self.script()
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            template = _declared_template(line)
-            if template is not None:
-                return template
-        return None
+        return self._read().chat_template
 
     def _pick(self, call: CallInfo | None, request: tuple[ChatMessage, ...] | str) -> ScriptRow:
         purpose: CallPurpose = call.purpose if call is not None else "generate"

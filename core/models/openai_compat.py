@@ -101,6 +101,7 @@ class OpenAICompatBackend(RetryingBackend):
         model's chat template is (a server does not say), for raw prompts built with it."""
         self.flavour = flavour
         self.chat_template_path = chat_template
+        self._chat_template: ChatTemplate | None = None
         self.client = client
         self.base_url = str(client.base_url).rstrip("/")
         self._credential = credential
@@ -117,7 +118,11 @@ class OpenAICompatBackend(RetryingBackend):
         to chat calls, and nothing here can read it)."""
         if self.chat_template_path is None:
             return None
-        return await asyncio.to_thread(ChatTemplate.from_file, self.chat_template_path)
+        if self._chat_template is None:  # read once: a .gguf file loads its vocabulary
+            self._chat_template = await asyncio.to_thread(
+                ChatTemplate.from_file, self.chat_template_path
+            )
+        return self._chat_template
 
     async def check(self) -> None:
         if self.flavour == "azure":

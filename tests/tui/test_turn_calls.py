@@ -35,12 +35,13 @@ from convtui.core.omega import parse_feedback
 from convtui.core.protocol import build_config
 from convtui.core.session import TurnFeedback
 from convtui.sessions import Store
+from convtui.sessions.browse import CallLine
 from convtui.tui import render
 from convtui.tui.app import Launch, make_app
 from convtui.tui.calls import read_calls
 from convtui.tui.controller import Services, SessionPlan
 from convtui.tui.runner import AsyncRunner
-from convtui.tui.viewmodels import CallView, TurnView
+from convtui.tui.viewmodels import TurnView
 from convtui.tui.widgets.call_list import CallList
 from convtui.tui.widgets.feedback_pane import feedback_text
 from convtui.tui.widgets.simulated_feedback import SimulatedFeedback
@@ -57,7 +58,7 @@ HINT = "help.\nUser Feedback: Every letter should be a key, sorted by the mean."
 SAID = "Every letter should be a key, sorted by the mean."
 
 
-def purposes(calls: tuple[CallView, ...]) -> list[tuple[int, str, str, str]]:
+def purposes(calls: tuple[CallLine, ...]) -> list[tuple[int, str, str, str]]:
     return [(c.seq, c.purpose, c.kind, c.status) for c in calls]
 
 
@@ -77,23 +78,25 @@ async def view_turn(pilot: Pilot, idx: int) -> None:
 
 
 def test_a_call_line_names_position_purpose_kind_tokens_and_latency():
-    call = CallView(1, "repair", "text", "ok", input_tokens=412, output_tokens=38, latency_s=0.41)
+    call = CallLine(
+        0, 1, "repair", "text", "ok", input_tokens=412, output_tokens=38, latency_s=0.41
+    )
     assert render.call_line(call) == " 1 repair   text      412→38 tok   410 ms"
 
 
 def test_a_failed_call_shows_the_first_line_of_its_error_on_its_line():
-    call = CallView(0, "generate", "chat", "error", error="rate limited\nretry after 2 s")
+    call = CallLine(0, 0, "generate", "chat", "error", error="rate limited\nretry after 2 s")
     line = render.call_line(call)
     assert line.startswith(" 0 generate chat") and line.endswith("! ERROR: rate limited")
-    long = render.call_line(CallView(0, "simulate", "text", "error", error="x" * 500))
+    long = render.call_line(CallLine(0, 0, "simulate", "text", "error", error="x" * 500))
     assert len(long) < 160 and long.endswith("…")
 
 
 def test_a_reused_call_running_call_or_abandoned_call_says_so():
-    reused = CallView(0, "generate", "chat", "ok", True, 120, 40, 0.75)
+    reused = CallLine(0, 0, "generate", "chat", "ok", True, 120, 40, 0.75)
     assert render.call_line(reused).endswith("120→40 tok   reused")
-    assert render.call_line(CallView(2, "stale_ef", "text", "started")).endswith("… running")
-    assert "abandoned" in render.call_line(CallView(0, "generate", "chat", "abandoned"))
+    assert render.call_line(CallLine(0, 2, "stale_ef", "text", "started")).endswith("… running")
+    assert "abandoned" in render.call_line(CallLine(0, 0, "generate", "chat", "abandoned"))
 
 
 def test_a_convcodeworld_turn_shows_first_what_its_calls_were_given():

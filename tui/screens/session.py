@@ -17,6 +17,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from convtui.sessions.browse import CallLine
 from convtui.tui import messages as msg
 from convtui.tui import render
 from convtui.tui.controller import Services, SessionController, SessionPlan
@@ -24,7 +25,7 @@ from convtui.tui.human import Answer
 from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.session_keys import ALLOWED, BUSY, FINISHED, SESSION_BINDINGS
 from convtui.tui.screens.traceback import TracebackModal
-from convtui.tui.viewmodels import CallView, TurnView, result_view, turn_view
+from convtui.tui.viewmodels import TurnView, result_view, turn_view
 from convtui.tui.widgets.code_pane import CodePane
 from convtui.tui.widgets.composer import FeedbackComposer
 from convtui.tui.widgets.feedback_pane import FeedbackPane
@@ -58,7 +59,7 @@ class SessionScreen(Screen):
         self.controller = SessionController(services, plan, self.post_message)
         self.recorded: list[TurnView] = []
         self.live: TurnView | None = None
-        self.calls: dict[int, tuple[CallView, ...]] = {}
+        self.calls: dict[int, tuple[CallLine, ...]] = {}
         """Each turn's model calls in the order made, as the store holds them."""
         self._started = services.clock()
         self._human_verbal = plan.user not in ("novice", "expert")

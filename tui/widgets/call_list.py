@@ -6,11 +6,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from convtui.sessions.browse import CallLine
 from convtui.tui import render
-from convtui.tui.viewmodels import CallView
 
 
-def calls_text(calls: tuple[CallView, ...]) -> Text:
+def calls_text(calls: tuple[CallLine, ...]) -> Text:
     text = Text()
     text.append("Model calls this turn", style="bold")
     text.append(" · position, purpose, kind, tokens in→out, latency\n", style="dim")
@@ -24,10 +24,10 @@ class CallList(Static):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("", markup=False, **kwargs)
-        self.calls: tuple[CallView, ...] = ()
+        self.calls: tuple[CallLine, ...] = ()
         self.display = False
 
-    def show(self, calls: tuple[CallView, ...]) -> None:
+    def show(self, calls: tuple[CallLine, ...]) -> None:
         self.calls = calls
         self.display = bool(calls)
         self.update(calls_text(calls) if calls else "")

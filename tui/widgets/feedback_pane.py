@@ -12,8 +12,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from convtui.core.session import TurnFeedback
+from convtui.sessions.browse import CallLine
 from convtui.tui import render
-from convtui.tui.viewmodels import CallView, TurnView
+from convtui.tui.viewmodels import TurnView
 from convtui.tui.widgets.call_list import CallList
 
 
@@ -82,7 +83,7 @@ class FeedbackPane(VerticalScroll):
         turn: TurnView | None,
         *,
         execution_on: bool,
-        calls: tuple[CallView, ...] = (),
+        calls: tuple[CallLine, ...] = (),
         user_inside_turn: bool = False,
     ) -> None:
         body = Text("")
