@@ -53,14 +53,18 @@ def plan_run(
     resumed = run_id is not None
     if run_id is None:
         run_id = store.create_run("live", config, selection, [t.id for t in tasks], labels)
+    claim_run(store, run_id)
+    return run_id, resumed
+
+
+def claim_run(store: Store, run_id: str) -> None:
+    """Take the run's lease and make its unfinished work playable again: calls cut off by a
+    kill are re-issued, sessions that failed on model errors get another chance."""
     store.take_lease(run_id, seconds=LEASE_S)
-    # Calls cut off by a kill are re-issued; sessions that failed on model errors get
-    # another chance now that the run is started again.
     store.abandon_started_calls(run_id)
     for session in store.run_sessions(run_id):
         if session.status == "failed":
             store.set_session_status(session.id, "running" if session.turns_done else "planned")
-    return run_id, resumed
 
 
 async def run_live(
@@ -73,7 +77,11 @@ async def run_live(
     simulator: ModelBackend | None,
     concurrency: int,
     on_progress: Callable[[Progress], None] | None = None,
+    replay: bool = False,
 ) -> LiveResult:
+    """Play the run's pending sessions, ``concurrency`` at a time. With ``replay`` (a static
+    run) each session is played against its reference session's recorded turns and no user
+    is asked (core/replay.py)."""
     by_id = {t.id: t for t in tasks}
     pending = store.pending_sessions(run_id)
     cache = store.execution_cache()
@@ -89,9 +97,14 @@ async def run_live(
             session_config = replace(config, feedback=parse_feedback(row.feedback)[0])
             user = None
             verbal = session_config.feedback.verbal
-            if verbal != "none" and simulator is not None:
+            if verbal != "none" and simulator is not None and not replay:
                 user = Simulator(verbal, simulator, config.simulator_params)
-            loop = SessionLoop(task, session_config, backend, execute, user, store.journal(row.id))
+            reference = None
+            if replay and row.reference_session_id is not None:
+                reference = store.load_turns(row.reference_session_id)
+            loop = SessionLoop(
+                task, session_config, backend, execute, user, store.journal(row.id), reference
+            )
             async for event in loop.run(store.load_turns(row.id)):
                 if isinstance(event, TurnCompleted):
                     key = executor.cache_key(

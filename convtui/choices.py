@@ -87,3 +87,12 @@ class ExportFormatChoice(StrEnum):
 
     jsonl = "jsonl"
     convcodebench = "convcodebench"
+
+
+class LogUserChoice(StrEnum):
+    """``bench static --user``: whose feedback the replayed log sets hold."""
+
+    human = "human"
+    novice = "novice"
+    expert = "expert"
+    none = "none"

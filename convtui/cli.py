@@ -41,6 +41,8 @@ from convtui.options import (
     LimitOpt,
     LiveFeedbackOpt,
     LiveSimulatorOpt,
+    LogsOpt,
+    LogUserOpt,
     MaxTokensOpt,
     ModelNameOpt,
     ModelOpt,
@@ -48,6 +50,7 @@ from convtui.options import (
     PlotOpt,
     ProtocolOpt,
     PythonOpt,
+    RefModelOpt,
     ReportOutOpt,
     ReportRunOpt,
     ResumeOpt,
@@ -61,6 +64,12 @@ from convtui.options import (
     SessionTaskOpt,
     SessionUserOpt,
     SolutionOpt,
+    StaticContextOpt,
+    StaticDbOpt,
+    StaticFeedbackOpt,
+    StaticProtocolOpt,
+    StaticRunOpt,
+    StaticTurnsOpt,
     StdlibOpt,
     SuiteOpt,
     TaskIdArg,
@@ -323,6 +332,83 @@ def bench_live(
             as_json=as_json,
         )
     raise typer.Exit(exit_code)
+
+
+@bench_app.command("static")
+def bench_static(
+    logs: LogsOpt,
+    model: ModelOpt = "local:smollm2",
+    model_name: ModelNameOpt = None,
+    chat_template: ChatTemplateOpt = None,
+    db: StaticDbOpt = Path("results.db"),
+    protocol: StaticProtocolOpt = None,
+    turns: StaticTurnsOpt = None,
+    context: StaticContextOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    feedback: StaticFeedbackOpt = None,
+    run: StaticRunOpt = None,
+    ref_model: RefModelOpt = None,
+    user: LogUserOpt = None,
+    ids: IdsOpt = None,
+    data: DataOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    python: PythonOpt = None,
+    jobs: JobsOpt = None,
+    isolation: IsolationOpt = IsolationChoice.auto,
+    as_json: JsonOpt = False,
+) -> None:
+    """Replay recorded sessions against a model (ConvCodeBench): no user is asked again.
+
+    Each log set (one reference model under one feedback setting, or one annotator's
+    sessions) becomes a run. Turn 0 is the target's own; at turn t it gets the reference's
+    turn t-1 code, its recorded verdict and feedback, and writes the next code, which is run
+    and recorded as its own session, linked to the reference's. Where the reference's turn
+    t-1 passed, that code is the target's turn t. Killed? Run the same command again.
+
+    Example: [bold]convtui bench static --logs live.db --db replay.db[/bold]"""
+    with user_errors():
+        from convtui.benchmarks.static import ReplaySettings
+        from convtui.benchmarks.static_command import StaticOptions, bench_static_command
+        from convtui.core.omega import parse_feedback
+        from convtui.core.services import ModelOptions
+        from convtui.sessions.log_sets import LogSetFilter
+
+        labels = tuple(o.label for text in feedback or [] for o in parse_feedback(text))
+        exit_code = bench_static_command(
+            StaticOptions(
+                logs=logs,
+                db=db,
+                settings=ReplaySettings(
+                    model=model,
+                    protocol=protocol.value if protocol else None,
+                    turns=turns,
+                    context=context.value if context else None,
+                    max_tokens=max_tokens,
+                ),
+                models=ModelOptions(model_name, chat_template),
+                wanted=LogSetFilter(
+                    runs=tuple(run or ()),
+                    ref_model=ref_model,
+                    user=user.value if user else None,
+                    feedback=labels,
+                    task_ids=_task_ids(ids, data) if ids else None,
+                ),
+                data=data,
+                concurrency=concurrency,
+                jobs=jobs,
+                python=python,
+                isolation=isolation.value,
+                quiet=as_json,
+            )
+        )
+    raise typer.Exit(exit_code)
+
+
+def _task_ids(ids: str, data: Path | None) -> frozenset[str]:
+    """The task ids an ``--ids`` spec names, across the suites (``13`` is BigCodeBench/13)."""
+    from convtui.core.loaders import load_catalog
+
+    return frozenset(t.id for t in load_catalog("all", data).select(ids))
 
 
 # --- convtui report and sessions: what was recorded ----------------------------------------------

@@ -13,6 +13,7 @@ from convtui.choices import (
     ExportFormatChoice,
     ExtractChoice,
     IsolationChoice,
+    LogUserChoice,
     PartialRuleChoice,
     ProtocolChoice,
     SolutionChoice,
@@ -367,4 +368,85 @@ ExportAllOpt = Annotated[bool, typer.Option("--all", help="Every recorded sessio
 IncludeUnfinishedOpt = Annotated[
     bool,
     typer.Option("--include-unfinished", help="Also export sessions still planned or running."),
+]
+
+
+# Options of `convtui bench static`: which recorded sessions are replayed, and how.
+LogsOpt = Annotated[
+    Path,
+    typer.Option(
+        "--logs",
+        help="Where the reference's logs are: a convtui database (a bench live or session "
+        "--db; may be the same file as --db).",
+    ),
+]
+StaticDbOpt = Annotated[
+    Path,
+    typer.Option(
+        "--db",
+        help="SQLite file the replays are recorded in; reference sessions from another "
+        "database are copied in first, so the report can set the two side by side.",
+    ),
+]
+StaticProtocolOpt = Annotated[
+    ProtocolChoice | None,
+    typer.Option(
+        "--protocol",
+        help="Must be the one the logs were recorded under (the default): convcodeworld "
+        "replays as ConvCodeBench (the target plays on after its own pass, per-turn Pass@1); "
+        "convtui stops at the target's first pass (cumulative Pass@1).",
+        show_default=False,
+    ),
+]
+StaticTurnsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--turns",
+        min=0,
+        max=50,
+        help="Feedback turns after turn 0 (default: the reference's).",
+        show_default=False,
+    ),
+]
+StaticContextOpt = Annotated[
+    ContextChoice | None,
+    typer.Option(
+        "--context",
+        help="markov: at turn t the target sees the reference's turn t-1 and its feedback "
+        "(ConvCodeBench). full: every reference turn before t (convtui protocol only). "
+        "Default: the reference's.",
+        show_default=False,
+    ),
+]
+StaticFeedbackOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--feedback",
+        help="Only log sets under these feedback configurations (repeatable; e.g. "
+        "CF,EF:full,VF:novice, or all).",
+        show_default=False,
+    ),
+]
+StaticRunOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--run",
+        help="Only sessions of these runs of the logs database (ids or prefixes; repeatable).",
+        show_default=False,
+    ),
+]
+RefModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ref-model", help="Only log sets of this reference model spec.", show_default=False
+    ),
+]
+LogUserOpt = Annotated[
+    LogUserChoice | None,
+    typer.Option(
+        "--user",
+        help="Only log sets whose feedback came from: human (people, one log set per "
+        "annotator), novice or expert (simulators), none (no verbal feedback).",
+        show_default=False,
+    ),
 ]

@@ -16,11 +16,16 @@ from convtui.core.ccw import drive as ccw_drive
 from convtui.core.ccw.sanitize import turn0_code
 from convtui.core.ccw.turn import ModelCall
 from convtui.core.ccw.turn0 import turn0_call
-from convtui.core.evaluate import Execute, FeedbackSettings, evaluate, render_execution
+from convtui.core.evaluate import (
+    Evaluation,
+    Execute,
+    FeedbackSettings,
+    evaluate,
+    render_execution,
+)
 from convtui.core.execution import ExecRequest, ExecResult
 from convtui.core.executor import Executor
 from convtui.core.extract import extract_code
-from convtui.core.feedback import PASSED_ALL_TEST_RUNS
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import (
     CallInfo,
@@ -29,7 +34,14 @@ from convtui.core.models.types import (
     GenerationParams,
     ModelError,
 )
-from convtui.core.prompts import render
+from convtui.core.prompts import feedback_message, render
+from convtui.core.replay import (
+    CARRIED_NOTE,
+    REPLAY_NOTE,
+    RecordedFeedback,
+    recorded_user_feedback,
+    replay_status,
+)
 from convtui.core.session import (
     CallJournal,
     CallKind,
@@ -107,19 +119,6 @@ class SessionEnded:
 Event = TurnStarted | ReplyStreamed | ReplyReady | Executed | TurnCompleted | SessionEnded
 
 
-def feedback_message(turn: Turn) -> str:
-    """The feedback about ``turn``'s code as the next prompt states it; empty when there is
-    nothing the model could act on (ConvCodeWorld then leaves the code unchanged)."""
-    parts = []
-    if not turn.compiled:
-        parts.append(render("feedback_compile", text=turn.compile_feedback))
-    elif turn.execution_feedback is not None and turn.execution_feedback != PASSED_ALL_TEST_RUNS:
-        parts.append(render("feedback_execution", text=turn.execution_feedback))
-    if turn.verbal_feedback:
-        parts.append(render("feedback_user", text=turn.verbal_feedback))
-    return "\n\n".join(parts)
-
-
 def build_prompt(
     task: Task, config: SessionConfig, turns: Sequence[Turn]
 ) -> tuple[ChatMessage, ...]:
@@ -182,6 +181,7 @@ class SessionLoop:
         execute: Execute,
         user: User | None = None,
         journal: CallJournal | None = None,
+        reference: Sequence[Turn] | None = None,
     ) -> None:
         self.task = task
         self.config = config
@@ -189,6 +189,11 @@ class SessionLoop:
         self.execute = execute
         self.user = user
         self.journal = journal
+        # A static replay (ConvCodeBench): the reference session's recorded turns. Turn 0 is
+        # the model's own; at turn t >= 1 it is given the reference's turn t-1 (and, with
+        # context "full", every reference turn before t) and the feedback recorded for it,
+        # and no user is ever asked (replay.py).
+        self.reference = tuple(reference) if reference is not None else None
         # Passed to the backend with every call (CallInfo): the stored session's id, so a
         # session played again (resumed, or a cancelled turn retried) keeps its key.
         self.session_key = journal.session_id if journal is not None else uuid.uuid4().hex
@@ -239,7 +244,7 @@ class SessionLoop:
     async def run(self, prior: Sequence[Turn] = ()) -> AsyncIterator[Event]:
         """Play the session from ``prior`` (turns already recorded) to its end."""
         turns = list(prior)
-        status: SessionStatus = _status_after(turns[-1], self.config) if turns else "running"
+        status: SessionStatus = self._status_after(turns[-1]) if turns else "running"
         while status == "running":
             idx = len(turns)
             yield TurnStarted(idx)
@@ -261,7 +266,7 @@ class SessionLoop:
             finally:
                 if not work.done():  # the caller stopped listening: cancel the turn in flight
                     work.cancel()
-            status = closes or _status_after(turn, self.config)
+            status = closes or self._status_after(turn)
             turns.append(turn)
             yield TurnCompleted(turn, status)
         yield SessionEnded(status, tuple(turns))
@@ -269,31 +274,16 @@ class SessionLoop:
     async def _turn(
         self, idx: int, turns: list[Turn], emit: Callable[[Event], None]
     ) -> tuple[Turn, ClosingStatus | None]:
+        if self.reference is not None and idx > 0:
+            return await self._replay_turn(idx, self.reference, emit), None
         if self.config.protocol == "convcodeworld" and turns:
             return await self._ccw_turn(idx, turns[-1], emit), None
         if self.config.protocol == "convcodeworld" and self.task.suite == "bigcodebench":
             return await self._bcb_turn0(idx, emit), None
         config, task = self.config, self.task
         prompt = build_prompt(task, config, turns)
-        completion = await self.complete(
-            idx,
-            "generate",
-            prompt,
-            config.params,
-            on_text=lambda text: emit(ReplyStreamed(idx, text)),
-        )
-        code = extract_code(
-            completion.text,
-            header=task.import_header,
-            entry_point=task.entry_point,
-            mode=config.extract,
-        )
-        emit(ReplyReady(idx, completion, code))
-        evaluation = await evaluate(
-            task, code, FeedbackSettings.of(config), self.execute, config.limits
-        )
+        completion, code, evaluation = await self._generate(idx, prompt, emit)
         compiled, result, ef = evaluation.compiled, evaluation.result, evaluation.execution_feedback
-        emit(Executed(idx, result))
         notes: list[str] = []
         verbal: VerbalFeedback | None = None
         last_turn = idx + 1 >= config.max_turns
@@ -332,6 +322,80 @@ class SessionLoop:
             feedback_draft=verbal.draft if verbal else None,
         )
         return turn, verbal.closes if verbal else None
+
+    async def _generate(
+        self, idx: int, prompt: tuple[ChatMessage, ...], emit: Callable[[Event], None]
+    ) -> tuple[Completion, str, Evaluation]:
+        """One code call on ``prompt``, the code extracted from its reply, and that code
+        compiled and run."""
+        config, task = self.config, self.task
+        completion = await self.complete(
+            idx,
+            "generate",
+            prompt,
+            config.params,
+            on_text=lambda text: emit(ReplyStreamed(idx, text)),
+        )
+        code = extract_code(
+            completion.text,
+            header=task.import_header,
+            entry_point=task.entry_point,
+            mode=config.extract,
+        )
+        emit(ReplyReady(idx, completion, code))
+        evaluation = await evaluate(
+            task, code, FeedbackSettings.of(config), self.execute, config.limits
+        )
+        emit(Executed(idx, evaluation.result))
+        return completion, code, evaluation
+
+    def _status_after(self, turn: Turn) -> SessionStatus:
+        if self.reference is None:
+            return _status_after(turn, self.config)
+        return replay_status(turn, self.reference, self.config)
+
+    async def _replay_turn(
+        self, idx: int, reference: Sequence[Turn], emit: Callable[[Event], None]
+    ) -> Turn:
+        """Turn ``idx`` of a static replay: the model is handed the reference's turn idx-1
+        and the feedback recorded for it, never a user (ConvCodeBench, ``run.py --option
+        static``); if that reference turn passed, its code is this turn's, with no call."""
+        config, task = self.config, self.task
+        previous = reference[idx - 1]
+        if config.protocol == "convcodeworld":
+            recorded = recorded_user_feedback(reference, idx)
+            return await self._ccw_turn(idx, previous, emit, recorded=recorded)
+        if previous.passed:
+            evaluation = await evaluate(
+                task, previous.code, FeedbackSettings.of(config), self.execute, config.limits
+            )
+            emit(Executed(idx, evaluation.result))
+            return Turn(
+                idx=idx,
+                reply=previous.reply,
+                code=previous.code,
+                compiled=evaluation.compiled.ok,
+                compile_feedback=evaluation.compiled.text,
+                execution=evaluation.result,
+                execution_feedback=evaluation.execution_feedback,
+                notes=(CARRIED_NOTE.format(turn=idx - 1),),
+            )
+        context = reference[:idx] if config.context == "full" else (previous,)
+        prompt = build_prompt(task, config, context)
+        completion, code, evaluation = await self._generate(idx, prompt, emit)
+        return Turn(
+            idx=idx,
+            reply=completion.text,
+            code=code,
+            compiled=evaluation.compiled.ok,
+            compile_feedback=evaluation.compiled.text,
+            execution=evaluation.result,
+            execution_feedback=evaluation.execution_feedback,
+            generate_call=completion,
+            prompt=prompt,
+            prompt_hash=request_hash(self.backend.spec, prompt, config.params),
+            notes=(REPLAY_NOTE.format(turn=idx - 1),),
+        )
 
     async def _bcb_turn0(self, idx: int, emit: Callable[[Event], None]) -> Turn:
         """Turn 0 as ConvCodeWorld made it: BigCodeBench's own generation (ccw/turn0.py), then
@@ -378,9 +442,18 @@ class SessionLoop:
             ),
         )
 
-    async def _ccw_turn(self, idx: int, previous: Turn, emit: Callable[[Event], None]) -> Turn:
+    async def _ccw_turn(
+        self,
+        idx: int,
+        previous: Turn,
+        emit: Callable[[Event], None],
+        *,
+        recorded: RecordedFeedback | None = None,
+    ) -> Turn:
         """A feedback turn as ConvCodeWorld plays it (ccw/turn.py): repairs of code that does
-        not compile, the simulator asked inside the turn, DSPy's prompts as raw text."""
+        not compile, the simulator asked inside the turn, DSPy's prompts as raw text. In a
+        static replay (``recorded`` given) the reference's recorded words stand in for the
+        simulator, as ConvCodeBench's ``pot.py`` reads them."""
         config, task = self.config, self.task
         settings = FeedbackSettings.of(config)
         ef = None
@@ -396,6 +469,8 @@ class SessionLoop:
             iteration=idx,
             max_tokens=config.params.max_tokens,
         )
+        if recorded is not None:
+            inputs = replace(inputs, static=True, recorded_user_feedback=recorded.text)
         # The user object is the simulator (or the app's view of one): it holds the model
         # that plays the user; without one the code model plays it, as ConvCodeWorld's default.
         found = getattr(self.user, "backend", None)
@@ -425,6 +500,8 @@ class SessionLoop:
         code_call, prompt = made.get("code", (None, previous.prompt))
         reply = code_call.text if code_call is not None else previous.reply
         notes = [f"convcodeworld: {len(outcome.calls)} model call(s), hop {outcome.iteration}"]
+        if recorded is not None:
+            notes.append(REPLAY_NOTE.format(turn=idx - 1))
         if outcome.aborted:
             # The reference's process exits here (its authors then deny-listed the task): the
             # turn keeps the previous code, is linked to no code call, and the session stalls
@@ -438,7 +515,11 @@ class SessionLoop:
         evaluation = await evaluate(task, code, settings, self.execute, config.limits)
         emit(Executed(idx, evaluation.result))
         simulated = made.get("simulate")
-        source = f"simulator:{config.feedback.verbal}:{simulator.spec}"
+        source = (
+            recorded.source
+            if recorded is not None
+            else f"simulator:{config.feedback.verbal}:{simulator.spec}"
+        )
         if played.overflows:
             notes.append(
                 f"context overflow: the execution feedback was shortened {played.overflows} "

@@ -8,6 +8,9 @@ import hashlib
 from importlib import resources
 from string import Template
 
+from convtui.core.feedback import PASSED_ALL_TEST_RUNS
+from convtui.core.session import Turn
+
 
 @functools.cache
 def template(name: str) -> Template:
@@ -29,3 +32,16 @@ def prompts_hash() -> str:
         if entry.name.endswith(".md"):
             digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
     return digest.hexdigest()[:12]
+
+
+def feedback_message(turn: Turn) -> str:
+    """The feedback about ``turn``'s code as the next prompt states it; empty when there is
+    nothing the model could act on (ConvCodeWorld then leaves the code unchanged)."""
+    parts = []
+    if not turn.compiled:
+        parts.append(render("feedback_compile", text=turn.compile_feedback))
+    elif turn.execution_feedback is not None and turn.execution_feedback != PASSED_ALL_TEST_RUNS:
+        parts.append(render("feedback_execution", text=turn.execution_feedback))
+    if turn.verbal_feedback:
+        parts.append(render("feedback_user", text=turn.verbal_feedback))
+    return "\n\n".join(parts)

@@ -41,6 +41,12 @@ class RunRow:
     host: str | None
     pid: int | None
     lease_until_utc: str | None
+    # A static run: the log set it replays (reference model, Ω, who gave the feedback, where
+    # the logs came from). None for other runs.
+    replay: Mapping[str, Any] | None = None
+    # A run loaded from elsewhere (an imported ConvCodeWorld folder, a reference session
+    # copied out of another database): where from. None for runs made here.
+    origin: str | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> RunRow:
@@ -63,6 +69,8 @@ class RunRow:
             host=row["host"],
             pid=row["pid"],
             lease_until_utc=row["lease_until_utc"],
+            replay=json.loads(row["replay_json"]) if row.get("replay_json") else None,
+            origin=row.get("origin"),
         )
 
 
@@ -82,6 +90,10 @@ class SessionRow:
     error: str
     created_utc: str
     updated_utc: str
+    # A replayed session: the reference session whose turns it was given.
+    reference_session_id: str | None = None
+    # Who typed the feedback of a session recorded in the TUI (--annotator).
+    annotator: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -89,4 +101,6 @@ class SessionRow:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> SessionRow:
-        return cls(**{name: row[name] for name in cls.__dataclass_fields__})
+        # .get: rows selected from databases of an older schema, or by narrower queries.
+        values: dict[str, Any] = {name: row.get(name) for name in cls.__dataclass_fields__}
+        return cls(**values)

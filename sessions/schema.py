@@ -231,6 +231,25 @@ def m004_error_messages(db: Database) -> None:
     db.executescript("ALTER TABLE executions ADD COLUMN error_message TEXT NOT NULL DEFAULT '';")
 
 
+@_migration
+def m005_replays(db: Database) -> None:
+    """Static replays (``convtui bench static``) and the logs they read: a replayed session
+    names the reference session whose turns it was given (``reference_session_id``); a
+    session a person recorded names them (``annotator``), so human log sets can be told
+    apart; a static run keeps the log set it replayed (``replay_json``) and a run loaded
+    from elsewhere says where from (``origin``: an imported ConvCodeWorld folder, or the
+    database a reference session was copied out of)."""
+    db.executescript(
+        """
+        ALTER TABLE sessions ADD COLUMN reference_session_id TEXT REFERENCES sessions (id);
+        ALTER TABLE sessions ADD COLUMN annotator TEXT;
+        ALTER TABLE runs ADD COLUMN replay_json TEXT;
+        ALTER TABLE runs ADD COLUMN origin TEXT;
+        CREATE INDEX sessions_by_reference ON sessions (reference_session_id);
+        """
+    )
+
+
 SCHEMA_VERSION = _NAMES[-1]  # the last migration: what a fully migrated DB has applied
 
 

@@ -8,11 +8,12 @@ write lock up front and are short, and readers are never blocked by the writer.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -177,6 +178,73 @@ class Store:
             )
         return run_id
 
+    def create_static_run(
+        self,
+        config: SessionConfig,
+        selection: str,
+        references: Sequence[SessionRow],
+        replay: Mapping[str, Any],
+        *,
+        code_version: str | None = None,
+    ) -> str:
+        """Create a static run (a replay of one log set) and one ``planned`` session per
+        reference session, linked to it (``reference_session_id``), in one transaction.
+
+        Each replayed session keeps who gave the feedback it will be handed (the reference's
+        user kind, simulator and annotator): those words are reused, not asked again.
+        ``replay`` describes the log set (stored as ``runs.replay_json``)."""
+        if not references:
+            raise ValueError("a static run needs at least one reference session")
+        run_id, now = new_id(), utc_now()
+        label = config.feedback.label
+        db = self._connections.get()
+        with writing(db):
+            db.execute(
+                "INSERT INTO runs (id, kind, config_json, config_hash, model, simulator, "
+                "feedback_json, context, selection, task_count, max_turns, status, "
+                "created_utc, code_version, replay_json) VALUES (?, 'static', ?, ?, ?, ?, ?, "
+                "?, ?, ?, ?, 'planned', ?, ?, ?)",
+                (
+                    run_id,
+                    config_to_json(config),
+                    run_config_hash(config, [label]),
+                    config.model,
+                    None,
+                    canonical_json([label]),
+                    config.context,
+                    selection,
+                    len(references),
+                    config.max_turns,
+                    now,
+                    code_version or current_code_version(),
+                    canonical_json(dict(replay)),
+                ),
+            )
+            db.conn.executemany(
+                "INSERT INTO sessions (id, run_id, task_id, model, feedback, user_kind, "
+                "simulator, max_turns, status, created_utc, updated_utc, "
+                "reference_session_id, annotator) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?, ?, ?)",
+                [
+                    (
+                        new_id(),
+                        run_id,
+                        ref.task_id,
+                        config.model,
+                        label,
+                        ref.user_kind,
+                        ref.simulator,
+                        config.max_turns,
+                        now,
+                        now,
+                        ref.id,
+                        ref.annotator,
+                    )
+                    for ref in references
+                ],
+            )
+        return run_id
+
     def run(self, run_id: str) -> RunRow:
         found = rows(self._connections.get(), "SELECT * FROM runs WHERE id = ?", (run_id,))
         if not found:
@@ -290,17 +358,22 @@ class Store:
                 raise NotFoundError(f"no session {session_id}")
 
     def create_interactive_session(
-        self, task_id: str, config: SessionConfig, user_kind: UserKind = "human"
+        self,
+        task_id: str,
+        config: SessionConfig,
+        user_kind: UserKind = "human",
+        annotator: str | None = None,
     ) -> str:
-        """A session outside any run (the TUI); it keeps its own config. Returns its id."""
+        """A session outside any run (the TUI); it keeps its own config. Returns its id.
+        ``annotator`` names the person giving feedback (human and assisted sessions)."""
         session_id, now = new_id(), utc_now()
         simulator = config.simulator if user_kind in ("simulator", "assist") else None
         db = self._connections.get()
         with writing(db):
             db.execute(
                 "INSERT INTO sessions (id, run_id, task_id, model, feedback, user_kind, "
-                "simulator, max_turns, config_json, status, created_utc, updated_utc) "
-                "VALUES (?, NULL, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?)",
+                "simulator, max_turns, config_json, status, created_utc, updated_utc, "
+                "annotator) VALUES (?, NULL, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?, ?)",
                 (
                     session_id,
                     task_id,
@@ -312,6 +385,7 @@ class Store:
                     config_to_json(config),
                     now,
                     now,
+                    annotator if user_kind in ("human", "assist") else None,
                 ),
             )
         return session_id

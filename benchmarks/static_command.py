@@ -1,0 +1,222 @@
+"""Wiring for ``convtui bench static``: find the log sets in ``--logs`` (a convtui database, or
+a folder in ConvCodeWorld's layout, imported first), bring their reference sessions into the
+results database, then replay each set against the target model under one progress bar."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from convtui.benchmarks.live import LiveResult, default_concurrency, run_live
+from convtui.benchmarks.live import Progress as TurnProgress
+from convtui.benchmarks.output import console, print_json, warn
+from convtui.benchmarks.static import ReplaySettings, plan_static_run, replay_config
+from convtui.core.errors import ConvtuiError
+from convtui.core.executor import Executor
+from convtui.core.isolation import verdict_warning
+from convtui.core.loaders import SUITE_PREFIX, load_catalog
+from convtui.core.models.base import ModelBackend
+from convtui.core.services import ModelOptions, open_executor, open_models
+from convtui.core.session import SessionConfig
+from convtui.core.tasks import Task
+from convtui.sessions import Store
+from convtui.sessions.copying import copy_sessions
+from convtui.sessions.log_sets import LogSet, LogSetFilter, find_log_sets
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True)
+class StaticOptions:
+    logs: Path
+    db: Path
+    settings: ReplaySettings
+    models: ModelOptions
+    wanted: LogSetFilter
+    data: Path | None
+    concurrency: int | None
+    jobs: int | None
+    python: str | None
+    isolation: str
+    quiet: bool
+
+
+@dataclass(frozen=True)
+class ReplayedSet:
+    log_set: LogSet
+    run_id: str
+    resumed: bool
+    sessions: int
+    failed: int
+
+
+def bench_static_command(options: StaticOptions) -> int:
+    """Exit code 0 when every session was replayed, 1 when some failed on model errors."""
+    results = asyncio.run(_execute(options))
+    if options.quiet:
+        print_json(
+            {
+                "db": str(options.db),
+                "runs": [
+                    {
+                        "run_id": r.run_id,
+                        "log_set": r.log_set.name,
+                        "reference_model": r.log_set.model,
+                        "feedback": r.log_set.feedback,
+                        "references": len(r.log_set.sessions),
+                        "resumed": r.resumed,
+                        "sessions_played": r.sessions,
+                        "failed": r.failed,
+                    }
+                    for r in results
+                ],
+            }
+        )
+    else:
+        screen = console()
+        for r in results:
+            screen.print(
+                f"run {r.run_id}: replayed {r.log_set.name} ({len(r.log_set.sessions)} "
+                f"task(s)); {r.sessions} session(s) played{', resumed' if r.resumed else ''}; "
+                f"{r.failed} failed on model errors",
+                soft_wrap=True,
+            )
+        screen.print(f"Tables: convtui report --db {options.db}", soft_wrap=True)
+    return 0 if all(r.failed == 0 for r in results) else 1
+
+
+async def _execute(options: StaticOptions) -> list[ReplayedSet]:
+    with Store.open(options.db) as store:
+        log_sets = _log_sets(options, store)
+        configs = [replay_config(s, options.settings) for s in log_sets]
+        tasks = _tasks(log_sets, options.data)
+        models = open_models(configs[0], options.models)
+        try:
+            await models.check()
+            executor = open_executor(
+                python=options.python, jobs=options.jobs, isolation=options.isolation
+            )
+            with executor:
+                warning = verdict_warning(executor.isolation.label)
+                if warning is not None:
+                    warn(warning)
+                configs = [replace(c, isolation=executor.isolation.label) for c in configs]
+                return await _play_all(
+                    store, options, log_sets, configs, tasks, executor, models.coder
+                )
+        finally:
+            await models.aclose()
+
+
+def _log_sets(options: StaticOptions, store: Store) -> list[LogSet]:
+    """The log sets to replay, their reference sessions present in ``store``."""
+    logs = options.logs
+    if not logs.exists():
+        raise ConvtuiError(
+            f"--logs {logs} does not exist: give a convtui database (e.g. live.db) or a folder "
+            "in ConvCodeWorld's static layout"
+        )
+    if logs.is_dir():
+        raise ConvtuiError(
+            f"--logs {logs} is a folder: load it first with convtui sessions import {logs} "
+            f"--db {options.db}, then replay with --logs {options.db}"
+        )
+    with logs.open("rb") as handle:
+        if handle.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+            raise ConvtuiError(
+                f"--logs {logs} is not a SQLite database: give the --db file a bench live or "
+                "session run wrote"
+            )
+    if options.db.exists() and logs.samefile(options.db):
+        found = find_log_sets(store, options.wanted)
+    else:
+        with Store.open(logs) as source:
+            found = find_log_sets(source, options.wanted)
+            copy_sessions(source, store, [row for s in found for row in s.sessions])
+    if not found:
+        raise ConvtuiError(
+            f"no log set in {logs} matches: a log set is the finished sessions of one model "
+            "under one feedback configuration; check --run, --ref-model, --user, --feedback "
+            "and --ids (convtui sessions list --db "
+            f"{logs} shows what is there)"
+        )
+    return found
+
+
+def _tasks(log_sets: Sequence[LogSet], data: Path | None) -> dict[str, Task]:
+    ids = {row.task_id for s in log_sets for row in s.sessions}
+    prefixes = {task_id.split("/")[0] for task_id in ids}
+    suites = [suite for suite, prefix in SUITE_PREFIX.items() if prefix in prefixes]
+    if not suites:
+        raise ConvtuiError(f"the log sets hold tasks of no known suite: {sorted(ids)[:3]}")
+    catalog = load_catalog(",".join(suites), data)
+    return {task_id: catalog.get(task_id) for task_id in ids}
+
+
+async def _play_all(
+    store: Store,
+    options: StaticOptions,
+    log_sets: Sequence[LogSet],
+    configs: Sequence[SessionConfig],
+    tasks: dict[str, Task],
+    executor: Executor,
+    backend: ModelBackend,
+) -> list[ReplayedSet]:
+    source = str(options.logs.resolve())
+    planned = [
+        (log_set, config, *plan_static_run(store, log_set, config, source))
+        for log_set, config in zip(log_sets, configs, strict=True)
+    ]
+    sessions = [row for *_, run_id, _ in planned for row in store.run_sessions(run_id)]
+    disable = options.quiet or os.environ.get("CI") == "true"
+    done: list[ReplayedSet] = []
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("sessions"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        disable=disable,
+    ) as bar:
+        tick = bar.add_task(
+            "replaying", total=len(sessions), completed=sum(s.finished for s in sessions)
+        )
+
+        def progress(event: TurnProgress) -> None:
+            if event.turn is not None:
+                mark = "✓" if event.turn.passed else "✗"
+                bar.update(tick, description=f"{event.task_id} turn {event.turn.idx} {mark}")
+            else:
+                bar.advance(tick, 1)
+
+        for log_set, config, run_id, resumed in planned:
+            run_tasks = [tasks[row.task_id] for row in log_set.sessions]
+            result: LiveResult = await run_live(
+                store,
+                run_id,
+                config,
+                run_tasks,
+                executor,
+                backend,
+                None,
+                options.concurrency or default_concurrency(config.model),
+                progress,
+                replay=True,
+            )
+            done.append(ReplayedSet(log_set, run_id, resumed, result.sessions, result.failed))
+    return done
