@@ -110,8 +110,10 @@ def test_a_replay_into_another_database_hands_the_target_what_the_live_run_did(
     # The reference sessions were copied in under their own ids, and every replayed session
     # names its reference.
     with sqlite3.connect(db) as conn, sqlite3.connect(live_db) as source:
-        assert set(conn.execute("SELECT id FROM sessions WHERE run_id IN (SELECT id FROM runs "
-                                "WHERE kind = 'live')")) == set(source.execute("SELECT id FROM sessions"))  # fmt: skip
+        copied = conn.execute(
+            "SELECT id FROM sessions WHERE run_id IN (SELECT id FROM runs WHERE kind = 'live')"
+        )
+        assert set(copied) == set(source.execute("SELECT id FROM sessions"))
         links = conn.execute(
             "SELECT s.task_id, r.task_id FROM sessions s JOIN sessions r "
             "ON r.id = s.reference_session_id"
@@ -206,7 +208,7 @@ def test_a_killed_replay_continues_without_paying_for_a_finished_call_twice(live
                 "--json",
                 "--model",
                 slow,
-            ),  # fmt: skip
+            ),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=env(),
