@@ -78,9 +78,7 @@ def _insert_session(source: Store, target: Store, row: SessionRow) -> None:
 
 
 def _insert(target: Store, table: str, values: dict) -> None:
-    columns = {
-        r["name"] for r in rows(target.db, f"SELECT name FROM pragma_table_info('{table}')")
-    }
+    columns = {r["name"] for r in rows(target.db, f"SELECT name FROM pragma_table_info('{table}')")}
     kept = {k: v for k, v in values.items() if k in columns}
     db = target.db
     with writing(db):
