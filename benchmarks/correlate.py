@@ -63,7 +63,9 @@ def correlate_columns(
         live_by[(c.feedback, c.protocol)][c.model] = c
     static_by: dict[tuple[str, str, str, str], dict[str, StaticColumn]] = defaultdict(dict)
     for s in static:
-        static_by[(s.feedback, s.protocol, s.reference, s.context)][s.model] = s
+        # Each log set (its reference and who gave its feedback) is its own benchmark.
+        reference = f"{s.reference}, {s.feedback_by}" if s.feedback_by else s.reference
+        static_by[(s.feedback, s.protocol, reference, s.context)][s.model] = s
     rows = []
     for (feedback, protocol, reference, context), targets in static_by.items():
         models = live_by.get((feedback, protocol), {})

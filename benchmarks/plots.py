@@ -76,6 +76,7 @@ def _pass_figure(report: Report, static: Sequence[StaticColumn]) -> Figure:
     figure = _figure(columns * PANEL_W, rows * PANEL_H)
     axes = figure.subplots(rows, columns, squeeze=False)
     protocols = {c.protocol for c in report.columns} | {s.protocol for s in static}
+    turns = max([report.max_turns, *(len(s.pass_at) + 1 for s in static)])
     colours: dict[str, str] = {}
     palette = rcParams["axes.prop_cycle"].by_key()["color"]
 
@@ -90,8 +91,11 @@ def _pass_figure(report: Report, static: Sequence[StaticColumn]) -> Figure:
                 _curve(ax, c.pass_at, colour(c.model), "-", f"{label} live")
         for s in static:
             if s.feedback == feedback:
-                label = f"{s.model} static ({s.reference}, {s.context})"
-                _curve(ax, s.pass_at, colour(s.model), "--", label)
+                by = f", {s.feedback_by}" if s.feedback_by else ""
+                label = f"{s.model} static ({s.reference}, {s.context}{by})"
+                # print_results' static rows start at turn 1.
+                _curve(ax, s.pass_at, colour(s.model), "--", label, first_turn=1)
+        ax.set_xticks(range(turns))
         ax.set_title(feedback, fontsize=10)
         ax.set_xlabel("turn")
         ax.set_ylabel("Pass@1 (%)")
@@ -104,10 +108,11 @@ def _pass_figure(report: Report, static: Sequence[StaticColumn]) -> Figure:
     return figure
 
 
-def _curve(ax, pass_at: Sequence[float], colour: str, style: str, label: str) -> None:
-    turns = list(range(len(pass_at)))
+def _curve(
+    ax, pass_at: Sequence[float], colour: str, style: str, label: str, first_turn: int = 0
+) -> None:
+    turns = list(range(first_turn, first_turn + len(pass_at)))
     ax.plot(turns, [100 * v for v in pass_at], style, color=colour, marker="o", ms=3, label=label)
-    ax.set_xticks(turns)
 
 
 def _scatter_figure(

@@ -28,6 +28,10 @@ PASS_RULES = {
     "convcodeworld": "per turn, as ConvCodeWorld's print_results: turn t or turn 0 passed",
     "convtui": "cumulative: passed at any turn up to t",
 }
+STATIC_PASS_RULE = (
+    "static, as ConvCodeBench's print_results: turn t (from 1) passed, or the reference's "
+    "turn 0 did"
+)
 
 
 @dataclass(frozen=True)
@@ -75,9 +79,37 @@ class StaticColumn:
     reference: str
     context: str
     tasks: int
+    # print_results' static rows: element 0 is turn 1 (the target's own turn 0 is no row).
     pass_at: tuple[float, ...]
     mrr: float
     recall: float
+    # Who gave the recorded feedback: "" (no verbal feedback), "simulated by M", or
+    # "human feedback (n annotators, m sessions)".
+    feedback_by: str = ""
+    compensate_init: bool = True
+
+    @property
+    def label(self) -> str:
+        """The column's heading: Ω, then the log set it replayed."""
+        by = f", {self.feedback_by}" if self.feedback_by else ""
+        return f"{self.feedback} static ({self.reference}, {self.context}{by})"
+
+    def to_json(self) -> dict:
+        return {
+            "model": self.model,
+            "feedback": self.feedback,
+            "protocol": self.protocol,
+            "reference": self.reference,
+            "context": self.context,
+            "feedback_by": self.feedback_by or None,
+            "tasks": self.tasks,
+            "pass_at_turn_rule": STATIC_PASS_RULE,
+            "pass_at_turn_from": 1,
+            "pass_at_turn": [round(100 * v, 1) for v in self.pass_at],
+            "mrr": round(100 * self.mrr, 1),
+            "recall": round(100 * self.recall, 1),
+            "compensate_init": self.compensate_init,
+        }
 
 
 @dataclass(frozen=True)

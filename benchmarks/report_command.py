@@ -5,7 +5,9 @@ tables; with ``--correlate`` the live-vs-static rank correlations, with ``--plot
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,9 +27,23 @@ from convtui.benchmarks.report import (
     pass_table,
     summary_table,
 )
+from convtui.benchmarks.static_report import (
+    Replayed,
+    build_static_columns,
+    static_pass_csv,
+    static_pass_table,
+    static_summary_csv,
+    static_summary_table,
+)
 from convtui.core.errors import ConvtuiError
 from convtui.sessions import Store
-from convtui.sessions.results import SessionOutcome, run_outcomes, run_turn_passes
+from convtui.sessions.results import (
+    SessionOutcome,
+    run_outcomes,
+    run_turn_passes,
+    session_turn_passes,
+    static_outcomes,
+)
 
 
 def report_command(
@@ -40,23 +56,36 @@ def report_command(
 ) -> None:
     if not db.exists():
         raise ConvtuiError(f"no results database at {db}: run convtui bench live first")
-    report = make_report(db, run_ids)
-    static = static_results(db, run_ids) if correlate or plot else ()
-    files = write_files(report, out or db.parent, db.stem)
-    correlations: tuple[CorrelationRow, ...] = ()
-    if correlate or (plot and static):
-        # scipy comes with the exec extra; the message names it rather than a traceback.
-        _need("scipy", "--correlate" if correlate else "--plot")
-        correlations = correlate_columns(report.columns, static)
-    plots: list[Path] = []
-    plot_notes: list[str] = []
-    if plot is not None:
-        _need("matplotlib", "--plot")
-        from convtui.benchmarks.plots import write_plots
+    steps = 3 + bool(correlate or plot) + bool(plot)
+    with report_progress(steps, show=not as_json) as step:
+        step("reading live results")
+        report = make_report(db, run_ids)
+        step("reading static (replayed) results")
+        static = static_results(db, run_ids)
+        if not report.columns and not static:
+            raise ConvtuiError(
+                f"no benchmark sessions in {db}"
+                + (f" for run(s) {', '.join(run_ids)}" if run_ids else "")
+                + ": run convtui bench live or bench static first"
+            )
+        step("writing tables")
+        files = write_files(report, static, out or db.parent, db.stem)
+        correlations: tuple[CorrelationRow, ...] = ()
+        if correlate or (plot and static):
+            # scipy comes with the exec extra; the message names it rather than a traceback.
+            _need("scipy", "--correlate" if correlate else "--plot")
+            step("correlating live and static scores")
+            correlations = correlate_columns(report.columns, static)
+        plots: list[Path] = []
+        plot_notes: list[str] = []
+        if plot is not None:
+            _need("matplotlib", "--plot")
+            step("drawing plots")
+            from convtui.benchmarks.plots import write_plots
 
-        plots, plot_notes = write_plots(report, static, correlations, plot, db.stem)
+            plots, plot_notes = write_plots(report, static, correlations, plot, db.stem)
     if as_json:
-        data = {**report.to_json(), "files": [str(f) for f in files]}
+        data = {**report_json(report, static), "files": [str(f) for f in files]}
         if correlate:
             data["correlation"] = correlation_json(correlations, len(static))
         if plot is not None:
@@ -67,16 +96,20 @@ def report_command(
     screen = console()
     for warning in report.warnings:  # a header above the tables they qualify
         screen.print(warning_line(warning), soft_wrap=True)
-    screen.print(pass_table(report))
-    screen.print(
-        summary_table(
-            report,
-            [
-                "MRR: mean of 1/(k+1) over tasks, k the first passing turn (0 if never).",
-                "Recall: share of tasks solved at some turn. Turns count from 0.",
-            ],
+    if report.columns:
+        screen.print(pass_table(report))
+        screen.print(
+            summary_table(
+                report,
+                [
+                    "MRR: mean of 1/(k+1) over tasks, k the first passing turn (0 if never).",
+                    "Recall: share of tasks solved at some turn. Turns count from 0.",
+                ],
+            )
         )
-    )
+    if static:
+        screen.print(static_pass_table(static))
+        screen.print(static_summary_table(static))
     if correlate:
         if static:
             screen.print(correlation_table(correlations))
@@ -89,6 +122,36 @@ def report_command(
         screen.print(f"plots: {', '.join(str(p) for p in plots)}", soft_wrap=True)
 
 
+@contextmanager
+def report_progress(steps: int, show: bool) -> Iterator[Callable[[str], None]]:
+    """A progress bar over the report's ``steps`` on stderr (reading a large database and
+    drawing plots take a while), gone once done; none for ``--json`` or in CI."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console(stderr=True),
+        transient=True,
+        disable=not show or os.environ.get("CI") == "true",
+    ) as progress:
+        task = progress.add_task("report", total=steps)
+        started = False
+
+        def step(what: str) -> None:
+            nonlocal started
+            progress.update(task, description=what, advance=1 if started else 0)
+            started = True
+
+        yield step
+        progress.update(task, completed=steps)
+
+
+def report_json(report: Report, static: Sequence[StaticColumn]) -> dict:
+    return {**report.to_json(), "static": [c.to_json() for c in static]}
+
+
 def _need(module: str, flag: str) -> None:
     import importlib.util
 
@@ -97,32 +160,45 @@ def _need(module: str, flag: str) -> None:
 
 
 def static_results(db: Path, run_ids: Sequence[str] | None) -> tuple[StaticColumn, ...]:
-    """The static (replayed, ConvCodeBench) results to set beside the live ones: none yet.
-
-    The store can tell a replay from a live run (``runs.kind = 'static'``, and
-    :func:`make_report` leaves such runs out of the live tables), but nothing writes one
-    until ``convtui bench static`` exists, and a replayed session does not yet record which
-    reference session it replayed, which print_results' static MRR and Recall need
-    (``metrics.static_mrr``/``static_recall`` take the reference's verdicts per task). Until
-    both land this returns no columns, so ``--correlate`` says there is nothing to compare
-    and ``--plot`` draws live curves only."""
-    del db, run_ids  # read once bench static records its reference sessions
-    return ()
+    """The static (replayed, ConvCodeBench) columns of ``db``: every static run's sessions
+    (or those among ``run_ids``), each paired with the reference session it replayed."""
+    with Store.open(db) as store:
+        outcomes = static_outcomes(store, list(run_ids) if run_ids else None)
+        if not outcomes:
+            return ()
+        passes = session_turn_passes(
+            store,
+            [o.session_id for o in outcomes] + [o.reference_session_id for o in outcomes],
+        )
+        configs = {r: store.run(r).config for r in {o.run_id for o in outcomes}}
+    return build_static_columns(
+        Replayed(
+            run_id=o.run_id,
+            model=o.model,
+            feedback=o.feedback,
+            protocol=configs[o.run_id].protocol,
+            context=configs[o.run_id].context,
+            task_id=o.task_id,
+            reference_model=o.reference_model,
+            user_kind=o.user_kind,
+            simulator=o.simulator,
+            annotator=o.annotator,
+            max_turns=o.max_turns,
+            target=passes.get(o.session_id, ()),
+            reference=passes.get(o.reference_session_id, ()),
+        )
+        for o in outcomes
+    )
 
 
 def make_report(db: Path, run_ids: Sequence[str] | None) -> Report:
     with Store.open(db) as store:
         outcomes = run_outcomes(store, list(run_ids) if run_ids else None)
-        if not outcomes:
-            raise ConvtuiError(
-                f"no benchmark sessions in {db}"
-                + (f" for run(s) {', '.join(run_ids)}" if run_ids else "")
-            )
         # Replays (static runs) are not live results: static_results reads them.
         live = {r for r in {o.run_id for o in outcomes} if store.run(r).kind != "static"}
         outcomes = [o for o in outcomes if o.run_id in live]
-        if not outcomes:
-            raise ConvtuiError(f"no live benchmark sessions in {db}")
+        if not outcomes:  # a database of replays only: the static tables stand alone
+            return Report((), 0)
         # The newest run wins when several runs hold the same task under the same setting.
         newest: dict[tuple[str, str, str], SessionOutcome] = {}
         for o in sorted(outcomes, key=lambda o: o.run_id):
@@ -149,13 +225,18 @@ def make_report(db: Path, run_ids: Sequence[str] | None) -> Report:
     return replace(report, isolation=isolation)
 
 
-def write_files(report: Report, folder: Path, stem: str) -> list[Path]:
+def write_files(
+    report: Report, static: Sequence[StaticColumn], folder: Path, stem: str
+) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
-    files = {
-        folder / f"{stem}-pass-at-turn.csv": report.pass_csv(),
-        folder / f"{stem}-mrr-recall.csv": report.summary_csv(),
-        folder / f"{stem}-report.json": json.dumps(report.to_json(), indent=2) + "\n",
-    }
+    files: dict[Path, str] = {}
+    if report.columns:
+        files[folder / f"{stem}-pass-at-turn.csv"] = report.pass_csv()
+        files[folder / f"{stem}-mrr-recall.csv"] = report.summary_csv()
+    if static:
+        files[folder / f"{stem}-static-pass-at-turn.csv"] = static_pass_csv(static)
+        files[folder / f"{stem}-static-mrr-recall.csv"] = static_summary_csv(static)
+    files[folder / f"{stem}-report.json"] = json.dumps(report_json(report, static), indent=2) + "\n"
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")
     return list(files)

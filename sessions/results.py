@@ -147,3 +147,62 @@ def list_runs(store: Store) -> list[RunSummary]:
         )
         for row in found
     ]
+
+
+@dataclass(frozen=True)
+class StaticOutcome:
+    """One replayed (static) session with what its scores need: the reference session it
+    replayed, the reference's model, and who gave the feedback it was handed."""
+
+    run_id: str
+    session_id: str
+    task_id: str
+    model: str
+    feedback: str
+    status: SessionStatus
+    max_turns: int
+    reference_session_id: str
+    reference_model: str
+    user_kind: str
+    simulator: str | None
+    annotator: str | None
+
+
+def static_outcomes(store: Store, run_ids: Sequence[str] | None = None) -> list[StaticOutcome]:
+    """The replayed sessions of the given static runs (every static run when None; live run
+    ids among ``run_ids`` select nothing here), ordered by run and creation. The reference
+    session may belong to no run (a person's session recorded in the TUI)."""
+    sql = (
+        "SELECT s.run_id, s.id AS session_id, s.task_id, s.model, s.feedback, s.status, "
+        "s.max_turns, s.reference_session_id, ref.model AS reference_model, s.user_kind, "
+        "s.simulator, s.annotator FROM sessions s JOIN runs r ON r.id = s.run_id "
+        "JOIN sessions ref ON ref.id = s.reference_session_id WHERE r.kind = 'static'"
+    )
+    params: list[str] = []
+    if run_ids is not None:
+        if not run_ids:
+            return []
+        sql += f" AND s.run_id IN ({', '.join('?' * len(run_ids))})"
+        params = list(run_ids)
+    with store.reading() as db:
+        found = rows(db, sql + " ORDER BY s.run_id, s.id", params)
+    return [StaticOutcome(**row) for row in found]
+
+
+def session_turn_passes(store: Store, session_ids: Sequence[str]) -> dict[str, tuple[bool, ...]]:
+    """Session id -> the verdict of each turn it recorded, for any sessions (a run's or not);
+    like :func:`run_turn_passes`, a session with no recorded turn is absent."""
+    passes: dict[str, list[bool]] = defaultdict(list)
+    ids = sorted(set(session_ids))
+    with store.reading() as db:
+        # SQLite caps bound parameters per statement: ask in slices.
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            found = db.execute(
+                "SELECT session_id, passed FROM turns WHERE session_id IN "
+                f"({', '.join('?' * len(chunk))}) ORDER BY session_id, idx",
+                chunk,
+            ).fetchall()
+            for session_id, passed in found:
+                passes[session_id].append(bool(passed))
+    return {session_id: tuple(verdicts) for session_id, verdicts in passes.items()}
