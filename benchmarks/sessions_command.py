@@ -15,6 +15,7 @@ from typing import Literal, get_args
 from convtui.benchmarks.output import console, print_json
 from convtui.benchmarks.sessions_views import export_view, session_detail, session_table
 from convtui.core.errors import ConvtuiError
+from convtui.core.loaders import load_catalog
 from convtui.core.session import SessionStatus
 from convtui.sessions import Store
 from convtui.sessions.browse import (
@@ -161,7 +162,11 @@ def export(options: ExportOptions) -> ExportResult:
         if options.format == "convcodebench":
             folder = options.out or options.db.parent / f"{options.db.stem}-static-logs"
             sets = export_convcodebench(
-                store, ids, folder, include_unfinished=options.include_unfinished
+                store,
+                ids,
+                folder,
+                include_unfinished=options.include_unfinished,
+                headers=_code_headers(store, ids),
             )
             return ExportResult(
                 "convcodebench", sum(s.sessions for s in sets), str(folder), tuple(sets)
@@ -215,3 +220,15 @@ def _export_jsonl_file(store: Store, ids: Sequence[str], out: Path, unfinished: 
     finally:
         partial.unlink(missing_ok=True)
     return count
+
+
+def _code_headers(store: Store, ids: Sequence[str]) -> dict[str, str]:
+    """Task id -> its code prompt, for turn 0's eval entries under --protocol convcodeworld
+    (BigCodeBench ran the code prompt before the solution); none when the data is absent,
+    since those entries are not read by a replay."""
+    task_ids = {store.session(sid).task_id for sid in ids}
+    try:
+        catalog = load_catalog("bigcodebench")
+    except ConvtuiError:
+        return {}
+    return {t: catalog.get(t).code_header for t in task_ids if t in catalog}

@@ -20,6 +20,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from convtui.benchmarks.import_command import import_logs
 from convtui.benchmarks.live import LiveResult, default_concurrency, run_live
 from convtui.benchmarks.live import Progress as TurnProgress
 from convtui.benchmarks.output import console, print_json, warn
@@ -130,10 +131,12 @@ def _log_sets(options: StaticOptions, store: Store) -> list[LogSet]:
             "in ConvCodeWorld's static layout"
         )
     if logs.is_dir():
-        raise ConvtuiError(
-            f"--logs {logs} is a folder: load it first with convtui sessions import {logs} "
-            f"--db {options.db}, then replay with --logs {options.db}"
+        # ConvCodeWorld's layout: imported into --db first (once), then replayed from there.
+        import_logs(store, logs, options.data)
+        found = find_log_sets(
+            store, replace(options.wanted, origin=f"imported from {logs.resolve()}")
         )
+        return _found_or_explain(found, logs)
     with logs.open("rb") as handle:
         if handle.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
             raise ConvtuiError(
@@ -146,6 +149,10 @@ def _log_sets(options: StaticOptions, store: Store) -> list[LogSet]:
         with Store.open(logs) as source:
             found = find_log_sets(source, options.wanted)
             copy_sessions(source, store, [row for s in found for row in s.sessions])
+    return _found_or_explain(found, logs)
+
+
+def _found_or_explain(found: list[LogSet], logs: Path) -> list[LogSet]:
     if not found:
         raise ConvtuiError(
             f"no log set in {logs} matches: a log set is the finished sessions of one model "

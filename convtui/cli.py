@@ -33,6 +33,8 @@ from convtui.options import (
     ExtractOpt,
     FailUnderOpt,
     IdsOpt,
+    ImportDbOpt,
+    ImportDirArg,
     IncludeUnfinishedOpt,
     IsolationOpt,
     JobsOpt,
@@ -470,6 +472,24 @@ def sessions_show(
         from convtui.benchmarks.sessions_command import show_command
 
         show_command(db, session_id, as_json)
+
+
+@sessions_app.command("import")
+def sessions_import(
+    folder: ImportDirArg,
+    db: ImportDbOpt = Path("results.db"),
+    data: DataOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Load logs in ConvCodeWorld's static layout into the store: one run per reference
+    model and Ω (--protocol convcodeworld), one session per task, browsable with sessions
+    list/show and the app, and replayable with bench static. Importing again adds nothing.
+
+    Example: [bold]convtui sessions import ConvCodeBench/ --db ccb.db[/bold]"""
+    with user_errors():
+        from convtui.benchmarks.import_command import import_command
+
+        import_command(folder, db, as_json, data)
 
 
 @sessions_app.command("export")

@@ -450,3 +450,17 @@ LogUserOpt = Annotated[
         show_default=False,
     ),
 ]
+
+ImportDirArg = Annotated[
+    Path,
+    typer.Argument(
+        help="A folder in ConvCodeWorld's static layout: the one holding results/v0.3.6/ "
+        "(bigcodebench_<model>_CF..._ITER=k.jsonl and their _eval_results.json) and "
+        "bigcodebench/sanitized_calibrated_samples/instruct/ (turn 0), e.g. the published "
+        "ConvCodeBench logs or a sessions export --format convcodebench.",
+        show_default=False,
+    ),
+]
+ImportDbOpt = Annotated[
+    Path, typer.Option("--db", help="SQLite file to load the logs into (created if missing).")
+]

@@ -28,3 +28,8 @@ class AmbiguousIdError(StoreError):
 class ExportError(StoreError):
     """Sessions that cannot be exported as asked (unfinished ones, a log set that would mix
     configurations, an output folder that is not a previous export)."""
+
+
+class ImportFormatError(StoreError):
+    """A folder that is not in ConvCodeWorld's static layout, or a file in it that cannot be
+    read as that layout says."""

@@ -1,6 +1,5 @@
 """Exporting recorded sessions: JSONL transcripts (one object per session) and
-ConvCodeBench-style static log sets (``convtui sessions export``; layouts in SCHEMA.md,
-"Static logs (export)").
+ConvCodeWorld's static layout (``convtui sessions export``; sessions/ccw_files.py).
 
 Both read the whole selection in one snapshot, check it before writing a byte, and write
 sessions in a fixed order with sorted keys, so the same database exports identical files.
@@ -8,7 +7,7 @@ sessions in a fixed order with sorted keys, so the same database exports identic
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -66,8 +65,10 @@ def export_convcodebench(
     out_dir: Path,
     *,
     include_unfinished: bool = False,
+    headers: Mapping[str, str] | None = None,
 ) -> list[WrittenLogSet]:
-    """Write the sessions as static log sets under ``out_dir``, one folder per (model, Ω).
+    """Write the sessions under ``out_dir`` as ConvCodeWorld's static mode reads them, a log
+    set per (model, Ω, user); ``headers`` as in :func:`write_log_sets`.
 
     Refused, before anything is written, when a set would mix configs, kinds of user, or two
     sessions of one task, or when a target folder holds something other than an earlier
@@ -75,4 +76,4 @@ def export_convcodebench(
     with store.reading():
         rows = select_for_export(store, session_ids, include_unfinished=include_unfinished)
         plans = plan_log_sets(store, rows)
-        return write_log_sets(store, plans, out_dir)
+        return write_log_sets(store, plans, out_dir, headers)

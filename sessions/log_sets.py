@@ -36,6 +36,8 @@ class LogSetFilter:
     user: UserFilter | None = None
     feedback: tuple[str, ...] = ()
     task_ids: frozenset[str] | None = None
+    # Only the runs loaded from there (``runs.origin``, e.g. an imported folder).
+    origin: str | None = None
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,9 @@ def _query(wanted: LogSetFilter) -> tuple[str, list[object]]:
     if wanted.ref_model:
         sql += " AND s.model = ?"
         params.append(wanted.ref_model)
+    if wanted.origin:
+        sql += " AND r.origin = ?"
+        params.append(wanted.origin)
     return sql + " ORDER BY s.id", params
 
 

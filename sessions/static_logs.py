@@ -1,39 +1,48 @@
-"""ConvCodeBench-style static logs: recorded sessions frozen as log sets that a static replay
-reads instead of asking a feedback model or a person again (layout in SCHEMA.md, "Static logs
-(export)"; CCW's own files in notes/harness.md §2.8–2.9).
+"""``sessions export --format convcodebench``: recorded sessions written as the files
+ConvCodeWorld's static mode reads (layout in sessions/ccw_files.py), so its own ``run.py
+--option static`` and ``convtui bench static --logs`` replay them alike.
 
-A log set is the sessions of one reference model under one Ω. Its folder holds one JSONL file
-per turn index, one line per task that reached that turn, and a manifest with the config and
-a SHA-256 per file. At target turn t a replay reads file t−1: the reference's code, whether it
-passed, and the execution and verbal feedback recorded for it.
+A log set is the sessions of one reference model under one Ω with one kind of user. Every
+turn file holds every task of its set: a task whose session ended earlier is handed on with
+its last code. Beside ConvCodeWorld's folders, ``convtui-export.json`` lists the sets, their
+sessions and configs, and a SHA-256 per file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shutil
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
+from convtui.core.ccw.sanitize import calibrated_program
+from convtui.core.execution import ExecResult
+from convtui.core.feedback import failure_details, without_candidate_source
 from convtui.core.session import SessionConfig, Turn
 from convtui.sessions.browse import run_code_versions
+from convtui.sessions.ccw_files import (
+    RESULTS_DIR,
+    TURN0_DIR,
+    LogSetName,
+    eval_entry,
+    eval_file,
+    model_part,
+    turn0_file,
+    turn_line,
+)
 from convtui.sessions.errors import ExportError
 from convtui.sessions.records import SessionRow
 from convtui.sessions.store import Store
 from convtui.sessions.transcript import json_line
 
-STATIC_FORMAT = "convtui-static-logs"
-STATIC_VERSION = 1
-MANIFEST = "manifest.json"
-
-# ConvCodeWorld's file-name codes (its get_compact_gen_results_fn): UNIT is partial coverage.
-_EF_CODE = {"none": "", "partial": "_EF_UNIT", "full": "_EF_FULL"}
-_VF_CODE = {"none": "", "novice": "_SNF", "expert": "_SEF"}
+STATIC_FORMAT = "convtui-convcodebench-export"
+STATIC_VERSION = 2
+# Ours, beside ConvCodeWorld's folders: what was exported, from where, and each file's hash.
+MANIFEST = "convtui-export.json"
 
 
 @dataclass(frozen=True)
@@ -55,32 +64,6 @@ class WrittenLogSet:
     feedback: str
     sessions: int
     files: tuple[str, ...]
-
-
-def slug(text: str) -> str:
-    """A model spec as a file-name part: ``local:smollm2`` → ``local_smollm2`` (CCW replaces
-    ``/``; specs here also hold ``:`` and whole URLs)."""
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")
-    return cleaned or "model"
-
-
-def log_set_name(config: SessionConfig, user_kind: str, simulator: str | None) -> str:
-    """``<model>_CF[_EF_UNIT|_EF_FULL][_SNF|_SEF][_by_<who>]``, in the manner of CCW's
-    ``bigcodebench_<model>_CF_EF_UNIT_SNF_by_gpt-4o``; ``who`` is the simulator, ``human``,
-    or ``assist-<simulator>`` for drafts a person edited."""
-    omega = config.feedback
-    name = f"{slug(config.model)}_CF{_EF_CODE[omega.execution]}{_VF_CODE[omega.verbal]}"
-    if user_kind == "human":
-        name += "_by_human"
-    elif user_kind == "assist":
-        name += f"_by_assist-{slug(simulator)}" if simulator else "_by_assist"
-    elif user_kind == "simulator" and simulator:
-        name += f"_by_{slug(simulator)}"
-    return name
-
-
-def turn_file(name: str, turn: int) -> str:
-    return f"{name}_ITER={turn}.jsonl"
 
 
 def task_order(task_id: str) -> tuple[str, int, int, str]:
@@ -140,7 +123,9 @@ def _plan(store: Store, rows: Sequence[SessionRow]) -> LogSetPlan:
         by_task[row.task_id] = row.id
     ordered = sorted(rows, key=lambda row: task_order(row.task_id))
     return LogSetPlan(
-        name=log_set_name(config, first.user_kind, first.simulator),
+        name=LogSetName(
+            model_part(config.model), config.feedback, _by(config, first.user_kind, first.simulator)
+        ).stem,
         config=config,
         user_kind=first.user_kind,
         simulator=first.simulator,
@@ -156,22 +141,54 @@ def _who(row: SessionRow) -> str:
     return f"{row.user_kind}:{row.simulator}" if row.simulator else row.user_kind
 
 
-def write_log_sets(store: Store, plans: Sequence[LogSetPlan], out_dir: Path) -> list[WrittenLogSet]:
-    """Write each planned set to ``out_dir/<name>/``, replacing the folder of an earlier
-    export of the same name. Every target is checked before anything is written, so a refusal
-    leaves ``out_dir`` as it was."""
+def write_log_sets(
+    store: Store,
+    plans: Sequence[LogSetPlan],
+    out_dir: Path,
+    headers: Mapping[str, str] | None = None,
+) -> list[WrittenLogSet]:
+    """Write the planned sets under ``out_dir`` in ConvCodeWorld's static layout
+    (sessions/ccw_files.py), replacing an earlier export there. ``headers`` (task id -> the
+    task's code prompt) gives turn 0's eval entries the calibrated program BigCodeBench ran
+    under ``--protocol convcodeworld``. Every target is checked before anything is written, so
+    a refusal leaves ``out_dir`` as it was; the files are written beside it and moved in."""
     if out_dir.exists() and not out_dir.is_dir():
         raise ExportError(f"{out_dir} is a file; --out names a folder for convcodebench logs")
+    _check_replaceable(out_dir)
+    tables: dict[str, dict[str, tuple[bytes, list[dict]]]] = defaultdict(dict)
+    dates: dict[str, str] = {}
+    written = []
     for plan in plans:
-        _check_replaceable(out_dir / plan.name)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    return [_write_set(store, plan, out_dir) for plan in plans]
+        names = _write_set(store, plan, tables, dates, headers or {})
+        written.append(
+            WrittenLogSet(
+                plan.name,
+                out_dir,
+                plan.config.model,
+                plan.config.feedback.label,
+                len(plan.sessions),
+                tuple(names),
+            )
+        )
+    files = _serialise(tables, dates)
+    manifest = _manifest_of(store, plans, files)
+    partial = out_dir.with_name(f".{out_dir.name}.partial")
+    if partial.exists():  # left by an export that was killed mid-way
+        shutil.rmtree(partial)
+    for name, data in {**files, MANIFEST: manifest}.items():
+        path = partial / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    partial.rename(out_dir)
+    return written
 
 
 def _check_replaceable(folder: Path) -> None:
     """An existing folder may only be replaced when it holds exactly an earlier export:
     anything else in it might be someone's work."""
-    if not folder.exists():
+    if not folder.exists() or not any(folder.iterdir()):
         return
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
@@ -179,82 +196,151 @@ def _check_replaceable(folder: Path) -> None:
         listed = {MANIFEST, *(entry["name"] for entry in manifest.get("files", []))}
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         ours, listed = False, set()
-    present = {entry.name for entry in folder.iterdir()} if folder.is_dir() else {folder.name}
+    present = {str(path.relative_to(folder)) for path in folder.rglob("*") if not path.is_dir()}
     if not ours or not present <= listed:
         raise ExportError(
             f"{folder} exists and is not an earlier convtui export: move it or choose another --out"
         )
 
 
-def _write_set(store: Store, plan: LogSetPlan, out_dir: Path) -> WrittenLogSet:
-    target = out_dir / plan.name
-    partial = out_dir / f".{plan.name}.partial"
-    if partial.exists():  # left by an export that was killed mid-way
-        shutil.rmtree(partial)
-    partial.mkdir()
-    turns = max([plan.config.max_turns, *(row.turns_done for row in plan.sessions)])
-    names = [turn_file(plan.name, t) for t in range(turns)]
-    hashes = [hashlib.sha256() for _ in names]
-    counts = [0] * turns
-    handles: list[BinaryIO] = [(partial / name).open("wb") for name in names]
-    try:
-        for row in plan.sessions:
-            for turn in store.load_turns(row.id):
-                data = json_line(static_record(row, turn)).encode()
-                handles[turn.idx].write(data)
-                hashes[turn.idx].update(data)
-                counts[turn.idx] += 1
-    finally:
-        for handle in handles:
-            handle.close()
-    files = [
-        {"name": name, "turn": t, "records": counts[t], "sha256": hashes[t].hexdigest()}
-        for t, name in enumerate(names)
-    ]
-    manifest = _manifest(store, plan, files)
-    (partial / MANIFEST).write_text(
-        json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-        encoding="utf-8",
-        newline="\n",
+def _write_set(
+    store: Store,
+    plan: LogSetPlan,
+    tables: dict[str, dict[str, tuple[bytes, list[dict]]]],
+    dates: dict[str, str],
+    headers: Mapping[str, str],
+) -> list[str]:
+    """Add ``plan``'s lines and eval entries to ``tables`` (file -> task -> both); the turn-0
+    file is the model's, shared by its log sets, so a task must have one turn 0 there."""
+    config = plan.config
+    name = LogSetName(
+        model_part(config.model), config.feedback, _by(config, plan.user_kind, plan.simulator)
     )
-    if target.exists():
-        shutil.rmtree(target)
-    partial.rename(target)
-    return WrittenLogSet(
-        plan.name,
-        target,
-        plan.config.model,
-        plan.config.feedback.label,
-        len(plan.sessions),
-        (MANIFEST, *names),
-    )
+    turns = max([config.max_turns, *(row.turns_done for row in plan.sessions)])
+    zero = f"{TURN0_DIR}/{turn0_file(config.model)}"
+    paths = [zero] + [f"{RESULTS_DIR}/{name.turn_file(k)}" for k in range(1, turns)]
+    date = max(row.updated_utc for row in plan.sessions)
+    for row in plan.sessions:
+        recorded = store.load_turns(row.id)
+        if not recorded:
+            raise ExportError(
+                f"session {row.id} ({row.task_id}) has no turn: ConvCodeWorld's files need "
+                "every task's turn 0; leave it out of the export"
+            )
+        for k, path in enumerate(paths):
+            line, entry = _task_at(row, recorded, k, config, headers)
+            made = (json_line(line).encode(), entry)
+            if tables[path].setdefault(row.task_id, made) != made:
+                raise ExportError(
+                    f"two log sets of {config.model} have a different turn 0 for "
+                    f"{row.task_id}: ConvCodeWorld keeps one turn-0 file per model; export "
+                    "them to separate folders"
+                )
+            dates[path] = max(dates.get(path, date), date)
+    return [p for path in paths for p in (path, eval_file(path))]
 
 
-def static_record(row: SessionRow, turn: Turn) -> dict[str, Any]:
-    """One task at one turn: the reference's code and what was recorded about it. The
-    feedback fields are those the reference's next turn was given about this code."""
+def _serialise(
+    tables: Mapping[str, Mapping[str, tuple[bytes, list[dict]]]], dates: Mapping[str, str]
+) -> dict[str, bytes]:
+    """Every file's bytes, tasks in catalog order: the same sessions export the same bytes."""
+    files: dict[str, bytes] = {}
+    for path, by_task in tables.items():
+        order = sorted(by_task, key=task_order)
+        files[path] = b"".join(by_task[t][0] for t in order)
+        # Not the export time: the newest change to the sessions written there.
+        report = {"date": dates[path], "eval": {t: by_task[t][1] for t in order}}
+        files[eval_file(path)] = (json.dumps(report, ensure_ascii=False) + "\n").encode()
+    return files
+
+
+def _by(config: SessionConfig, user_kind: str, simulator: str | None) -> str | None:
+    """Who simulated the user, as the file name says it; ConvCodeWorld leaves it out when the
+    model simulated its own user. People (our extension) are ``human``."""
+    if user_kind == "human":
+        return "human"
+    if user_kind == "assist":
+        return f"assist-{model_part(simulator)}" if simulator else "assist"
+    if user_kind == "simulator" and simulator and simulator != config.model:
+        return model_part(simulator)
+    return None
+
+
+def _task_at(
+    row: SessionRow,
+    recorded: Sequence[Turn],
+    k: int,
+    config: SessionConfig,
+    headers: Mapping[str, str],
+) -> tuple[dict[str, Any], list[dict]]:
+    """Task ``row``'s line in turn ``k``'s file and its eval entry. A turn the session never
+    played takes its last code, with no feedback: after a pass that is ConvCodeWorld's
+    "Already solved"; after a session that stopped without passing, the log says so."""
+    turn = recorded[min(k, len(recorded) - 1)]
     result = turn.execution
-    passed, total = result.counts() if result is not None else (0, 0)
-    return {
-        "task_id": row.task_id,
-        "session_id": row.id,
-        "turn": turn.idx,
-        "reply": turn.reply,
-        "code": turn.code,
-        "compiled": turn.compiled,
-        "compile_feedback": turn.compile_feedback,
-        "status": result.status if result is not None else None,
-        "tests_passed": passed,
-        "tests_total": total,
-        "passed": turn.passed,
-        "execution_feedback": turn.execution_feedback,
-        "verbal_feedback": turn.verbal_feedback,
-        "feedback_source": turn.feedback_source,
-        "feedback_edited": turn.feedback_edited,
+    details = _details(result, config) if result is not None else {"ALL": "not run"}
+    status = "fail" if result is None else _STATUS.get(result.status, "fail")
+    solution = turn.code
+    if k == 0:
+        program = solution
+        if config.protocol == "convcodeworld" and row.task_id in headers:
+            program = calibrated_program(solution, headers[row.task_id])
+        return {"task_id": row.task_id, "solution": solution}, eval_entry(
+            row.task_id, program, status, details
+        )
+    if k >= len(recorded):
+        log = (
+            None if turn.passed else f"convtui: the session ended at turn {turn.idx} ({row.status})"
+        )
+        line = turn_line(row.task_id, solution, (None, None, None), log, k)
+    else:
+        # pot.py's ``iteration`` is its hop count: one past k once turn k repaired the code.
+        line = turn_line(row.task_id, solution, _feedback(recorded, k, config), turn.reply, k + 1)
+    return line, eval_entry(row.task_id, solution, status, details)
+
+
+_STATUS = {"pass": "pass", "timeout": "timeout"}
+
+
+def _feedback(
+    recorded: Sequence[Turn], k: int, config: SessionConfig
+) -> tuple[str | None, str | None, str | None]:
+    """The feedback turn ``k`` was given about turn k-1's code. ConvCodeWorld's protocol
+    records it with turn k (``Turn.received``); ours with turn k-1, where it was said."""
+    if config.protocol == "convcodeworld":
+        got = recorded[k].received
+        return (got.compilation, got.execution, got.user) if got else (None, None, None)
+    before = recorded[k - 1]
+    if before.passed:
+        return (None, None, None)
+    return (before.compile_feedback, before.execution_feedback, before.verbal_feedback)
+
+
+def _details(result: ExecResult, config: SessionConfig) -> dict[str, str]:
+    """BigCodeBench's ``details`` for ``result``: what its execution feedback is built from."""
+    if result.passed:
+        return {}
+    details = failure_details(result, bcb_messages=config.protocol == "convcodeworld")
+    if not config.ef_source_lines:
+        details = {name: without_candidate_source(text) for name, text in details.items()}
+    return details
+
+
+def _manifest_of(store: Store, plans: Sequence[LogSetPlan], files: Mapping[str, bytes]) -> bytes:
+    manifest = {
+        "format": STATIC_FORMAT,
+        "format_version": STATIC_VERSION,
+        "log_sets": [_manifest(store, plan) for plan in plans],
+        "files": [
+            {"name": name, "sha256": hashlib.sha256(data).hexdigest()}
+            for name, data in sorted(files.items())
+        ],
     }
+    text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return text.encode()
 
 
-def _manifest(store: Store, plan: LogSetPlan, files: list[dict[str, Any]]) -> dict[str, Any]:
+def _manifest(store: Store, plan: LogSetPlan) -> dict[str, Any]:
     config = plan.config
     run_ids = sorted({row.run_id for row in plan.sessions if row.run_id is not None})
     return {
@@ -292,5 +378,4 @@ def _manifest(store: Store, plan: LogSetPlan, files: list[dict[str, Any]]) -> di
             }
             for row in plan.sessions
         ],
-        "files": files,
     }

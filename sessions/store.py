@@ -112,6 +112,7 @@ class Store:
         feedback_labels: Sequence[str] | None = None,
         *,
         code_version: str | None = None,
+        origin: str | None = None,
     ) -> str:
         """Create a run and all its sessions (one per task and feedback label, status
         ``planned``) in one transaction; returns the run id.
@@ -135,8 +136,8 @@ class Store:
             db.execute(
                 "INSERT INTO runs (id, kind, config_json, config_hash, model, simulator, "
                 "feedback_json, context, selection, task_count, max_turns, status, "
-                "created_utc, code_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                "'planned', ?, ?)",
+                "created_utc, code_version, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "'planned', ?, ?, ?)",
                 (
                     run_id,
                     kind,
@@ -151,6 +152,7 @@ class Store:
                     config.max_turns,
                     now,
                     code_version or current_code_version(),
+                    origin,
                 ),
             )
             db.conn.executemany(

@@ -278,3 +278,41 @@ def test_replaying_the_embedded_model_against_its_own_run_gives_the_same_code(tm
     assert again.returncode == 0, again.stderr
     assert_replay_matches_live(db)
     assert purposes(db, "static").count("simulate") == 0
+
+
+CCW_FOLDER = Path(__file__).parents[1] / "fixtures" / "ccw_static"
+
+
+def test_a_folder_in_convcodeworlds_layout_imports_and_replays(tmp_path):
+    """The hand-written ConvCodeWorld folder (tests/fixtures/ccw_static) is imported into
+    --db and replayed: the target is handed the recorded novice's words, /8's passing turn 1
+    is handed on without a call, and no simulator is asked."""
+    rows = [("generate", FAILING)] + [
+        ("generate", _fixed("def task_func(T1, RANGE=100):\n    return 0"))
+    ] * 3
+    path = tmp_path / "target.jsonl"
+    path.write_text("".join(json.dumps({"purpose": p, "text": t}) + "\n" for p, t in rows))
+    db = tmp_path / "replay.db"
+    done = replay(db, CCW_FOLDER, "--model", f"mock:{path}")
+    assert done.returncode == 0, done.stderr
+    static = turns_of(db, "static")
+    assert sorted(static) == [
+        (t, k) for t in ("BigCodeBench/3", "BigCodeBench/8") for k in range(3)
+    ]
+    assert static[("BigCodeBench/8", 2)][1] == 1 and static[("BigCodeBench/8", 2)][3] is None
+    assert purposes(db, "static").count("simulate") == 0
+    with sqlite3.connect(db) as conn:
+        (words,) = conn.execute(
+            "SELECT t.received_json FROM turns t JOIN sessions s ON s.id = t.session_id "
+            "JOIN runs r ON r.id = s.run_id WHERE r.kind = 'static' AND s.task_id = ? "
+            "AND t.idx = 1",
+            ("BigCodeBench/3",),
+        ).fetchone()
+        origin = conn.execute("SELECT origin FROM runs WHERE kind = 'live'").fetchone()[0]
+    assert json.loads(words)["user"] == "Return a dictionary keyed by the letters, not a list."
+    assert origin == f"imported from {CCW_FOLDER.resolve()}"
+    # The same command again replays nothing new and imports nothing twice.
+    again = replay(db, CCW_FOLDER, "--model", f"mock:{path}")
+    assert again.returncode == 0, again.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 2

@@ -1,0 +1,283 @@
+"""``convtui sessions import DIR``: a folder in ConvCodeWorld's static layout (its published
+ConvCodeBench logs, or our own ``sessions export --format convcodebench``) loaded into the
+store, one run per log set (reference model x Ω x simulator), one session per task.
+
+Each run is a ``live`` run of ``--protocol convcodeworld`` (that is what the files record),
+with ``runs.origin`` naming the folder. A task's turn k is file k's code with BigCodeBench's
+verdict from the eval file beside it, and the feedback recorded in file k
+(``Turn.received``: what turn k was given about turn k-1's code). The verdict is rebuilt as
+an ``ExecResult`` whose execution feedback renders as ``pot.py``'s ``get_execution_feedback``
+renders the eval's ``details``. A line with no compilation feedback after turn 0 was handed
+on unchanged ("Already solved", or a session that stopped): the session ends before it.
+Importing the same folder again adds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from convtui.core.evaluate import FeedbackSettings, render_execution
+from convtui.core.execution import ExecResult, TestOutcome
+from convtui.core.feedback import compile_feedback
+from convtui.core.protocol import build_config
+from convtui.core.session import SessionConfig, SessionStatus, Turn, TurnFeedback
+from convtui.core.tasks import Task
+from convtui.sessions.ccw_files import (
+    TURN0_SUFFIX,
+    LogSetName,
+    eval_file,
+    model_part,
+    parse_turn_file,
+)
+from convtui.sessions.codec import run_config_hash
+from convtui.sessions.errors import ImportFormatError
+from convtui.sessions.store import Store
+
+
+@dataclass(frozen=True)
+class FolderSet:
+    """One log set found in a folder: its turn-0 file and its turn files, in turn order."""
+
+    name: LogSetName
+    model: str  # as the turn-0 file spells it, "/" restored
+    files: tuple[Path, ...]  # turn 0, 1, ..., N-1
+
+
+@dataclass(frozen=True)
+class ImportedSet:
+    run_id: str
+    name: str
+    model: str
+    feedback: str
+    sessions: int
+    turns: int
+    already: bool  # imported before: nothing was added
+
+
+def find_sets(folder: Path) -> list[FolderSet]:
+    """The log sets under ``folder`` (outputs of a static run, under ``static/``, are not
+    logs), or one clear error saying what is missing."""
+    if not folder.is_dir():
+        raise ImportFormatError(f"{folder} is not a folder in ConvCodeWorld's static layout")
+    turn0 = {
+        model_part(path.name.removesuffix(TURN0_SUFFIX).replace("--", "/")): path
+        for path in sorted(folder.rglob(f"*{TURN0_SUFFIX}"))
+        if "static" not in path.relative_to(folder).parts
+    }
+    turns: dict[LogSetName, dict[int, Path]] = defaultdict(dict)
+    for path in sorted(folder.rglob("bigcodebench_*.jsonl")):
+        parsed = parse_turn_file(path.name)
+        if parsed is not None and "static" not in path.relative_to(folder).parts:
+            turns[parsed[0]][parsed[1]] = path
+    if not turns:
+        raise ImportFormatError(
+            f"{folder} holds no ConvCodeWorld turn file (results/v0.3.6/bigcodebench_<model>_CF"
+            "...jsonl): give the folder that holds results/ and bigcodebench/"
+        )
+    found = []
+    for name, by_turn in sorted(turns.items(), key=lambda item: item[0].stem):
+        zero = turn0.get(name.model)
+        if zero is None:
+            raise ImportFormatError(
+                f"{folder} has {name.stem}.jsonl but not its turn-0 file "
+                f"(bigcodebench/sanitized_calibrated_samples/instruct/<model>{TURN0_SUFFIX})"
+            )
+        last = max(by_turn)
+        missing = [k for k in range(1, last + 1) if k not in by_turn]
+        if missing:
+            raise ImportFormatError(
+                f"{name.stem}: turn file{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(str(k) for k in missing)} missing (ITER=k); every turn up to "
+                f"{last} is needed"
+            )
+        model = zero.name.removesuffix(TURN0_SUFFIX).replace("--", "/")
+        files = (zero, *(by_turn[k] for k in range(1, last + 1)))
+        found.append(FolderSet(name, model, files))
+    return found
+
+
+def import_folder(
+    store: Store, folder: Path, tasks: Mapping[str, Task], *, selected: Sequence[FolderSet]
+) -> list[ImportedSet]:
+    """Import ``selected`` sets (from :func:`find_sets`) of ``folder`` into ``store``."""
+    return [_import_set(store, folder, found, tasks) for found in selected]
+
+
+def set_config(found: FolderSet) -> SessionConfig:
+    feedback = found.name.feedback
+    simulator = None
+    if feedback.verbal != "none":
+        simulator = found.name.by if found.name.by else found.model
+    return build_config(
+        "convcodeworld",
+        model=found.model,
+        feedback=feedback,
+        simulator=simulator,
+        turns=len(found.files) - 1,
+    )
+
+
+def _import_set(
+    store: Store, folder: Path, found: FolderSet, tasks: Mapping[str, Task]
+) -> ImportedSet:
+    config = set_config(found)
+    label = config.feedback.label
+    selection = f"imported;{found.name.stem}"
+    key = run_config_hash(config, [label])
+    lines = [_lines(path) for path in found.files]
+    evals = [_evals(path) for path in found.files]
+    task_ids = list(lines[0])
+    for task_id in task_ids:
+        if task_id not in tasks:
+            raise ImportFormatError(
+                f"{found.files[0]}: task {task_id} is not in the task catalog "
+                "(is CONVTUI_DATA_DIR set to the BigCodeBench data?)"
+            )
+    existing = store.find_finished_run(key, selection)
+    if existing is not None:
+        return ImportedSet(
+            existing, found.name.stem, found.model, label, len(task_ids), len(lines), True
+        )
+    run_id = store.create_run(
+        "live", config, selection, task_ids, origin=f"imported from {folder.resolve()}"
+    )
+    settings = FeedbackSettings.of(config)
+    for row in store.run_sessions(run_id):
+        task = tasks[row.task_id]
+        turns = _task_turns(row.task_id, task, lines, evals, found, settings)
+        for turn in turns:
+            status: SessionStatus = "running"
+            if turn.idx == turns[-1].idx:
+                status = _final_status(turns, config.max_turns)
+            store.save_turn(row.id, turn, status)
+    store.finish_run(run_id, "done")
+    return ImportedSet(
+        run_id, found.name.stem, found.model, label, len(task_ids), len(lines), False
+    )
+
+
+def _final_status(turns: Sequence[Turn], max_turns: int) -> SessionStatus:
+    if turns[-1].passed:
+        return "solved"
+    return "exhausted" if len(turns) >= max_turns else "stalled"
+
+
+def _task_turns(
+    task_id: str,
+    task: Task,
+    lines: Sequence[Mapping[str, dict[str, Any]]],
+    evals: Sequence[Mapping[str, dict[str, Any]]],
+    found: FolderSet,
+    settings: FeedbackSettings,
+) -> list[Turn]:
+    turns: list[Turn] = []
+    for k, (file_lines, file_evals) in enumerate(zip(lines, evals, strict=True)):
+        where = found.files[k].name
+        line = file_lines.get(task_id)
+        entry = file_evals.get(task_id)
+        if line is None or entry is None:
+            missing = where if line is None else eval_file(where)
+            raise ImportFormatError(f"{missing} has no entry for {task_id}")
+        if k > 0 and line.get("compilation_feedback") is None:
+            break  # handed on unchanged: the session ended at turn k-1
+        result = result_from_eval(entry, where)
+        code = str(line.get("solution") or "")
+        compiled = compile_feedback(code, compat="ccw")
+        received = None
+        if k > 0:
+            user = line.get("user_feedback")
+            source = f"simulator:{found.name.feedback.verbal}:{found.name.by or found.model}"
+            received = TurnFeedback(
+                compilation=line.get("compilation_feedback"),
+                execution=line.get("execution_feedback"),
+                user=user,
+                user_source=source if user is not None else "none",
+            )
+        log = line.get("log")
+        turns.append(
+            Turn(
+                idx=k,
+                reply=log if isinstance(log, str) else "",
+                code=code,
+                compiled=compiled.ok,
+                compile_feedback=compiled.text,
+                execution=result,
+                execution_feedback=(
+                    render_execution(task, result, settings) if compiled.ok else None
+                ),
+                notes=(f"imported from ConvCodeWorld's {where}",),
+                received=received,
+            )
+        )
+    return turns
+
+
+def result_from_eval(entry: Mapping[str, Any], where: str = "eval") -> ExecResult:
+    """An ``ExecResult`` whose BigCodeBench ``details`` (``feedback.failure_details``) are
+    ``entry``'s, in the same order: the names in the order given are failures as long as they
+    stay sorted (unittest runs tests by name, failures before errors), errors after."""
+    status = entry.get("status")
+    details = entry.get("details") or {}
+    if status not in ("pass", "fail", "timeout") or not isinstance(details, dict):
+        raise ImportFormatError(
+            f"{where}: an eval entry needs status pass|fail|timeout and details"
+        )
+    if status == "pass":
+        return ExecResult("pass", isolation="imported")
+    run_status = "timeout" if status == "timeout" else "fail"
+    if not details:
+        return ExecResult(run_status, isolation="imported")  # type: ignore[arg-type]
+    if set(details) == {"ALL"}:
+        text = str(details.get("ALL", ""))
+        return ExecResult(
+            "timeout" if status == "timeout" else "error",
+            isolation="imported",
+            detail=text,
+            error_message=text,
+        )
+    tests = []
+    previous = ""
+    failing = True
+    for name, traceback in details.items():
+        if name < previous:
+            failing = False
+        previous = name
+        tests.append(TestOutcome(name, "fail" if failing else "error", 0.0, str(traceback)))
+    return ExecResult(run_status, tests=tuple(tests), isolation="imported")  # type: ignore[arg-type]
+
+
+def _lines(path: Path) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    with path.open(encoding="utf-8") as handle:
+        for number, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            try:
+                line = json.loads(text)
+            except ValueError:
+                raise ImportFormatError(f"{path}:{number} is not a JSON line") from None
+            if not isinstance(line, dict) or "task_id" not in line or "solution" not in line:
+                raise ImportFormatError(f"{path}:{number} lacks task_id or solution")
+            found[str(line["task_id"])] = line
+    return found
+
+
+def _evals(path: Path) -> dict[str, dict[str, Any]]:
+    target = path.with_name(eval_file(path.name))
+    try:
+        report = json.loads(target.read_text(encoding="utf-8"))
+        entries = report["eval"]
+        return {task_id: found[0] for task_id, found in entries.items()}
+    except FileNotFoundError:
+        raise ImportFormatError(
+            f"{target.name} is missing beside {path.name}: BigCodeBench's verdicts are needed"
+        ) from None
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        raise ImportFormatError(
+            f'{target} is not an eval results file ({{"eval": {{task_id: [entry]}}}})'
+        ) from None
