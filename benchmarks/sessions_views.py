@@ -142,7 +142,10 @@ def turn_view(turn: Turn, feedback_label: str) -> list[RenderableType]:
     else:
         passed, total = result.counts()
         title.append_text(status_text(result.status))
-        title.append(f" · {passed}/{total} tests passed")
+        if result.isolation == "imported":  # BigCodeBench's reports name failing tests only
+            title.append(" · imported verdict", style="dim")
+        else:
+            title.append(f" · {passed}/{total} tests passed")
     parts: list[RenderableType] = [Rule(title, align="left"), *_received(turn)]
     code = turn.code.rstrip("\n") or "# (no code)"
     parts.append(

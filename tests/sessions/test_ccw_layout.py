@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -177,3 +179,26 @@ def test_export_then_import_loses_no_code_feedback_or_verdict(tmp_path: Path) ->
             assert failure_details(back[task_id][k - 1].execution) == failure_details(
                 turns[k - 1].execution
             )
+
+
+def test_the_command_line_imports_then_shows_an_imported_session(tmp_path: Path) -> None:
+    db = tmp_path / "ccb.db"
+    run = [sys.executable, "-m", "convtui", "sessions"]
+    done = subprocess.run(
+        [*run, "import", str(FIXTURE), "--db", str(db), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    (imported,) = json.loads(done.stdout)
+    assert imported["log_set"] == "bigcodebench_acme_coder-1b_CF_EF_FULL_SNF_by_gpt-4o"
+    with Store.open(db) as store:
+        sid = {r.task_id: r.id for r in store.run_sessions(imported["run_id"])}["BigCodeBench/8"]
+    shown = subprocess.run(
+        [*run, "show", sid, "--db", str(db)], capture_output=True, text=True, check=False
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "You forgot to import Counter." in shown.stdout
+    # A BigCodeBench report names failing tests only: no made-up test counts.
+    assert "imported verdict" in shown.stdout and "tests passed" not in shown.stdout
