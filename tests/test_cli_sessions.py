@@ -163,13 +163,12 @@ def test_export_convcodebench_writes_a_log_set(db: Path, tmp_path: Path) -> None
         "sessions", "export", sid, "--db", str(db), "--format", "convcodebench", "--out", str(out)
     )
     assert done.returncode == 0, done.stderr
-    (folder,) = out.iterdir()
-    assert folder.name == "local_smollm2_CF_EF_FULL_SNF_by_assist-openai_gpt-4o"
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["session_ids"] == [sid]
-    assert sorted(p.name for p in folder.iterdir()) == sorted(
-        ["manifest.json", *(f["name"] for f in manifest["files"])]
-    )
+    stem = "bigcodebench_local_smollm2_CF_EF_FULL_SNF_by_assist-openai_gpt-4o"
+    assert (out / "results" / "v0.3.6" / f"{stem}.jsonl").is_file()
+    manifest = json.loads((out / "convtui-export.json").read_text(encoding="utf-8"))
+    assert manifest["log_sets"][0]["session_ids"] == [sid]
+    present = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert present == sorted(["convtui-export.json", *(f["name"] for f in manifest["files"])])
 
 
 def test_export_needs_a_selection_and_a_known_format(db: Path) -> None:
@@ -300,7 +299,7 @@ def test_the_default_convcodebench_export_folder_is_git_ignored(db: Path) -> Non
     done = convtui("sessions", "export", sid, "--db", str(db), "--format", "convcodebench")
     assert done.returncode == 0, done.stderr
     (folder,) = (p for p in db.parent.iterdir() if p.is_dir())  # the default: beside the db
-    written = next(folder.rglob("manifest.json")).relative_to(db.parent)
+    written = next(folder.rglob("*_eval_results.json")).relative_to(db.parent)
     ignored = subprocess.run(
         ["git", "-C", str(root), "check-ignore", "--no-index", "-q", str(written)],
         check=False,

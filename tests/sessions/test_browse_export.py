@@ -236,68 +236,70 @@ def test_jsonl_export_is_byte_identical_twice(store: Store, recorded: dict[str, 
 # --- ConvCodeBench static logs ---------------------------------------------------------------
 
 
-def read_set(folder: Path) -> tuple[dict, dict[int, list[dict]]]:
-    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    turns = {
-        entry["turn"]: [json.loads(line) for line in (folder / entry["name"]).open()]
-        for entry in manifest["files"]
-    }
-    return manifest, turns
+RESULTS = "results/v0.3.6"
+TURN0 = (
+    "bigcodebench/sanitized_calibrated_samples/instruct/"
+    "local_smollm2--bigcodebench-instruct--vllm-0-1-sanitized-calibrated.jsonl"
+)
 
 
-def test_convcodebench_layout_manifest_and_hashes(
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def read_eval(path: Path) -> dict[str, dict]:
+    report = json.loads(path.with_name(path.stem + "_eval_results.json").read_text())
+    return {task_id: entries[0] for task_id, entries in report["eval"].items()}
+
+
+def test_convcodebench_layout_is_convcodeworlds_static_files(
     store: Store, recorded: dict[str, str], tmp_path: Path
 ) -> None:
-    written = export_convcodebench(store, finished(recorded), tmp_path / "logs")
+    out = tmp_path / "logs"
+    written = export_convcodebench(store, finished(recorded), out)
 
-    name = "local_smollm2_CF_EF_UNIT_SNF_by_human"
-    assert [w.name for w in written] == [name]
-    folder = tmp_path / "logs" / name
-    files = [f"{name}_ITER={t}.jsonl" for t in range(3)]
-    assert sorted(p.name for p in folder.iterdir()) == sorted([MANIFEST, *files])
+    stem = "bigcodebench_local_smollm2_CF_EF_UNIT_SNF_by_human"
+    assert [w.name for w in written] == [stem]
+    turn_files = [TURN0, f"{RESULTS}/{stem}.jsonl", f"{RESULTS}/{stem}_ITER=2.jsonl"]
+    evals = [name.removesuffix(".jsonl") + "_eval_results.json" for name in turn_files]
+    present = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert present == sorted([MANIFEST, *turn_files, *evals])
 
-    manifest, turns = read_set(folder)
-    assert manifest["format"] == "convtui-static-logs" and manifest["format_version"] == 1
-    assert (manifest["model"], manifest["feedback"]) == (MODEL, "CF,EF:partial,VF:novice")
-    assert (manifest["context"], manifest["partial_rule"], manifest["max_turns"]) == (
-        "markov",
-        "ccw",
-        3,
-    )
-    assert manifest["user_kind"] == "human"
-    assert manifest["config"] == as_json(novice_config().to_dict())
-    assert manifest["code_versions"] == [] and manifest["run_ids"] == []
-    # Catalog order: /2 before /7 before /10.
-    order = ["BigCodeBench/2", "BigCodeBench/7", "BigCodeBench/10"]
-    assert manifest["task_ids"] == order
-    assert manifest["session_ids"] == [
-        recorded["exhausted"],
-        recorded["first_try"],
-        recorded["solved"],
-    ]
-    assert [s["first_pass_turn"] for s in manifest["sessions"]] == [None, 0, 1]
-    assert manifest["created_utc"] == max(
-        store.session(sid).updated_utc for sid in finished(recorded)
-    )
+    manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
     for entry in manifest["files"]:
-        data = (folder / entry["name"]).read_bytes()
-        assert entry["sha256"] == hashlib.sha256(data).hexdigest()
-        assert entry["records"] == len(data.splitlines())
-
-    assert [r["task_id"] for r in turns[0]] == order
-    assert [r["task_id"] for r in turns[1]] == ["BigCodeBench/2", "BigCodeBench/10"]
-    assert [r["task_id"] for r in turns[2]] == ["BigCodeBench/2"]
-    # What a replay's turn 1 reads for /10: the reference's turn-0 code and its feedback.
-    ref = turns[0][2]
-    want = edited(turn(0))
-    assert (ref["code"], ref["passed"], ref["status"]) == (want.code, False, "fail")
-    assert ref["execution_feedback"] == want.execution_feedback
-    assert (ref["verbal_feedback"], ref["feedback_source"], ref["feedback_edited"]) == (
-        "Drop the + 1 at the end.",
+        assert entry["sha256"] == hashlib.sha256((out / entry["name"]).read_bytes()).hexdigest()
+    (logged,) = manifest["log_sets"]
+    assert (logged["model"], logged["feedback"], logged["user_kind"]) == (
+        MODEL,
+        "CF,EF:partial,VF:novice",
         "human",
-        True,
     )
-    assert (ref["tests_passed"], ref["tests_total"]) == (1, 2)
+    assert logged["config"] == as_json(novice_config().to_dict())
+
+    files = [read_jsonl(out / name) for name in turn_files]
+    # Every file holds every task, in catalog order: /2 before /7 before /10.
+    order = ["BigCodeBench/2", "BigCodeBench/7", "BigCodeBench/10"]
+    assert all([line["task_id"] for line in lines] == order for lines in files)
+    assert set(files[0][0]) == {"task_id", "solution"}
+    # /10's turn 1 line: its turn-1 code with the feedback given about turn 0's code, which
+    # our protocol records with turn 0 (a person rewrote the simulator's draft).
+    ten = files[1][2]
+    want = edited(turn(0))
+    assert (ten["solution"], ten["iteration"]) == (turn(1, passed=True).code, 2)
+    assert (ten["compilation_feedback"], ten["execution_feedback"], ten["user_feedback"]) == (
+        want.compile_feedback,
+        want.execution_feedback,
+        "Drop the + 1 at the end.",
+    )
+    # /7 passed at turn 0 and /10 at turn 1: handed on as ConvCodeWorld's "Already solved".
+    for line in (files[1][1], files[2][1], files[2][2]):
+        assert (line["compilation_feedback"], line["user_feedback"]) == (None, None)
+    assert files[2][2]["solution"] == ten["solution"]
+    # BigCodeBench's verdicts beside each file; a failure keeps its traceback per test.
+    verdicts = [read_eval(out / name) for name in turn_files]
+    assert [verdicts[k]["BigCodeBench/10"]["status"] for k in range(3)] == ["fail", "pass", "pass"]
+    assert verdicts[0]["BigCodeBench/10"]["details"]["test_types"].startswith("Traceback")
+    assert verdicts[2]["BigCodeBench/2"]["status"] == "fail"
 
 
 def test_convcodebench_export_is_byte_identical_twice(
@@ -350,10 +352,11 @@ def test_one_task_twice_in_a_set_is_refused(
 def test_each_model_and_feedback_setting_gets_its_own_set(
     store: Store, recorded: dict[str, str], tmp_path: Path
 ) -> None:
+    # Same turn 0 as the novice set's /10: ConvCodeWorld keeps one turn-0 file per model.
     expert = record(
         store,
         "BigCodeBench/10",
-        [turn(0, passed=True)],
+        [edited(turn(0)), turn(1, passed=True)],
         "solved",
         cfg=novice_config(feedback=FeedbackConfig("full", "expert")),
     )
@@ -363,8 +366,8 @@ def test_each_model_and_feedback_setting_gets_its_own_set(
         ("CF,EF:partial,VF:novice", 1),
     ]
     assert [w.name for w in written] == [
-        "local_smollm2_CF_EF_FULL_SEF_by_human",
-        "local_smollm2_CF_EF_UNIT_SNF_by_human",
+        "bigcodebench_local_smollm2_CF_EF_FULL_SEF_by_human",
+        "bigcodebench_local_smollm2_CF_EF_UNIT_SNF_by_human",
     ]
 
 
@@ -375,8 +378,8 @@ def test_benchmark_sessions_name_their_run_and_code_version(store: Store, tmp_pa
     store.save_turn(session.id, turn(0, passed=True), "solved")
 
     (written,) = export_convcodebench(store, [session.id], tmp_path / "logs")
-    assert written.name == "local_smollm2_CF_EF_UNIT_SNF_by_openai_gpt-4o"
-    manifest, _ = read_set(written.folder)
+    assert written.name == "bigcodebench_local_smollm2_CF_EF_UNIT_SNF_by_openai_gpt-4o"
+    (manifest,) = json.loads((written.folder / MANIFEST).read_text())["log_sets"]
     assert manifest["run_ids"] == [run_id]
     assert manifest["code_versions"] == ["0.1.0+gabc"]
     assert manifest["user_kind"] == "simulator" and manifest["simulator"] == "openai:gpt-4o"
@@ -385,9 +388,24 @@ def test_benchmark_sessions_name_their_run_and_code_version(store: Store, tmp_pa
 def test_a_folder_that_is_not_an_earlier_export_is_left_alone(
     store: Store, recorded: dict[str, str], tmp_path: Path
 ) -> None:
-    folder = tmp_path / "logs" / "local_smollm2_CF_EF_UNIT_SNF_by_human"
+    folder = tmp_path / "logs" / "results"
     folder.mkdir(parents=True)
     (folder / "notes.txt").write_text("mine")
     with pytest.raises(ExportError, match="not an earlier convtui export"):
         export_convcodebench(store, finished(recorded), tmp_path / "logs")
     assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+
+
+def test_two_sets_of_one_model_with_different_turn_0_are_refused(
+    store: Store, recorded: dict[str, str], tmp_path: Path
+) -> None:
+    expert = record(
+        store,
+        "BigCodeBench/10",
+        [turn(0, passed=True)],
+        "solved",
+        cfg=novice_config(feedback=FeedbackConfig("full", "expert")),
+    )
+    with pytest.raises(ExportError, match="one turn-0 file per model"):
+        export_convcodebench(store, [recorded["solved"], expert], tmp_path / "logs")
+    assert not (tmp_path / "logs").exists()
