@@ -40,6 +40,12 @@ def session_status(status: str) -> Text:
     return Text(status, style=_SESSION_STYLE.get(status, ""))
 
 
+def _listed_user(s: SessionSummary) -> str:
+    """The user column: who gave feedback, the annotator's name, a replay marked as such."""
+    who = f"{s.user_kind}:{s.annotator}" if s.annotator else s.user_kind
+    return f"replay·{who}" if s.reference_session_id else who
+
+
 def _user(user_kind: str, simulator: str | None) -> str:
     return f"{user_kind} ({simulator})" if simulator else user_kind
 
@@ -85,7 +91,7 @@ def session_table(
             Text(s.task_id),
             _cut(s.model),
             _cut(s.feedback),
-            _cut(s.user_kind),
+            _cut(_listed_user(s)),
             session_status(s.status),
             f"{s.turns_done}/{s.max_turns}",
             "-" if s.first_pass_turn is None else f"T{s.first_pass_turn}",
@@ -107,6 +113,10 @@ def session_detail(detail: SessionDetail) -> RenderableType:
     head.add_row("model", Text(s.model))
     head.add_row("Ω", Text(s.feedback))
     head.add_row("user", Text(_user(s.user_kind, s.simulator)))
+    if s.annotator:
+        head.add_row("annotator", Text(s.annotator))
+    if s.reference_session_id:
+        head.add_row("replays", Text(f"session {s.reference_session_id} (static replay)"))
     head.add_row("status", session_status(s.status))
     first = "never" if s.first_pass_turn is None else f"turn {s.first_pass_turn}"
     head.add_row("turns", f"{s.turns_done} of {s.max_turns} · first pass: {first}")

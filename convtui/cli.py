@@ -18,6 +18,7 @@ from convtui.choices import (
 )
 from convtui.errors import OneLineErrors, user_errors
 from convtui.options import (
+    AnnotatorOpt,
     ChatTemplateOpt,
     CheckCodeOpt,
     CheckFeedbackOpt,
@@ -241,6 +242,7 @@ def session(
     python: PythonOpt = None,
     jobs: JobsOpt = None,
     isolation: IsolationOpt = IsolationChoice.auto,
+    annotator: AnnotatorOpt = None,
 ) -> None:
     """Play one task in the terminal app: the model codes, the tests run, you give feedback.
 
@@ -271,6 +273,7 @@ def session(
             partial_rule.value if partial_rule else None,
             extract.value if extract else None,
             chat_template,
+            annotator,
         )
         exit_code = run_session(options, load_catalog(suite.value, data))
     raise typer.Exit(exit_code)

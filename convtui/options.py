@@ -451,6 +451,15 @@ LogUserOpt = Annotated[
     ),
 ]
 
+AnnotatorOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--annotator",
+        help="Who gives the feedback, recorded with human and assisted sessions so that "
+        "replays and reports can tell annotators apart (default: your login name).",
+        show_default=False,
+    ),
+]
 ImportDirArg = Annotated[
     Path,
     typer.Argument(

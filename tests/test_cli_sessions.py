@@ -305,3 +305,31 @@ def test_the_default_convcodebench_export_folder_is_git_ignored(db: Path) -> Non
         check=False,
     )
     assert ignored.returncode == 0, f"{written} is not ignored by .gitignore"
+
+
+# --- annotators and replays -----------------------------------------------------------------
+
+
+def test_list_and_show_name_the_annotator_and_the_replayed_session(tmp_path: Path) -> None:
+    path = tmp_path / "replays.db"
+    with Store.open(path) as store:
+        person = store.create_interactive_session(
+            "BigCodeBench/13", CONFIG, "human", annotator="ana"
+        )
+        store.save_turn(person, a_turn(0, True), "solved")
+        run_id = store.create_static_run(
+            CONFIG, "static;x", [store.session(person)], {"log_set": "x"}
+        )
+        (replayed,) = store.run_sessions(run_id)
+        store.save_turn(replayed.id, a_turn(0, True), "solved")
+    listed = convtui("sessions", "list", "--db", str(path), "--json")
+    assert listed.returncode == 0, listed.stderr
+    by_id = {s["id"]: s for s in json.loads(listed.stdout)}
+    assert by_id[person]["annotator"] == "ana"
+    assert by_id[replayed.id]["reference_session_id"] == person
+    table = convtui("sessions", "list", "--db", str(path))
+    assert "human:ana" in table.stdout and "replay·" in table.stdout  # cut to fit at 80
+    shown = convtui("sessions", "show", replayed.id, "--db", str(path))
+    assert shown.returncode == 0, shown.stderr
+    assert f"session {person} (static replay)" in shown.stdout
+    assert "annotator" in shown.stdout and "ana" in shown.stdout

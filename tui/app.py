@@ -35,6 +35,7 @@ class Launch:
     plan: SessionPlan | None = None
     query: str = ""
     error: str = ""
+    annotator: str | None = None
 
 
 class ConvTuiApp(App):
@@ -125,7 +126,10 @@ class ConvTuiApp(App):
         except ConvtuiError as exc:
             self.notify(str(exc), severity="error", markup=False)
             return
-        self._open_session(SessionPlan(task, self.launch.config, self.launch.user))
+        launch = self.launch
+        self._open_session(
+            SessionPlan(task, launch.config, launch.user, annotator=launch.annotator)
+        )
 
     def _open_session(self, plan: SessionPlan) -> None:
         screen = SessionScreen(self.services, plan)

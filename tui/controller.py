@@ -53,6 +53,8 @@ class SessionPlan:
     config: SessionConfig
     user: UserMode = "human"
     resume_id: str | None = None
+    # Who gives the feedback (``--annotator``), recorded with human and assisted sessions.
+    annotator: str | None = None
 
     @property
     def user_kind(self) -> UserKind:
@@ -163,7 +165,7 @@ class SessionController:
         store = self.services.store
         if self.session_id is None:
             self.session_id = store.create_interactive_session(
-                self.task.id, self.config, self.plan.user_kind
+                self.task.id, self.config, self.plan.user_kind, annotator=self.plan.annotator
             )
         else:
             # A call left "started" died with the app that made it; it is made again.

@@ -4,6 +4,7 @@ resumed one, or the task picker), runs it, and closes everything however it ende
 
 from __future__ import annotations
 
+import getpass
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -46,6 +47,7 @@ class SessionOptions:
     partial_rule: PartialRule | None = None
     extract: ExtractMode | None = None
     chat_template: Path | None = None
+    annotator: str | None = None  # None: the login name (default_annotator)
 
 
 def omega_for(feedback: str, user: UserMode) -> FeedbackConfig:
@@ -139,16 +141,25 @@ def plan_launch(
     from convtui.tui.app import Launch
 
     user = options.user
+    who = options.annotator or default_annotator()
     if options.resume:
         return Launch(catalog, config, user, resumed_plan(store, catalog, options.resume))
     if options.task:
         try:
-            return Launch(
-                catalog, config, user, SessionPlan(catalog.get(options.task), config, user)
-            )
+            plan = SessionPlan(catalog.get(options.task), config, user, annotator=who)
+            return Launch(catalog, config, user, plan, annotator=who)
         except UnknownTaskError as exc:
-            return Launch(catalog, config, user, query=options.task, error=f"{exc}; pick one here")
-    return Launch(catalog, config, user)
+            error = f"{exc}; pick one here"
+            return Launch(catalog, config, user, query=options.task, error=error, annotator=who)
+    return Launch(catalog, config, user, annotator=who)
+
+
+def default_annotator() -> str:
+    """The login name: who sits at the terminal, unless ``--annotator`` says otherwise."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (containers) or no environment
+        return "anonymous"
 
 
 def run_session(options: SessionOptions, catalog: TaskCatalog) -> int:

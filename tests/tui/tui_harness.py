@@ -150,16 +150,19 @@ class AppFactory:
         model: str | None = None,
         resume: str | None = None,
         clock: Callable[[], float] | None = None,
+        annotator: str | None = None,
     ) -> ConvTuiApp:
         model = model or self.model
         services = self.services(model, clock)
         config = config_for(feedback, turns=turns, model=model)
-        plan = SessionPlan(self.catalog.get(task), config, user, resume_id=resume)
+        plan = SessionPlan(
+            self.catalog.get(task), config, user, resume_id=resume, annotator=annotator
+        )
         if resume is not None:
             from convtui.tui.launch import resumed_plan
 
             plan = resumed_plan(services.store, self.catalog, resume)
-        return make_app(services, Launch(self.catalog, config, user, plan))
+        return make_app(services, Launch(self.catalog, config, user, plan, annotator=annotator))
 
     def store(self) -> Store:
         store = Store.open(self.db)
