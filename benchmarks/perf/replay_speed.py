@@ -36,7 +36,7 @@ from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.loaders import load_catalog
 from convtui.core.omega import FeedbackConfig
 from convtui.core.protocol import build_config
-from convtui.core.session import Turn
+from convtui.core.session import SessionStatus, Turn
 from convtui.sessions import Store
 
 TURNS = 11
@@ -84,7 +84,7 @@ def write_reference(db: Path, task_ids: list[str]) -> None:
         run_id = store.create_run("live", config, "synthetic", task_ids)
         for row in store.run_sessions(run_id):
             for idx in range(TURNS):
-                status = "exhausted" if idx == TURNS - 1 else "running"
+                status: SessionStatus = "exhausted" if idx == TURNS - 1 else "running"
                 store.save_turn(row.id, reference_turn(row.task_id, idx), status)
         store.finish_run(run_id, "done")
 

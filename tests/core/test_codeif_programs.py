@@ -1,0 +1,67 @@
+"""CodeIF-Bench instruction checks on the real tasks and the real executor (child processes):
+the instructions come in the benchmark's order, the benchmark's pre-processing does what its
+evaluation does, and every L1 task's initial asserts pass on the task's own code, in one
+execution per round that also checks the follow-up instructions."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from convtui.core.codeif.instructions import BASE, CATEGORIES, checked_by, instructions
+from convtui.core.codeif.programs import benchmark_preprocess, round_request, verdicts
+from convtui.core.executor import Executor
+from convtui.core.loaders import load_catalog
+
+DATA = Path(os.environ.get("CONVTUI_DATA_DIR", "../shared/data"))
+pytestmark = pytest.mark.skipif(
+    not (DATA / "CodeIF-Bench-L1-function.jsonl").exists(), reason=f"no CodeIF data in {DATA}"
+)
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return list(load_catalog("codeif", DATA))
+
+
+def test_instructions_follow_the_multi_turn_order_after_the_initial_one(tasks) -> None:
+    task = next(t for t in tasks if t.id == "CodeIF/11")
+    found = instructions(task)
+    assert found[0].category == BASE and found[0].text == task.prompt
+    assert [i.category for i in found[1:]] == list(task.instruction_order)
+    assert all(set(i.category for i in instructions(t)[1:]) <= set(CATEGORIES) for t in tasks)
+    # Functionality Extension is checked by its own asserts only, the rest with the initial.
+    base = found[0]
+    fe = next(i for i in found if i.category == "Functionality Extension")
+    io = next(i for i in found if i.category == "Input-Output Conditions")
+    assert checked_by(fe, base) == tuple(n for n, _ in fe.tests)
+    assert checked_by(io, base)[: len(base.tests)] == tuple(n for n, _ in base.tests)
+
+
+def test_the_benchmarks_preprocessing_drops_indented_docstrings_and_blank_lines() -> None:
+    code = (
+        'def f(x):\n    """\n    Doubles x.\n    """\n\n    return 2 * x\n\n\n'
+        'def g():\n    """One line."""\n    return 1\n'
+    )
+    assert benchmark_preprocess(code) == (
+        'def f(x):\n    return 2 * x\ndef g():\n    """One line."""\n    return 1'
+    )
+
+
+def test_every_l1_task_passes_its_initial_asserts_on_its_own_code(tasks) -> None:
+    """One execution per task with every instruction's asserts: the initial instruction is
+    followed by the reference code; what the follow-ups give is counted (the reference code
+    was written for the initial instruction only, so most are expected not to hold)."""
+    followed: Counter[str] = Counter()
+    with Executor(jobs=2) as executor:
+        for task in tasks:
+            given = instructions(task)
+            result = executor.run(round_request(task, task.ground_truth, given, preprocess=False))
+            found = verdicts(result, given)
+            assert found[BASE], f"{task.id}: {result.status} {result.detail}"
+            followed.update(c for c, ok in found.items() if ok)
+    assert followed[BASE] == len(tasks) == 50
+    print({c: followed[c] for c in CATEGORIES})
