@@ -1,0 +1,169 @@
+"""A CodeIF-Bench conversation, round by round (the paper's §3.1), with the model and the
+executor passed in: :func:`play` decides what each round says and what its verdicts mean;
+who answers (a model, a script) and where the checks run is the caller's.
+
+- **static** (①): round 1 gives the initial instruction, round i the i-th instruction of the
+  task's order; the model sees (I1, A1, I2, A2, ..., I_i), its own earlier answers and no
+  feedback; round i's code is checked against every instruction given so far.
+- **dynamic** (②): instruction rounds and feedback rounds, at most twice as many rounds as
+  instructions. An instruction round gives the first instruction, in the task's order, that
+  the current code does not follow and that was not dropped (so an instruction already met
+  is never given, and one forgotten is given again); when it is not followed, a feedback
+  round repeats it with what went wrong (compiler errors, the instructions not followed); an
+  instruction failed in both is dropped. The conversation ends when the code follows every
+  instruction not dropped. Every round checks every instruction, given or not, since the next
+  choice depends on all of them; the metrics count the given ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+from convtui.core.codeif.instructions import BASE, Instruction
+from convtui.core.codeif.metrics import Round, RoundKind
+from convtui.core.codeif.programs import unmet, verdicts
+from convtui.core.execution import ExecResult
+from convtui.core.models.types import ChatMessage
+
+Mode = Literal["static", "dynamic"]
+MODES: tuple[Mode, ...] = ("static", "dynamic")
+
+
+@cache
+def _prompt(name: str) -> str:
+    return resources.files("convtui.core.codeif").joinpath("prompts", name).read_text("utf-8")
+
+
+@dataclass(frozen=True)
+class RoundPlan:
+    """What one round says: its number (from 1), kind, instruction and message."""
+
+    number: int
+    kind: RoundKind
+    instruction: Instruction
+    message: str
+
+
+@dataclass(frozen=True)
+class PlayedRound:
+    """A round played: what was said, replied, extracted and found. ``followed`` covers the
+    instructions given so far; ``checked`` every instruction the round's execution checked."""
+
+    plan: RoundPlan
+    reply: str
+    code: str
+    result: ExecResult
+    compile_error: str | None
+    checked: dict[str, bool]
+    given: tuple[str, ...]
+    dropped: frozenset[str]
+
+    @property
+    def followed(self) -> dict[str, bool]:
+        return {c: self.checked[c] for c in self.given}
+
+    def as_round(self) -> Round:
+        return Round(
+            self.plan.number,
+            self.plan.kind,
+            self.plan.instruction.category,
+            self.followed,
+            self.dropped,
+        )
+
+
+Ask = Callable[[tuple[ChatMessage, ...], RoundPlan], Awaitable[str]]
+Check = Callable[[str, Sequence[Instruction]], Awaitable[ExecResult]]
+Extract = Callable[[str], tuple[str, str | None]]  # reply -> (code, compile error or None)
+
+
+def message_for(instruction: Instruction, task_prompt: str) -> str:
+    if instruction.category == BASE:
+        return _prompt("task.md").format(prompt=task_prompt)
+    return _prompt("requirement.md").format(requirement=instruction.text)
+
+
+def feedback_message(instruction: Instruction, previous: PlayedRound) -> str:
+    problems = ""
+    if previous.compile_error:
+        problems += _prompt("compile_error.md").format(error=previous.compile_error.strip())
+    missing = [c for c in unmet(previous.checked) if c in previous.given]
+    if missing:
+        problems += _prompt("unmet.md").format(names=", ".join(missing))
+    return _prompt("feedback.md").format(instruction=instruction.text, problems=problems)
+
+
+async def play(
+    given_order: Sequence[Instruction],
+    mode: Mode,
+    ask: Ask,
+    check: Check,
+    extract: Extract,
+    prior: Sequence[PlayedRound] = (),
+) -> AsyncIterator[PlayedRound]:
+    """Play the conversation over ``given_order`` (instructions() of the task), yielding each
+    round as it ends; ``prior`` rounds (a resumed session) are not played again."""
+    messages: list[ChatMessage] = []
+    for done in prior:
+        messages += [ChatMessage("user", done.plan.message), ChatMessage("assistant", done.reply)]
+    rounds = list(prior)
+    limit = len(given_order) if mode == "static" else 2 * len(given_order)
+    while len(rounds) < limit:
+        plan = _next_plan(given_order, mode, rounds)
+        if plan is None:
+            return
+        messages.append(ChatMessage("user", plan.message))
+        reply = await ask(tuple(messages), plan)
+        messages.append(ChatMessage("assistant", reply))
+        code, error = extract(reply)
+        given = _given(rounds, plan)
+        checked_on = (
+            [i for i in given_order if i.category in given] if mode == "static" else given_order
+        )
+        result = await check(code, checked_on)
+        found = verdicts(result, list(checked_on))
+        dropped = _dropped(rounds, plan, found)
+        played = PlayedRound(plan, reply, code, result, error, found, given, dropped)
+        rounds.append(played)
+        yield played
+
+
+def _given(rounds: Sequence[PlayedRound], plan: RoundPlan) -> tuple[str, ...]:
+    before = rounds[-1].given if rounds else ()
+    category = plan.instruction.category
+    return before if category in before else (*before, category)
+
+
+def _dropped(
+    rounds: Sequence[PlayedRound], plan: RoundPlan, found: dict[str, bool]
+) -> frozenset[str]:
+    before = rounds[-1].dropped if rounds else frozenset()
+    if plan.kind == "feedback" and not found[plan.instruction.category]:
+        return before | {plan.instruction.category}
+    return before
+
+
+def _next_plan(
+    order: Sequence[Instruction], mode: Mode, rounds: Sequence[PlayedRound]
+) -> RoundPlan | None:
+    number = len(rounds) + 1
+    prompt = order[0].text
+    if mode == "static":
+        instruction = order[len(rounds)]
+        return RoundPlan(number, "instruction", instruction, message_for(instruction, prompt))
+    if rounds:
+        last = rounds[-1]
+        current = last.plan.instruction
+        if last.plan.kind == "instruction" and not last.checked[current.category]:
+            return RoundPlan(number, "feedback", current, feedback_message(current, last))
+    checked = rounds[-1].checked if rounds else {}
+    dropped = rounds[-1].dropped if rounds else frozenset()
+    for instruction in order:
+        if instruction.category in dropped or checked.get(instruction.category, False):
+            continue
+        return RoundPlan(number, "instruction", instruction, message_for(instruction, prompt))
+    return None
