@@ -12,6 +12,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 
+from convtui.core.calls import journaled_call
 from convtui.core.ccw import drive as ccw_drive
 from convtui.core.ccw.sanitize import turn0_code
 from convtui.core.ccw.turn import ModelCall
@@ -28,7 +29,6 @@ from convtui.core.executor import Executor
 from convtui.core.extract import extract_code
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import (
-    CallInfo,
     ChatMessage,
     Completion,
     GenerationParams,
@@ -210,36 +210,19 @@ class SessionLoop:
         seq: int = 0,
         kind: CallKind = "chat",
     ) -> Completion:
-        """One model call, journaled; a finished identical call is reused, never paid twice.
-        A ``text`` call sends ``messages[0].content`` as one raw prompt (no chat template)."""
-        backend = backend or self.backend
-        key = request_hash(backend.spec, messages, params, kind)
-        journal = self.journal
-        if journal is not None:
-            found = journal.find(turn_idx, purpose, key, seq=seq)
-            if found is not None:
-                return found
-            call_id = journal.started(
-                turn_idx, purpose, key, messages, params, backend.spec, seq=seq, kind=kind
-            )
-        on_attempt = (lambda a: journal.attempt(call_id, a)) if journal else None
-        info = CallInfo(self.session_key, turn_idx, purpose, seq)
-        try:
-            if kind == "text":
-                completion = await backend.complete_text(
-                    messages[0].content, params, on_text=on_text, on_attempt=on_attempt, call=info
-                )
-            else:
-                completion = await backend.complete(
-                    messages, params, on_text=on_text, on_attempt=on_attempt, call=info
-                )
-        except ModelError as exc:
-            if journal is not None:
-                journal.finished(call_id, None, str(exc))
-            raise
-        if journal is not None:
-            journal.finished(call_id, completion)
-        return completion
+        """One model call, journaled (calls.py); a finished identical call is reused."""
+        return await journaled_call(
+            backend or self.backend,
+            self.journal,
+            self.session_key,
+            turn_idx,
+            purpose,
+            messages,
+            params,
+            on_text,
+            seq=seq,
+            kind=kind,
+        )
 
     async def run(self, prior: Sequence[Turn] = ()) -> AsyncIterator[Event]:
         """Play the session from ``prior`` (turns already recorded) to its end."""
