@@ -96,3 +96,13 @@ class LogUserChoice(StrEnum):
     novice = "novice"
     expert = "expert"
     none = "none"
+
+
+class CodeifModeChoice(StrEnum):
+    static = "static"
+    dynamic = "dynamic"
+
+
+class CodeifProtocolChoice(StrEnum):
+    codeif = "codeif"
+    convtui = "convtui"

@@ -9,6 +9,8 @@ from pathlib import Path
 import typer
 
 from convtui.choices import (
+    CodeifModeChoice,
+    CodeifProtocolChoice,
     ExportFormatChoice,
     IsolationChoice,
     ProtocolChoice,
@@ -23,6 +25,8 @@ from convtui.options import (
     CheckCodeOpt,
     CheckFeedbackOpt,
     CheckTaskOpt,
+    CodeifModeOpt,
+    CodeifProtocolOpt,
     ConcurrencyOpt,
     ContextOpt,
     CorrelateOpt,
@@ -276,6 +280,53 @@ def session(
             annotator,
         )
         exit_code = run_session(options, load_catalog(suite.value, data))
+    raise typer.Exit(exit_code)
+
+
+@bench_app.command("codeif")
+def bench_codeif(
+    mode: CodeifModeOpt = CodeifModeChoice.static,
+    model: ModelOpt = "local:smollm2",
+    model_name: ModelNameOpt = None,
+    chat_template: ChatTemplateOpt = None,
+    protocol: CodeifProtocolOpt = CodeifProtocolChoice.codeif,
+    ids: IdsOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    db: DbOpt = Path("results.db"),
+    data: DataOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    python: PythonOpt = None,
+    jobs: JobsOpt = None,
+    isolation: IsolationOpt = IsolationChoice.auto,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run CodeIF-Bench conversations: does the model keep following every instruction as
+    they accumulate? Each round is a recorded turn (sessions list/show browse them).
+
+    Killed or failed? Run the same command again: it continues where it stopped.
+
+    Example: [bold]convtui bench codeif --mode dynamic --ids 0-9 --db codeif.db[/bold]"""
+    with user_errors():
+        from convtui.benchmarks.codeif_command import CodeifOptions, bench_codeif_command
+
+        exit_code = bench_codeif_command(
+            CodeifOptions(
+                mode=mode.value,  # type: ignore[arg-type]
+                protocol=protocol.value,
+                model=model,
+                model_name=model_name,
+                chat_template=chat_template,
+                ids=ids,
+                db=db,
+                data=data,
+                max_tokens=max_tokens,
+                concurrency=concurrency,
+                python=python,
+                jobs=jobs,
+                isolation=isolation.value,
+                quiet=as_json,
+            )
+        )
     raise typer.Exit(exit_code)
 
 

@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 
 from convtui.choices import (
+    CodeifModeChoice,
+    CodeifProtocolChoice,
     ContextChoice,
     ExportFormatChoice,
     ExtractChoice,
@@ -472,4 +474,25 @@ ImportDirArg = Annotated[
 ]
 ImportDbOpt = Annotated[
     Path, typer.Option("--db", help="SQLite file to load the logs into (created if missing).")
+]
+
+CodeifModeOpt = Annotated[
+    CodeifModeChoice,
+    typer.Option(
+        "--mode",
+        help="static: every instruction in the task's order, the model's own answers as "
+        "context, no feedback (the paper's static conversation); dynamic: the first "
+        "instruction the code does not follow, a feedback round after a miss, dropped after "
+        "two, at most twice as many rounds as instructions.",
+        case_sensitive=False,
+    ),
+]
+CodeifProtocolOpt = Annotated[
+    CodeifProtocolChoice,
+    typer.Option(
+        "--protocol",
+        help="codeif: check candidates as CodeIF-Bench's evaluation does (indented docstrings "
+        "and blank lines removed first); convtui: check the code as written.",
+        case_sensitive=False,
+    ),
 ]

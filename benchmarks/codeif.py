@@ -1,0 +1,216 @@
+"""``convtui bench codeif``: CodeIF-Bench conversations (core/codeif/conversation.py) played
+against a model and recorded like any session: one turn per round, the round's message kept
+as what the turn was given (``Turn.received``: the user's words, their source naming the
+round's kind and instruction), every model call journaled, every execution cached. The same
+command after a kill continues: the recorded rounds are rebuilt and the conversation goes on.
+
+A run's mode (static or dynamic) and protocol are part of its selection, so runs of the two
+modes never mix; ``--protocol codeif`` checks candidates as the benchmark's evaluation does
+(pre-processed, programs.py), ``convtui`` as written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from convtui.benchmarks.live import LEASE_S, claim_run
+from convtui.core.calls import journaled_call
+from convtui.core.codeif.conversation import Mode, PlayedRound, RoundPlan, play
+from convtui.core.codeif.instructions import Instruction, instructions
+from convtui.core.codeif.programs import round_request, verdicts
+from convtui.core.evaluate import Execute
+from convtui.core.execution import ExecResult
+from convtui.core.extract import extract_code
+from convtui.core.feedback import NO_SYNTAX_ERRORS, compile_feedback
+from convtui.core.models.base import ModelBackend
+from convtui.core.models.types import ChatMessage, Completion, ModelError
+from convtui.core.session import SessionConfig, SessionStatus, Turn, TurnFeedback, request_hash
+from convtui.core.tasks import Task
+from convtui.sessions import Store, run_config_hash
+from convtui.sessions.records import SessionRow
+
+SOURCE = "codeif"  # Turn.received.user_source: codeif:<kind>:<category>
+
+
+@dataclass(frozen=True)
+class CodeifSettings:
+    mode: Mode
+    preprocess: bool  # --protocol codeif
+
+    @property
+    def selection_prefix(self) -> str:
+        protocol = "codeif" if self.preprocess else "convtui"
+        return f"codeif;mode={self.mode};protocol={protocol}"
+
+
+@dataclass(frozen=True)
+class CodeifProgress:
+    task_id: str
+    round: PlayedRound | None
+    status: str
+    error: str = ""
+
+
+def rounds_limit(tasks: Sequence[Task], mode: Mode) -> int:
+    most = max(len(instructions(t)) for t in tasks)
+    return most if mode == "static" else 2 * most
+
+
+def plan_codeif_run(
+    store: Store, config: SessionConfig, selection: str, tasks: Sequence[Task]
+) -> tuple[str, bool]:
+    key = run_config_hash(config, [config.feedback.label])
+    run_id = store.find_resumable_run(key, selection) or store.find_finished_run(key, selection)
+    resumed = run_id is not None
+    if run_id is None:
+        run_id = store.create_run("live", config, selection, [t.id for t in tasks])
+    claim_run(store, run_id)
+    return run_id, resumed
+
+
+def round_turn(
+    played: PlayedRound,
+    completion: Completion | None,
+    messages: tuple[ChatMessage, ...],
+    prompt_hash: str,
+    mode: Mode,
+) -> Turn:
+    """A played round as the store keeps a turn."""
+    plan = played.plan
+    notes = [
+        f"codeif {mode}: round {plan.number}, {plan.kind} round for {plan.instruction.category}"
+    ]
+    if played.dropped:
+        notes.append(f"dropped so far: {', '.join(sorted(played.dropped))}")
+    return Turn(
+        idx=plan.number - 1,
+        reply=played.reply,
+        code=played.code,
+        compiled=played.compile_error is None,
+        compile_feedback=played.compile_error or NO_SYNTAX_ERRORS,
+        execution=played.result,
+        generate_call=completion,
+        prompt=messages,
+        prompt_hash=prompt_hash,
+        notes=tuple(notes),
+        received=TurnFeedback(
+            user=plan.message,
+            user_source=f"{SOURCE}:{plan.kind}:{plan.instruction.category}",
+        ),
+    )
+
+
+def rebuild(turns: Sequence[Turn], order: Sequence[Instruction], mode: Mode) -> list[PlayedRound]:
+    """The rounds a session recorded, as the conversation played them."""
+    by_category = {i.category: i for i in order}
+    rounds: list[PlayedRound] = []
+    for turn in turns:
+        got = turn.received
+        if got is None or not got.user_source.startswith(f"{SOURCE}:"):
+            raise ValueError(f"turn {turn.idx} is not a CodeIF round")
+        _, kind, category = got.user_source.split(":", 2)
+        plan = RoundPlan(turn.idx + 1, kind, by_category[category], got.user or "")  # type: ignore[arg-type]
+        before = rounds[-1].given if rounds else ()
+        given = before if category in before else (*before, category)
+        checked_on = [i for i in order if i.category in given] if mode == "static" else order
+        result = turn.execution or ExecResult("error", detail="not run")
+        found = verdicts(result, list(checked_on))
+        dropped = rounds[-1].dropped if rounds else frozenset()
+        if kind == "feedback" and not found[category]:
+            dropped = dropped | {category}
+        error = None if turn.compiled else turn.compile_feedback
+        rounds.append(
+            PlayedRound(plan, turn.reply, turn.code, result, error, found, given, dropped)
+        )
+    return rounds
+
+
+@dataclass
+class CodeifPlayer:
+    """Plays the sessions of one CodeIF run."""
+
+    store: Store
+    run_id: str
+    config: SessionConfig
+    settings: CodeifSettings
+    backend: ModelBackend
+    execute: Execute
+    on_progress: Callable[[CodeifProgress], None] | None = None
+
+    async def session(self, row: SessionRow, task: Task) -> SessionStatus:
+        """Play (or go on with) one session; its status at the end."""
+        store, mode = self.store, self.settings.mode
+        order = instructions(task)
+        journal = store.journal(row.id)
+        prior = rebuild(store.load_turns(row.id), order, mode)
+        store.set_session_status(row.id, "running")
+        made: dict[int, tuple[Completion, tuple[ChatMessage, ...]]] = {}
+
+        async def ask(messages: tuple[ChatMessage, ...], plan: RoundPlan) -> str:
+            completion = await journaled_call(
+                self.backend,
+                journal,
+                row.id,
+                plan.number - 1,
+                "generate",
+                messages,
+                self.config.params,
+            )
+            made[plan.number] = (completion, messages)
+            return completion.text
+
+        async def check(code: str, given: Sequence[Instruction]) -> ExecResult:
+            request = round_request(
+                task, code, given, preprocess=self.settings.preprocess, limits=self.config.limits
+            )
+            return await self.execute(request)
+
+        def extract(reply: str) -> tuple[str, str | None]:
+            code = extract_code(reply, mode=self.config.extract, entry_point=task.entry_point)
+            compiled = compile_feedback(code)
+            return code, None if compiled.ok else compiled.text
+
+        last = prior[-1] if prior else None
+        async for played in play(order, mode, ask, check, extract, prior):
+            completion, messages = made[played.plan.number]
+            key = request_hash(self.backend.spec, messages, self.config.params)
+            ended = played.plan.number >= rounds_limit([task], mode)
+            status: SessionStatus = _status(played) if ended else "running"
+            store.save_turn(row.id, round_turn(played, completion, messages, key, mode), status)
+            store.take_lease(self.run_id, seconds=LEASE_S)
+            last = played
+            if self.on_progress:
+                self.on_progress(CodeifProgress(task.id, played, status))
+        final = _status(last) if last is not None else "stalled"
+        store.set_session_status(row.id, final)
+        return final
+
+
+async def run_codeif(player: CodeifPlayer, tasks: Sequence[Task], concurrency: int) -> int:
+    """Play the run's pending sessions, ``concurrency`` at a time; returns how many failed
+    on model errors (they stay resumable: the same command retries them)."""
+    by_id = {t.id: t for t in tasks}
+    gate = asyncio.Semaphore(max(1, concurrency))
+    failed = 0
+
+    async def one(row: SessionRow) -> None:
+        nonlocal failed
+        async with gate:
+            try:
+                await player.session(row, by_id[row.task_id])
+            except ModelError as exc:
+                failed += 1
+                player.store.set_session_status(row.id, "failed", str(exc))
+                if player.on_progress:
+                    player.on_progress(CodeifProgress(row.task_id, None, "failed", str(exc)))
+
+    await asyncio.gather(*(one(row) for row in player.store.pending_sessions(player.run_id)))
+    player.store.finish_run(player.run_id, "done" if failed == 0 else "interrupted")
+    return failed
+
+
+def _status(last: PlayedRound) -> SessionStatus:
+    """Solved when the last round's code follows every instruction given; else exhausted."""
+    return "solved" if all(last.followed.values()) else "exhausted"
