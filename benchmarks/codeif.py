@@ -32,6 +32,7 @@ from convtui.sessions import Store, run_config_hash
 from convtui.sessions.records import SessionRow
 
 SOURCE = "codeif"  # Turn.received.user_source: codeif:<kind>:<category>
+SELECTION_PREFIX = "codeif;"  # every CodeIF run's selection starts so: report keeps them apart
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class CodeifSettings:
     @property
     def selection_prefix(self) -> str:
         protocol = "codeif" if self.preprocess else "convtui"
-        return f"codeif;mode={self.mode};protocol={protocol}"
+        return f"{SELECTION_PREFIX}mode={self.mode};protocol={protocol}"
 
 
 @dataclass(frozen=True)

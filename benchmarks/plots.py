@@ -5,7 +5,10 @@ Imported only for ``--plot``: matplotlib is slow to import.
 - ``<stem>-pass-at-turn.{png,svg}``: Pass@1 (%) after each turn, one panel per feedback
   configuration Ω, one line per model (and protocol); live solid, static (replayed) dashed.
 - ``<stem>-live-vs-static-mrr.{png,svg}``: one point per model, live MRR against static MRR,
-  the Spearman and Kendall correlation in the title; only when static results exist."""
+  the Spearman and Kendall correlation in the title; only when static results exist.
+- ``<stem>-codeif-rounds.{png,svg}``: CodeIF-Bench IA, CA and IFR (%) per round, a panel
+  each, one line per model (static conversations solid, dynamic dashed); only when CodeIF
+  results exist."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from matplotlib import rcParams
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from convtui.benchmarks.codeif_report import CodeifGroup
 from convtui.benchmarks.correlate import CorrelationRow
 from convtui.benchmarks.report import Report, StaticColumn
 from convtui.core.omega import ALL_CONFIGS
@@ -41,16 +45,23 @@ def write_plots(
     correlations: Sequence[CorrelationRow],
     folder: Path,
     stem: str,
+    codeif_groups: Sequence[CodeifGroup] = (),
 ) -> tuple[list[Path], list[str]]:
     """Write the figures under ``folder``; return the paths written and one line for each
     figure left out, saying why."""
     folder.mkdir(parents=True, exist_ok=True)
-    written = _save(_pass_figure(report, static), folder / f"{stem}-pass-at-turn")
+    written: list[Path] = []
+    notes: list[str] = []
+    if codeif_groups:
+        written += _save(_codeif_figure(codeif_groups), folder / f"{stem}-codeif-rounds")
+    if not report.columns and not static:  # CodeIF-Bench results only
+        return written, notes
+    written += _save(_pass_figure(report, static), folder / f"{stem}-pass-at-turn")
     if not static:
         return written, [NO_SCATTER]
     scatter = _scatter_figure(report, static, correlations)
     written += _save(scatter, folder / f"{stem}-live-vs-static-mrr")
-    return written, []
+    return written, notes
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -149,3 +160,34 @@ def _scatter_title(correlations: Sequence[CorrelationRow]) -> str:
                 f"Kendall τ={r.kendall_tau:+.2f} (n={r.n})"
             )
     return "\n".join(lines)
+
+
+def _codeif_figure(groups: Sequence[CodeifGroup]) -> Figure:
+    metrics = (("ia", "IA"), ("ca", "CA"), ("ifr", "IFR"))
+    figure = _figure(len(metrics) * PANEL_W, PANEL_H)
+    axes = figure.subplots(1, len(metrics), squeeze=False)[0]
+    palette = rcParams["axes.prop_cycle"].by_key()["color"]
+    models = sorted({g.model for g in groups})
+    protocols = {g.protocol for g in groups}
+    most = max(len(g.rounds) for g in groups)
+    for ax, (metric, name) in zip(axes, metrics, strict=True):
+        for g in groups:
+            label = f"{g.model} {g.mode}" + (f" ({g.protocol})" if len(protocols) > 1 else "")
+            ax.plot(
+                [a.number for a in g.rounds],
+                [100 * getattr(a, metric) for a in g.rounds],
+                "-" if g.mode == "static" else "--",
+                color=palette[models.index(g.model) % len(palette)],
+                marker="o",
+                ms=3,
+                label=label,
+            )
+        ax.set_xticks(range(1, most + 1))
+        ax.set_title(f"{name} per round", fontsize=10)
+        ax.set_xlabel("round")
+        ax.set_ylabel(f"{name} (%)")
+        ax.set_ylim(0, 100)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    figure.suptitle("CodeIF-Bench (static solid, dynamic dashed)", fontsize=11)
+    return figure

@@ -11,6 +11,18 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from convtui.benchmarks.codeif import SELECTION_PREFIX as CODEIF_SELECTION
+from convtui.benchmarks.codeif_report import (
+    METRICS_NOTE,
+    CodeifGroup,
+    CodeifSession,
+    build_groups,
+    categories_csv,
+    codeif_json,
+    codeif_tables,
+    read_codeif,
+    rounds_csv,
+)
 from convtui.benchmarks.correlate import (
     NO_STATIC,
     CorrelationRow,
@@ -56,20 +68,22 @@ def report_command(
 ) -> None:
     if not db.exists():
         raise ConvtuiError(f"no results database at {db}: run convtui bench live first")
-    steps = 3 + bool(correlate or plot) + bool(plot)
+    steps = 4 + bool(correlate or plot) + bool(plot)
     with report_progress(steps, show=not as_json) as step:
         step("reading live results")
         report = make_report(db, run_ids)
         step("reading static (replayed) results")
         static = static_results(db, run_ids)
-        if not report.columns and not static:
+        step("reading CodeIF-Bench rounds")
+        codeif = codeif_results(db, run_ids)
+        if not report.columns and not static and not codeif[0]:
             raise ConvtuiError(
                 f"no benchmark sessions in {db}"
                 + (f" for run(s) {', '.join(run_ids)}" if run_ids else "")
-                + ": run convtui bench live or bench static first"
+                + ": run convtui bench live, bench static or bench codeif first"
             )
         step("writing tables")
-        files = write_files(report, static, out or db.parent, db.stem)
+        files = write_files(report, static, out or db.parent, db.stem, codeif)
         correlations: tuple[CorrelationRow, ...] = ()
         if correlate or (plot and static):
             # scipy comes with the exec extra; the message names it rather than a traceback.
@@ -83,9 +97,11 @@ def report_command(
             step("drawing plots")
             from convtui.benchmarks.plots import write_plots
 
-            plots, plot_notes = write_plots(report, static, correlations, plot, db.stem)
+            plots, plot_notes = write_plots(
+                report, static, correlations, plot, db.stem, codeif_groups=codeif[0]
+            )
     if as_json:
-        data = {**report_json(report, static), "files": [str(f) for f in files]}
+        data = {**report_json(report, static, codeif), "files": [str(f) for f in files]}
         if correlate:
             data["correlation"] = correlation_json(correlations, len(static))
         if plot is not None:
@@ -110,6 +126,10 @@ def report_command(
     if static:
         screen.print(static_pass_table(static))
         screen.print(static_summary_table(static))
+    if codeif[0]:
+        for table in codeif_tables(codeif[0]):
+            screen.print(table)
+        screen.print(METRICS_NOTE, soft_wrap=True)
     if correlate:
         if static:
             screen.print(correlation_table(correlations))
@@ -148,8 +168,23 @@ def report_progress(steps: int, show: bool) -> Iterator[Callable[[str], None]]:
         progress.update(task, completed=steps)
 
 
-def report_json(report: Report, static: Sequence[StaticColumn]) -> dict:
-    return {**report.to_json(), "static": [c.to_json() for c in static]}
+CodeifResults = tuple[tuple[CodeifGroup, ...], tuple[CodeifSession, ...]]
+
+
+def report_json(
+    report: Report, static: Sequence[StaticColumn], codeif: CodeifResults = ((), ())
+) -> dict:
+    data = {**report.to_json(), "static": [c.to_json() for c in static]}
+    if codeif[0]:
+        data["codeif"] = codeif_json(*codeif)
+    return data
+
+
+def codeif_results(db: Path, run_ids: Sequence[str] | None) -> CodeifResults:
+    """The CodeIF-Bench groups and sessions of ``db`` (or of ``run_ids``)."""
+    with Store.open(db) as store:
+        sessions = read_codeif(store, run_ids)
+    return build_groups(sessions), sessions
 
 
 def _need(module: str, flag: str) -> None:
@@ -194,8 +229,14 @@ def static_results(db: Path, run_ids: Sequence[str] | None) -> tuple[StaticColum
 def make_report(db: Path, run_ids: Sequence[str] | None) -> Report:
     with Store.open(db) as store:
         outcomes = run_outcomes(store, list(run_ids) if run_ids else None)
-        # Replays (static runs) are not live results: static_results reads them.
-        live = {r for r in {o.run_id for o in outcomes} if store.run(r).kind != "static"}
+        # Replays (static runs) are not live results: static_results reads them; CodeIF-Bench
+        # runs have their own tables (codeif_results).
+        runs = {r: store.run(r) for r in {o.run_id for o in outcomes}}
+        live = {
+            r
+            for r, row in runs.items()
+            if row.kind != "static" and not row.selection.startswith(CODEIF_SELECTION)
+        }
         outcomes = [o for o in outcomes if o.run_id in live]
         if not outcomes:  # a database of replays only: the static tables stand alone
             return Report((), 0)
@@ -226,7 +267,11 @@ def make_report(db: Path, run_ids: Sequence[str] | None) -> Report:
 
 
 def write_files(
-    report: Report, static: Sequence[StaticColumn], folder: Path, stem: str
+    report: Report,
+    static: Sequence[StaticColumn],
+    folder: Path,
+    stem: str,
+    codeif: CodeifResults = ((), ()),
 ) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     files: dict[Path, str] = {}
@@ -236,7 +281,11 @@ def write_files(
     if static:
         files[folder / f"{stem}-static-pass-at-turn.csv"] = static_pass_csv(static)
         files[folder / f"{stem}-static-mrr-recall.csv"] = static_summary_csv(static)
-    files[folder / f"{stem}-report.json"] = json.dumps(report_json(report, static), indent=2) + "\n"
+    if codeif[0]:
+        files[folder / f"{stem}-codeif-rounds.csv"] = rounds_csv(codeif[0])
+        files[folder / f"{stem}-codeif-categories.csv"] = categories_csv(codeif[0])
+    data = report_json(report, static, codeif)
+    files[folder / f"{stem}-report.json"] = json.dumps(data, indent=2) + "\n"
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")
     return list(files)

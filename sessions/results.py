@@ -206,3 +206,36 @@ def session_turn_passes(store: Store, session_ids: Sequence[str]) -> dict[str, t
             for session_id, passed in found:
                 passes[session_id].append(bool(passed))
     return {session_id: tuple(verdicts) for session_id, verdicts in passes.items()}
+
+
+@dataclass(frozen=True)
+class SelectedSession:
+    """A session of a run chosen by the start of its selection (``codeif;`` for CodeIF-Bench
+    runs), with that selection: it names the run's mode and protocol."""
+
+    run_id: str
+    session_id: str
+    task_id: str
+    model: str
+    status: SessionStatus
+    selection: str
+
+
+def sessions_by_selection(
+    store: Store, prefix: str, run_ids: Sequence[str] | None = None
+) -> list[SelectedSession]:
+    """The sessions of the runs whose selection starts with ``prefix`` (among ``run_ids``
+    when given), ordered by run and creation."""
+    sql = (
+        "SELECT s.run_id, s.id AS session_id, s.task_id, s.model, s.status, r.selection "
+        "FROM sessions s JOIN runs r ON r.id = s.run_id WHERE substr(r.selection, 1, ?) = ?"
+    )
+    params: list[str | int] = [len(prefix), prefix]
+    if run_ids is not None:
+        if not run_ids:
+            return []
+        sql += f" AND s.run_id IN ({', '.join('?' * len(run_ids))})"
+        params += list(run_ids)
+    with store.reading() as db:
+        found = rows(db, sql + " ORDER BY s.run_id, s.id", params)
+    return [SelectedSession(**row) for row in found]

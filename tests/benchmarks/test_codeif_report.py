@@ -1,0 +1,117 @@
+"""`convtui report` on CodeIF-Bench runs: the paper's tables, CSV and JSON, and no CodeIF run
+mistaken for a ConvCodeWorld live column. The runs are played by a scripted model (``mock:``,
+so the verdicts do not depend on what a model writes) alternating the task's reference code
+and a function that ignores its input, with the real executor and a real SQLite file."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+
+import pytest
+
+from convtui.core.codeif.instructions import BASE, FUNCTIONALITY_EXTENSION, instructions
+from convtui.core.loaders import load_catalog
+from tests.benchmarks.test_codeif_bench import DATA, TASK, codeif, script
+from tests.benchmarks.test_live import convtui_argv, env
+
+pytestmark = pytest.mark.skipif(
+    not (DATA / "CodeIF-Bench-L1-function.jsonl").exists(), reason=f"no CodeIF data in {DATA}"
+)
+
+BROKEN = "```python\ndef remove_occ(s, ch):\n    return s\n```"
+
+
+def report(db, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        convtui_argv("report", "--db", str(db), *args),
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    """One database with a static and a dynamic run of CodeIF/11."""
+    folder = tmp_path_factory.mktemp("codeif-report")
+    task = load_catalog("codeif", DATA).get(TASK)
+    good = f"```python\n{task.ground_truth}\n```"
+    model = script(folder / "m.jsonl", [good, BROKEN] * 20)
+    db = folder / "c.db"
+    for mode in ("static", "dynamic"):
+        done = codeif(db, "--mode", mode, "--model", model)
+        assert done.returncode == 0, done.stderr
+    return db, task
+
+
+def test_the_json_holds_every_round_and_the_tables_follow_from_it(played, tmp_path):
+    db, task = played
+    done = report(db, "--json", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["columns"] == []  # not a ConvCodeWorld live column
+    groups = {g["mode"]: g for g in data["codeif"]["groups"]}
+    assert set(groups) == {"static", "dynamic"}
+    sessions = {s["mode"]: s for s in data["codeif"]["sessions"]}
+    static = sessions["static"]["rounds"]
+    order = [i.category for i in instructions(task)]
+    assert [r["instruction"] for r in static] == order
+    # Round 1: the reference code follows the initial instruction. Round 2: the function
+    # that ignores its input follows nothing, and forgets what round 1 followed.
+    assert static[0]["followed"] == {BASE: True}
+    assert (static[0]["ia"], static[0]["ca"], static[0]["ifr"]) == (1.0, 1.0, 0.0)
+    assert set(static[1]["followed"]) == set(order[:2])
+    assert not any(static[1]["followed"].values())
+    assert (static[1]["ia"], static[1]["ca"], static[1]["ifr"]) == (0.0, 0.0, 1.0)
+    # Every round's scores, recomputed by hand from the recorded followed maps.
+    for i, r in enumerate(static):
+        counted = [ok for c, ok in r["followed"].items() if c != FUNCTIONALITY_EXTENSION]
+        assert r["ca"] == pytest.approx(sum(counted) / len(counted))
+        assert r["ia"] == float(r["followed"][r["instruction"]])
+        kept = [c for c, ok in (static[i - 1]["followed"] if i else {}).items() if ok]
+        lost = [c for c in kept if not r["followed"][c]]
+        assert r["ifr"] == pytest.approx(len(lost) / len(kept) if kept else 0.0)
+    # One task per group: the group's round averages are that session's scores.
+    for mode, group in groups.items():
+        own = sessions[mode]["rounds"]
+        assert [g["ia"] for g in group["rounds"]] == [r["ia"] for r in own]
+        assert [g["ca"] for g in group["rounds"]] == [r["ca"] for r in own]
+        assert ("ife" in group["rounds"][0]) == (mode == "dynamic")
+    # Dynamic: round 2 gives an instruction the reference code does not follow; the next
+    # answer (input ignored) misses it, so a feedback round repeats it.
+    dynamic = sessions["dynamic"]["rounds"]
+    assert dynamic[2]["kind"] == "feedback"
+    assert dynamic[2]["instruction"] == dynamic[1]["instruction"]
+    # The feedback round's answer is the reference code again, which (round 2 chose so) does
+    # not follow it: missed in its round and its feedback round, it is dropped.
+    assert dynamic[2]["ia"] == 0.0
+    assert dynamic[1]["instruction"] in dynamic[2]["dropped"]
+
+    def written(suffix: str) -> str:
+        return next(f for f in data["files"] if f.endswith(suffix))
+
+    with open(written("-codeif-rounds.csv"), encoding="utf-8") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["mode"] == "static"]
+    assert [(r["round"], r["ia"], r["ifr"]) for r in rows[:2]] == [
+        ("1", "1.0000", "0.0000"),
+        ("2", "0.0000", "1.0000"),
+    ]
+    with open(written("-codeif-categories.csv"), encoding="utf-8") as handle:
+        categories = {(r["mode"], r["category"]): r for r in csv.DictReader(handle)}
+    assert categories[("static", BASE)]["ia"] == "1.0000"
+    assert categories[("static", order[1])]["ia"] == "0.0000"
+
+
+def test_the_text_report_prints_the_papers_tables_and_plots_them(played, tmp_path):
+    done = report(played[0], "--out", str(tmp_path), "--plot", str(tmp_path / "plots"))
+    assert done.returncode == 0, done.stderr
+    for title in ("IA per round", "CA per round", "IFR per round", "IFE per round", "category"):
+        assert title in done.stdout
+    assert "Pass@1" not in done.stdout  # no ConvCodeWorld table for CodeIF runs
+    png = tmp_path / "plots" / f"{played[0].stem}-codeif-rounds.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "plots" / f"{played[0].stem}-codeif-rounds.svg").stat().st_size > 1000
