@@ -17,21 +17,21 @@ from dataclasses import dataclass
 
 from convtui.benchmarks.live import LEASE_S, claim_run
 from convtui.core.calls import journaled_call
-from convtui.core.codeif.conversation import Mode, PlayedRound, RoundPlan, play
+from convtui.core.codeif.conversation import Mode, PlayedRound, RoundPlan, play, rounds_limit
 from convtui.core.codeif.instructions import Instruction, instructions
-from convtui.core.codeif.programs import round_request, verdicts
+from convtui.core.codeif.programs import round_request
+from convtui.core.codeif.records import rebuild, round_status, round_turn
 from convtui.core.evaluate import Execute
 from convtui.core.execution import ExecResult
 from convtui.core.extract import extract_code
-from convtui.core.feedback import NO_SYNTAX_ERRORS, compile_feedback
+from convtui.core.feedback import compile_feedback
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import ChatMessage, Completion, ModelError
-from convtui.core.session import SessionConfig, SessionStatus, Turn, TurnFeedback, request_hash
+from convtui.core.session import SessionConfig, SessionStatus, request_hash
 from convtui.core.tasks import Task
 from convtui.sessions import Store, run_config_hash
 from convtui.sessions.records import SessionRow
 
-SOURCE = "codeif"  # Turn.received.user_source: codeif:<kind>:<category>
 SELECTION_PREFIX = "codeif;"  # every CodeIF run's selection starts so: report keeps them apart
 
 
@@ -54,9 +54,9 @@ class CodeifProgress:
     error: str = ""
 
 
-def rounds_limit(tasks: Sequence[Task], mode: Mode) -> int:
-    most = max(len(instructions(t)) for t in tasks)
-    return most if mode == "static" else 2 * most
+def most_rounds(tasks: Sequence[Task], mode: Mode) -> int:
+    """The most rounds any of ``tasks`` plays in ``mode``."""
+    return max(rounds_limit(instructions(t), mode) for t in tasks)
 
 
 def plan_codeif_run(
@@ -69,63 +69,6 @@ def plan_codeif_run(
         run_id = store.create_run("live", config, selection, [t.id for t in tasks])
     claim_run(store, run_id)
     return run_id, resumed
-
-
-def round_turn(
-    played: PlayedRound,
-    completion: Completion | None,
-    messages: tuple[ChatMessage, ...],
-    prompt_hash: str,
-    mode: Mode,
-) -> Turn:
-    """A played round as the store keeps a turn."""
-    plan = played.plan
-    notes = [
-        f"codeif {mode}: round {plan.number}, {plan.kind} round for {plan.instruction.category}"
-    ]
-    if played.dropped:
-        notes.append(f"dropped so far: {', '.join(sorted(played.dropped))}")
-    return Turn(
-        idx=plan.number - 1,
-        reply=played.reply,
-        code=played.code,
-        compiled=played.compile_error is None,
-        compile_feedback=played.compile_error or NO_SYNTAX_ERRORS,
-        execution=played.result,
-        generate_call=completion,
-        prompt=messages,
-        prompt_hash=prompt_hash,
-        notes=tuple(notes),
-        received=TurnFeedback(
-            user=plan.message,
-            user_source=f"{SOURCE}:{plan.kind}:{plan.instruction.category}",
-        ),
-    )
-
-
-def rebuild(turns: Sequence[Turn], order: Sequence[Instruction], mode: Mode) -> list[PlayedRound]:
-    """The rounds a session recorded, as the conversation played them."""
-    by_category = {i.category: i for i in order}
-    rounds: list[PlayedRound] = []
-    for turn in turns:
-        got = turn.received
-        if got is None or not got.user_source.startswith(f"{SOURCE}:"):
-            raise ValueError(f"turn {turn.idx} is not a CodeIF round")
-        _, kind, category = got.user_source.split(":", 2)
-        plan = RoundPlan(turn.idx + 1, kind, by_category[category], got.user or "")  # type: ignore[arg-type]
-        before = rounds[-1].given if rounds else ()
-        given = before if category in before else (*before, category)
-        checked_on = [i for i in order if i.category in given] if mode == "static" else order
-        result = turn.execution or ExecResult("error", detail="not run")
-        found = verdicts(result, list(checked_on))
-        dropped = rounds[-1].dropped if rounds else frozenset()
-        if kind == "feedback" and not found[category]:
-            dropped = dropped | {category}
-        error = None if turn.compiled else turn.compile_feedback
-        rounds.append(
-            PlayedRound(plan, turn.reply, turn.code, result, error, found, given, dropped)
-        )
-    return rounds
 
 
 @dataclass
@@ -177,14 +120,14 @@ class CodeifPlayer:
         async for played in play(order, mode, ask, check, extract, prior):
             completion, messages = made[played.plan.number]
             key = request_hash(self.backend.spec, messages, self.config.params)
-            ended = played.plan.number >= rounds_limit([task], mode)
-            status: SessionStatus = _status(played) if ended else "running"
+            ended = played.plan.number >= most_rounds([task], mode)
+            status: SessionStatus = round_status(played) if ended else "running"
             store.save_turn(row.id, round_turn(played, completion, messages, key, mode), status)
             store.take_lease(self.run_id, seconds=LEASE_S)
             last = played
             if self.on_progress:
                 self.on_progress(CodeifProgress(task.id, played, status))
-        final = _status(last) if last is not None else "stalled"
+        final = round_status(last) if last is not None else "stalled"
         store.set_session_status(row.id, final)
         return final
 
@@ -210,8 +153,3 @@ async def run_codeif(player: CodeifPlayer, tasks: Sequence[Task], concurrency: i
     await asyncio.gather(*(one(row) for row in player.store.pending_sessions(player.run_id)))
     player.store.finish_run(player.run_id, "done" if failed == 0 else "interrupted")
     return failed
-
-
-def _status(last: PlayedRound) -> SessionStatus:
-    """Solved when the last round's code follows every instruction given; else exhausted."""
-    return "solved" if all(last.followed.values()) else "exhausted"

@@ -22,8 +22,8 @@ from convtui.benchmarks.codeif import (
     CodeifPlayer,
     CodeifProgress,
     CodeifSettings,
+    most_rounds,
     plan_codeif_run,
-    rounds_limit,
     run_codeif,
 )
 from convtui.benchmarks.live import default_concurrency
@@ -70,7 +70,7 @@ def bench_codeif_command(options: CodeifOptions) -> int:
         model=options.model,
         feedback=FeedbackConfig(),
         simulator=None,
-        turns=rounds_limit(tasks, options.mode) - 1,
+        turns=most_rounds(tasks, options.mode) - 1,
         context="full",
         max_tokens=options.max_tokens,
     )

@@ -6,7 +6,7 @@ gave and whether every instruction given so far was followed), so anyone can rec
 metrics without convtui.
 
 Verdicts are not re-run: each round's recorded execution is read back through
-:func:`convtui.benchmarks.codeif.rebuild`, the same code that resumes a run.
+:func:`convtui.core.codeif.records.rebuild`, the same code that resumes a run.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from convtui.benchmarks.codeif import SELECTION_PREFIX, rebuild
+from convtui.benchmarks.codeif import SELECTION_PREFIX
 from convtui.core.codeif.conversation import MODES, Mode, PlayedRound
 from convtui.core.codeif.instructions import CATEGORIES, instructions
 from convtui.core.codeif.metrics import (
@@ -26,6 +26,7 @@ from convtui.core.codeif.metrics import (
     per_round,
     round_scores,
 )
+from convtui.core.codeif.records import rebuild
 from convtui.core.errors import ConvtuiError
 from convtui.core.loaders import load_catalog
 from convtui.sessions import Store

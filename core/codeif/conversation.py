@@ -13,6 +13,12 @@ who answers (a model, a script) and where the checks run is the caller's.
   instruction failed in both is dropped. The conversation ends when the code follows every
   instruction not dropped. Every round checks every instruction, given or not, since the next
   choice depends on all of them; the metrics count the given ones.
+- **person**: a person plays the user (``convtui session --task CodeIF/…``). Round 1 gives
+  the initial instruction; before each later round ``choose`` is handed the static order's
+  next instruction not yet given and returns what the round says (that instruction, edited,
+  another one, or the person's own words about one), or None to end. Every instruction is
+  checked every round, so the person sees which the code follows; at most twice as many
+  rounds as instructions, as dynamic.
 """
 
 from __future__ import annotations
@@ -29,8 +35,9 @@ from convtui.core.codeif.programs import unmet, verdicts
 from convtui.core.execution import ExecResult
 from convtui.core.models.types import ChatMessage
 
-Mode = Literal["static", "dynamic"]
-MODES: tuple[Mode, ...] = ("static", "dynamic")
+Mode = Literal["static", "dynamic", "person"]
+MODES: tuple[Mode, ...] = ("static", "dynamic")  # what bench codeif plays
+CHECKS_ALL: tuple[Mode, ...] = ("dynamic", "person")  # every round checks every instruction
 
 
 @cache
@@ -79,6 +86,9 @@ class PlayedRound:
 Ask = Callable[[tuple[ChatMessage, ...], RoundPlan], Awaitable[str]]
 Check = Callable[[str, Sequence[Instruction]], Awaitable[ExecResult]]
 Extract = Callable[[str], tuple[str, str | None]]  # reply -> (code, compile error or None)
+# (rounds so far, the suggested next round or None when every instruction was given) -> the
+# round to play, or None to end the conversation.
+Choose = Callable[[Sequence[PlayedRound], RoundPlan | None], Awaitable[RoundPlan | None]]
 
 
 def message_for(instruction: Instruction, task_prompt: str) -> str:
@@ -104,16 +114,22 @@ async def play(
     check: Check,
     extract: Extract,
     prior: Sequence[PlayedRound] = (),
+    choose: Choose | None = None,
 ) -> AsyncIterator[PlayedRound]:
     """Play the conversation over ``given_order`` (instructions() of the task), yielding each
-    round as it ends; ``prior`` rounds (a resumed session) are not played again."""
+    round as it ends; ``prior`` rounds (a resumed session) are not played again. ``choose``
+    is the person's say in ``person`` mode (required there, unused otherwise)."""
+    if (mode == "person") != (choose is not None):
+        raise ValueError("a person conversation needs choose, and only it takes one")
     messages: list[ChatMessage] = []
     for done in prior:
         messages += [ChatMessage("user", done.plan.message), ChatMessage("assistant", done.reply)]
     rounds = list(prior)
-    limit = len(given_order) if mode == "static" else 2 * len(given_order)
+    limit = rounds_limit(given_order, mode)
     while len(rounds) < limit:
         plan = _next_plan(given_order, mode, rounds)
+        if choose is not None and rounds:
+            plan = await choose(tuple(rounds), plan)
         if plan is None:
             return
         messages.append(ChatMessage("user", plan.message))
@@ -122,7 +138,7 @@ async def play(
         code, error = extract(reply)
         given = _given(rounds, plan)
         checked_on = (
-            [i for i in given_order if i.category in given] if mode == "static" else given_order
+            given_order if mode in CHECKS_ALL else [i for i in given_order if i.category in given]
         )
         result = await check(code, checked_on)
         found = verdicts(result, list(checked_on))
@@ -130,6 +146,11 @@ async def play(
         played = PlayedRound(plan, reply, code, result, error, found, given, dropped)
         rounds.append(played)
         yield played
+
+
+def rounds_limit(order: Sequence[Instruction], mode: Mode) -> int:
+    """The most rounds a conversation over ``order`` plays."""
+    return len(order) if mode == "static" else 2 * len(order)
 
 
 def _given(rounds: Sequence[PlayedRound], plan: RoundPlan) -> tuple[str, ...]:
@@ -155,6 +176,14 @@ def _next_plan(
     if mode == "static":
         instruction = order[len(rounds)]
         return RoundPlan(number, "instruction", instruction, message_for(instruction, prompt))
+    if mode == "person":  # a suggestion: the static order's first instruction not yet given
+        given = rounds[-1].given if rounds else ()
+        for instruction in order:
+            if instruction.category not in given:
+                return RoundPlan(
+                    number, "instruction", instruction, message_for(instruction, prompt)
+                )
+        return None
     if rounds:
         last = rounds[-1]
         current = last.plan.instruction
