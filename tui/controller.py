@@ -23,7 +23,7 @@ from convtui.core.executor import Executor
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import ModelError
 from convtui.core.requests import exec_request
-from convtui.core.session import ClosingStatus, SessionConfig, Turn
+from convtui.core.session import ClosingStatus, SessionConfig, SessionStatus, Turn
 from convtui.core.simulators import FeedbackRequest, Simulator, User, VerbalFeedback
 from convtui.core.tasks import Task
 from convtui.sessions import Store
@@ -55,6 +55,8 @@ class SessionPlan:
     resume_id: str | None = None
     # Who gives the feedback (``--annotator``), recorded with human and assisted sessions.
     annotator: str | None = None
+    # The recorded session ended with this status: it is shown read-only, nothing is played.
+    ended: SessionStatus | None = None
 
     @property
     def user_kind(self) -> UserKind:
@@ -129,6 +131,12 @@ class SessionController:
         self._future = self.services.runner.submit(self._play())
         with contextlib.suppress(concurrent.futures.CancelledError):
             self._future.result()
+
+    def view(self) -> None:
+        """Show a session that ended: its recorded turns, read-only; blocks."""
+        assert self.plan.ended is not None
+        self.services.runner.call(self._open())
+        self.post(msg.SessionFinished(self.plan.ended))
 
     def send(self, answer: Answer) -> bool:
         """Give the waiting turn the person's answer; False when no turn is waiting."""

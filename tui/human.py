@@ -19,6 +19,9 @@ class Answer:
 
     text: str
     closes: ClosingStatus | None = None
+    # A CodeIF-Bench session: the category of the instruction the text is about (None: the
+    # one offered).
+    instruction: str | None = None
 
 
 # (request, draft) -> None: the screen shows the request and waits for the person.
@@ -51,6 +54,15 @@ class PersonUser:
         loop.call_soon_threadsafe(_resolve, pending, answer)
         return True
 
+    async def wait(self) -> Answer:
+        """The person's next answer (the screen was told what to ask)."""
+        self._loop = asyncio.get_running_loop()
+        self._pending = self._loop.create_future()
+        try:
+            return await self._pending
+        finally:
+            self._pending = None
+
     async def feedback(self, request: FeedbackRequest, ask: Ask) -> VerbalFeedback | None:
         drafted = None
         if self._drafter is not None and self._drafter.wants_to_speak(request):
@@ -58,13 +70,8 @@ class PersonUser:
                 self.on_drafting()
             drafted = await self._drafter.feedback(request, ask)
         draft = drafted.text if drafted is not None else None
-        self._loop = asyncio.get_running_loop()
-        self._pending = self._loop.create_future()
         self._prompt(request, draft)
-        try:
-            answer = await self._pending
-        finally:
-            self._pending = None
+        answer = await self.wait()
         kept = drafted is not None and answer.text == draft
         return VerbalFeedback(
             text=answer.text,

@@ -98,8 +98,9 @@ def session_config(options: SessionOptions, user: UserMode) -> SessionConfig:
 
 
 def resumed_plan(store: Store, catalog: TaskCatalog, session_id: str) -> SessionPlan:
-    """The plan that continues a recorded session, under the config it was recorded with.
-    ``session_id`` may be a unique prefix, as ``convtui sessions list`` shows it."""
+    """The plan that continues a recorded session, under the config it was recorded with, or
+    shows it read-only when it ended. ``session_id`` may be a unique prefix, as ``convtui
+    sessions list`` shows it."""
     try:
         session_id = resolve_session_id(store, session_id)
         row = store.session(session_id)
@@ -109,11 +110,6 @@ def resumed_plan(store: Store, catalog: TaskCatalog, session_id: str) -> Session
         ) from None
     except AmbiguousIdError as exc:
         raise SessionError(f"{exc}; give more of the id") from None
-    if row.finished:
-        raise SessionError(
-            f"session {session_id} already ended ({row.status} after {row.turns_done} turns); "
-            f"convtui sessions show {session_id} reads it"
-        )
     config = store.session_config(session_id)
     kind = config.feedback.verbal
     user: UserMode = "human"
@@ -121,7 +117,15 @@ def resumed_plan(store: Store, catalog: TaskCatalog, session_id: str) -> Session
         user = kind  # type: ignore[assignment]
     elif row.user_kind == "assist" and kind != "none":
         user = f"assist:{kind}"  # type: ignore[assignment]
-    return SessionPlan(catalog.get(row.task_id), config, user, resume_id=session_id)
+    if row.task_id not in catalog:
+        raise SessionError(
+            f"session {session_id} is of task {row.task_id}, which the loaded suite lacks: "
+            "add --suite all (or the task's suite)"
+        )
+    # A session that ended (solved, given up, a benchmark's, an imported one) opens read-only.
+    ended = row.status if row.finished else None
+    plan = SessionPlan(catalog.get(row.task_id), config, user, resume_id=session_id)
+    return replace(plan, ended=ended)
 
 
 def open_services(options: SessionOptions, config: SessionConfig) -> Services:

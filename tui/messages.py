@@ -114,3 +114,20 @@ class TurnFailed(Message):
 @dataclass
 class TurnCancelled(Message):
     idx: int
+
+
+@dataclass
+class InstructionOffered(Message):
+    """A CodeIF-Bench session: the person is offered ``category``'s instruction (``text``) for
+    the round after turn ``idx``; None when every instruction was given."""
+
+    idx: int
+    category: str | None
+    text: str | None
+
+
+@dataclass
+class InstructionsGiven(Message):
+    """A CodeIF-Bench session: the instructions given so far, in the order given."""
+
+    categories: tuple[str, ...]

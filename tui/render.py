@@ -68,6 +68,9 @@ def source_label(source: str, edited: bool | None = None) -> str:
     if source.startswith("simulator:"):
         kind = source.split(":")[1]
         return f"{kind} simulator"
+    if source.startswith("codeif:"):  # a CodeIF-Bench round: codeif[:<kind>]:<category>
+        parts = source.split(":")
+        return f"feedback on {parts[-1]}" if parts[1:2] == ["feedback"] else parts[-1]
     if edited:
         return "edited draft"  # by a person: an edited draft is sent as human
     return source

@@ -17,18 +17,22 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from convtui.core.codeif.instructions import Instruction
 from convtui.sessions.browse import CallLine
 from convtui.tui import messages as msg
 from convtui.tui import render
+from convtui.tui.codeif_controller import CodeifController
 from convtui.tui.controller import Services, SessionController, SessionPlan
 from convtui.tui.human import Answer
 from convtui.tui.screens.confirm import ConfirmModal
+from convtui.tui.screens.instruction import InstructionModal
 from convtui.tui.screens.session_keys import ALLOWED, BUSY, FINISHED, SESSION_BINDINGS
 from convtui.tui.screens.traceback import TracebackModal
 from convtui.tui.viewmodels import TurnView, result_view, turn_view
 from convtui.tui.widgets.code_pane import CodePane
 from convtui.tui.widgets.composer import FeedbackComposer
 from convtui.tui.widgets.feedback_pane import FeedbackPane
+from convtui.tui.widgets.instruction_checklist import InstructionChecklist, checklist_rows
 from convtui.tui.widgets.simulated_feedback import SimulatedFeedback
 from convtui.tui.widgets.status_line import StatusLine
 from convtui.tui.widgets.task_pane import TaskPane
@@ -56,7 +60,15 @@ class SessionScreen(Screen):
         super().__init__()
         self.services = services
         self.plan = plan
-        self.controller = SessionController(services, plan, self.post_message)
+        # A CodeIF-Bench task: the person gives instructions, a checklist shows them.
+        self.codeif = plan.task.suite == "codeif"
+        controller = CodeifController if self.codeif else SessionController
+        self.controller = controller(services, plan, self.post_message)
+        self.instructions: tuple[Instruction, ...] = getattr(self.controller, "order", ())
+        self.given: tuple[str, ...] = ()
+        """CodeIF: the instructions given so far, in the order given."""
+        self.composing: str | None = None
+        """CodeIF: the instruction whose words the composer was given."""
         self.recorded: list[TurnView] = []
         self.live: TurnView | None = None
         self.calls: dict[int, tuple[CallLine, ...]] = {}
@@ -85,6 +97,8 @@ class SessionScreen(Screen):
                 yield TaskPane(task, with_reference=expert, id="task-pane")
                 yield Static("", id="viewing-banner")
                 yield CodePane(id="code-pane")
+                if self.codeif:
+                    yield InstructionChecklist(id="instruction-checklist")
                 yield TestResultsTable(id="test-table")
                 yield FeedbackComposer(id="feedback-composer")
                 if not self._human_verbal:
@@ -103,7 +117,13 @@ class SessionScreen(Screen):
         status = self.query_one(StatusLine)
         status.max_turns = self.plan.config.max_turns
         composer = self.query_one(FeedbackComposer)
-        composer.display = self._human_verbal and self.plan.config.feedback.verbal != "none"
+        composer.display = self.codeif or (
+            self._human_verbal and self.plan.config.feedback.verbal != "none"
+        )
+        if self.codeif:
+            composer.border_title = "Next instruction"
+        if self.plan.ended is not None:
+            composer.display = False  # a session that ended is only read
         self.watch_phase(self.phase)
         self.set_interval(1.0, self._tick)
         self._play()
@@ -118,7 +138,10 @@ class SessionScreen(Screen):
         description="play the session",
     )
     def _play(self) -> None:
-        self.controller.play()
+        if self.plan.ended is not None:
+            self.controller.view()
+        else:
+            self.controller.play()
 
     @work(
         thread=True,
@@ -145,6 +168,8 @@ class SessionScreen(Screen):
     @on(msg.SessionOpened)
     def _opened(self, event: msg.SessionOpened) -> None:
         self.recorded = [turn_view(t) for t in event.turns]
+        if self.codeif:
+            self.given = self._given_through(len(self.recorded) - 1)
         title = self.query_one("#session-title", Static)
         config, task = self.plan.config, self.plan.task
         title.update(
@@ -212,8 +237,11 @@ class SessionScreen(Screen):
             )
         self.phase = "awaiting_feedback"
         composer = self.query_one(FeedbackComposer)
-        kind = self.plan.user.split(":", 1)[-1]
-        composer.offer_draft(event.draft, f"simulator:{kind}")
+        if self.codeif:
+            composer.offer_draft(event.draft, f"the benchmark ({self.composing})")
+        else:
+            kind = self.plan.user.split(":", 1)[-1]
+            composer.offer_draft(event.draft, f"simulator:{kind}")
         if composer.display:
             composer.focus()
         self._refresh()
@@ -278,6 +306,30 @@ class SessionScreen(Screen):
         latest = len(self.recorded) if self.live is not None else len(self.recorded) - 1
         self.viewed = event.idx if event.idx < latest else None
 
+    @on(msg.InstructionOffered)
+    def _instruction_offered(self, event: msg.InstructionOffered) -> None:
+        self.composing = event.category
+        self._refresh()
+
+    @on(msg.InstructionsGiven)
+    def _instructions_given(self, event: msg.InstructionsGiven) -> None:
+        self.given = event.categories
+        self._refresh()
+
+    @on(InstructionChecklist.Chosen)
+    def _instruction_chosen(self, event: InstructionChecklist.Chosen) -> None:
+        from convtui.core.codeif.conversation import message_for
+
+        self.composing = event.instruction.category
+        words = message_for(event.instruction, self.instructions[0].text)
+        composer = self.query_one(FeedbackComposer)
+        composer.offer_draft(words, f"the benchmark ({self.composing})", replace=True)
+        self._refresh()
+
+    @on(InstructionChecklist.DetailsRequested)
+    def _instruction_details(self, event: InstructionChecklist.DetailsRequested) -> None:
+        self.app.push_screen(InstructionModal(event.row))
+
     @on(TestResultsTable.TracebackRequested)
     def _traceback(self, event: TestResultsTable.TracebackRequested) -> None:
         self.app.push_screen(TracebackModal(event.row))
@@ -341,7 +393,23 @@ class SessionScreen(Screen):
         if not streaming:
             self.query_one(CodePane).show(turn, previous)
         self.query_one(TestResultsTable).show(turn.result)
+        if self.codeif:
+            given = self.given if self.viewed is None else self._given_through(self.viewed)
+            composing = self.composing if self.viewed is None else None
+            self.query_one(InstructionChecklist).show(
+                checklist_rows(self.instructions, turn.result, given), composing
+            )
         self._show_feedback(turn)
+
+    def _given_through(self, idx: int) -> tuple[str, ...]:
+        """CodeIF: the instructions given up to recorded turn ``idx``."""
+        given: list[str] = []
+        for turn in self.recorded[: idx + 1]:
+            if turn.received is not None and turn.received.user_source.startswith("codeif:"):
+                category = turn.received.user_source.split(":")[-1]
+                if category not in given:
+                    given.append(category)
+        return tuple(given)
 
     def _show_feedback(self, turn: TurnView) -> None:
         self.query_one(FeedbackPane).show(
@@ -369,6 +437,12 @@ class SessionScreen(Screen):
         allowed = ALLOWED.get(action)
         if allowed is None:
             return True
+        if self.plan.ended is not None:
+            return False  # read-only: nothing is played, sent or closed
+        if self.codeif and action == "continue":
+            return False  # every CodeIF round gives an instruction
+        if self.codeif and action in ("send", "accept"):
+            return self.phase in allowed
         if action in ("send", "continue", "accept") and not self._human_verbal:
             return False
         if action == "send" and self.plan.config.feedback.verbal == "none":
@@ -388,7 +462,7 @@ class SessionScreen(Screen):
                 markup=False,
             )
             return
-        self._answer(Answer(text))
+        self._answer(Answer(text, instruction=self.composing if self.codeif else None))
 
     def action_continue(self) -> None:
         self._answer(Answer(""))

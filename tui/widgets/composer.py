@@ -40,10 +40,11 @@ class FeedbackComposer(TextArea):
     def watch_idle_note(self, _note: str) -> None:
         self._retitle()
 
-    def offer_draft(self, draft: str | None, label: str) -> None:
-        """Put a simulator's draft in, unless the person already typed something."""
+    def offer_draft(self, draft: str | None, label: str, *, replace: bool = False) -> None:
+        """Put a draft in (a simulator's, or a CodeIF-Bench instruction), unless the person
+        already typed something; ``replace``: the person asked for this one, it goes in."""
         self._draft = draft
-        if draft and not self.text.strip():
+        if draft and (replace or not self.text.strip()):
             self.load_text(draft)
             self.move_cursor(self.document.end)
         self.draft_label = label if draft else ""

@@ -1,0 +1,218 @@
+"""The session screen's controller for a CodeIF-Bench task played by a person.
+
+The conversation is core/codeif's ``person`` mode: round 1 gives the task (the initial
+instruction); after each answer every instruction's tests run, and the person is offered the
+static order's next instruction, which they send as it is, edit, replace with their own
+words or swap for another one from the checklist. Each round is recorded as one turn, as
+``bench codeif`` records it (core/codeif/records.py), and what the person sent is recorded on
+the turn it answers like assisted feedback: the offered text as the draft, the source
+``codeif:<category>`` when sent unchanged, ``human`` when edited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+
+from convtui.core.calls import journaled_call
+from convtui.core.codeif.conversation import Mode, PlayedRound, RoundPlan, message_for, play
+from convtui.core.codeif.instructions import Instruction, instructions
+from convtui.core.codeif.programs import round_request
+from convtui.core.codeif.records import rebuild, round_status, round_turn
+from convtui.core.errors import ConvtuiError
+from convtui.core.execution import ExecResult
+from convtui.core.extract import extract_code
+from convtui.core.feedback import NO_SYNTAX_ERRORS, compile_feedback
+from convtui.core.loop import cached_execute
+from convtui.core.models.types import ChatMessage, Completion, ModelError
+from convtui.core.session import SessionStatus, Turn, request_hash
+from convtui.tui import messages as msg
+from convtui.tui.calls import WatchedJournal
+from convtui.tui.controller import STREAM_INTERVAL_S, SessionController
+from convtui.tui.human import Answer, PersonUser
+
+MODE: Mode = "person"
+
+
+def offered_source(category: str) -> str:
+    """The feedback source of an instruction sent as offered."""
+    return f"codeif:{category}"
+
+
+class CodeifController(SessionController):
+    """Plays a CodeIF-Bench task with the person choosing each round's instruction."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.order: tuple[Instruction, ...] = instructions(self.task)
+        # The rounds played by this process (a resumed session's earlier ones are recorded).
+        self._made: dict[int, tuple[Completion, tuple[ChatMessage, ...]]] = {}
+
+    def request(self, code: str):
+        """The execution that checks ``code`` against every instruction."""
+        return round_request(
+            self.task, code, self.order, preprocess=False, limits=self.config.limits
+        )
+
+    def rerun_tests(self) -> ExecResult:
+        request = self.request(self._last_code)
+        executor = self.services.executor
+        result = executor.run(request)
+        cache = self.services.store.execution_cache()
+        cache.put(executor.cache_key(request), request.task_id, request.code, result)
+        return result
+
+    async def _play(self) -> None:
+        try:
+            await self._check_models()
+            await self._open()
+            assert self.session_id is not None
+            store = self.services.store
+            store.set_session_status(self.session_id, "running")
+            prior = rebuild(self.turns, self.order, MODE)
+            self.post(msg.InstructionsGiven(prior[-1].given if prior else ()))
+            await self._rounds(prior)
+        except asyncio.CancelledError:
+            self._abandon()
+            self.post(msg.TurnCancelled(self.live_idx))
+            raise
+        except ModelError as exc:
+            self._abandon()
+            self.post(msg.TurnFailed(self.live_idx, "model", str(exc)))
+        except ConvtuiError as exc:
+            self._abandon()
+            self.post(msg.TurnFailed(self.live_idx, "session", str(exc)))
+        except Exception as exc:  # a bug must reach the screen, not kill the runner silently
+            self._abandon()
+            self.post(msg.TurnFailed(self.live_idx, "internal", f"{type(exc).__name__}: {exc}"))
+
+    async def _rounds(self, prior: Sequence[PlayedRound]) -> None:
+        assert self.session_id is not None
+        store = self.services.store
+        journal = WatchedJournal(store.journal(self.session_id), self._calls_changed)
+        execute = cached_execute(self.services.executor, store.execution_cache())
+        made = self._made
+        given = list(prior[-1].given) if prior else []
+        person = PersonUser(lambda _request, _draft: None)
+        self._person = person
+        closing: list[SessionStatus] = []
+
+        async def ask(messages: tuple[ChatMessage, ...], plan: RoundPlan) -> str:
+            idx = plan.number - 1
+            self.live_idx = idx
+            if plan.instruction.category not in given:
+                given.append(plan.instruction.category)
+                self.post(msg.InstructionsGiven(tuple(given)))
+            self.post(msg.TurnBegan(idx))
+            last_post = 0.0
+
+            def streamed(text: str) -> None:
+                nonlocal last_post
+                now = time.monotonic()
+                if now - last_post >= STREAM_INTERVAL_S:
+                    last_post = now
+                    self.post(msg.ReplyStreamed(idx, text))
+
+            completion = await journaled_call(
+                self.services.backend,
+                journal,
+                self.session_id or "",
+                idx,
+                "generate",
+                messages,
+                self.config.params,
+                streamed,
+            )
+            made[plan.number] = (completion, messages)
+            return completion.text
+
+        async def check(code: str, _given: Sequence[Instruction]) -> ExecResult:
+            self._last_code = code
+            self.post(msg.ReplyReady(self.live_idx, made[self.live_idx + 1][0].text, code))
+            result = await execute(self.request(code))
+            self._executed_idx = self.live_idx
+            self.post(msg.ExecutionDone(self.live_idx, result))
+            return result
+
+        def extract(reply: str) -> tuple[str, str | None]:
+            code = extract_code(reply, mode=self.config.extract, entry_point=self.task.entry_point)
+            compiled = compile_feedback(code)
+            return code, None if compiled.ok else compiled.text
+
+        async def choose(
+            rounds: Sequence[PlayedRound], offered: RoundPlan | None
+        ) -> RoundPlan | None:
+            last = rounds[-1]
+            category = offered.instruction.category if offered else None
+            self.post(
+                msg.InstructionOffered(
+                    last.plan.number - 1, category, offered.message if offered else None
+                )
+            )
+            compiled = last.compile_error or NO_SYNTAX_ERRORS
+            draft = offered.message if offered else None
+            self.post(msg.FeedbackWanted(last.plan.number - 1, compiled, None, draft))
+            answer = await person.wait()
+            # A round recorded before a restart keeps what was sent then; the new answer goes
+            # with the next round (its received message).
+            fresh = last.plan.number in made
+            if answer.closes is not None:
+                closing.append(answer.closes)
+                if fresh:
+                    self._save_round(last, answer, offered=None, status=answer.closes)
+                else:
+                    store.set_session_status(self.session_id or "", answer.closes)
+                return None
+            chosen = self._instruction(answer.instruction or category)
+            plan = RoundPlan(last.plan.number + 1, "instruction", chosen, answer.text)
+            if fresh:
+                self._save_round(last, answer, offered=chosen, status="running")
+            return plan
+
+        last: PlayedRound | None = prior[-1] if prior else None
+        async for played in play(self.order, MODE, ask, check, extract, prior, choose):
+            last = played
+        if closing:
+            self.post(msg.SessionFinished(closing[0]))
+            return
+        if last is not None and last.plan.number in made:
+            # The rounds ran out: the last one is saved without an answer.
+            status = round_status(last)
+            self._save_round(last, None, offered=None, status=status)
+            self.post(msg.SessionFinished(status))
+
+    def _instruction(self, category: str | None) -> Instruction:
+        for instruction in self.order:
+            if instruction.category == category:
+                return instruction
+        raise ConvtuiError(f"{self.task.id} has no instruction {category!r}")
+
+    def _save_round(
+        self,
+        played: PlayedRound,
+        answer: Answer | None,
+        *,
+        offered: Instruction | None,
+        status: SessionStatus,
+    ) -> None:
+        assert self.session_id is not None
+        completion, messages = self._made[played.plan.number]
+        key = request_hash(self.services.backend.spec, messages, self.config.params)
+        turn: Turn = round_turn(played, completion, messages, key, MODE)
+        if answer is not None and (answer.text or offered is not None):
+            draft = message_for(offered, self.order[0].text) if offered else None
+            edited = draft is None or answer.text != draft
+            turn = replace(
+                turn,
+                verbal_feedback=answer.text,
+                feedback_draft=draft,
+                feedback_source="human"
+                if edited or offered is None
+                else offered_source(offered.category),
+            )
+        cache_key = self.services.executor.cache_key(self.request(played.code))
+        self.services.store.save_turn(self.session_id, turn, status, cache_key)
+        self.turns.append(turn)
+        self.post(msg.TurnSaved(turn, status))

@@ -1,0 +1,45 @@
+"""One CodeIF-Bench instruction in full: its words and each of its tests, with how the shown
+turn's code did on it."""
+
+from __future__ import annotations
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from convtui.tui import render
+from convtui.tui.widgets.instruction_checklist import ChecklistRow
+
+
+class InstructionModal(ModalScreen[None]):
+    DEFAULT_CSS = """
+    InstructionModal {
+        align: center middle;
+        & > VerticalScroll {
+            width: 90%; height: 80%;
+            border: thick $primary; background: $panel; padding: 0 1;
+        }
+    }
+    """
+    BINDINGS = [Binding("escape,q,enter", "dismiss", "Close", id="convtui.close-instruction")]
+
+    def __init__(self, row: ChecklistRow) -> None:
+        super().__init__()
+        self._row = row
+
+    def compose(self) -> ComposeResult:
+        row = self._row
+        scroll = VerticalScroll(id="instruction-details")
+        verdict = {None: "not run", True: "followed", False: "not followed"}[row.followed]
+        scroll.border_title = f"{row.instruction.category} · {verdict}"
+        scroll.border_subtitle = "escape closes"
+        with scroll:
+            yield Static(Text(row.instruction.text.strip()), id="instruction-words")
+            for name, code, status in row.tests:
+                word = render.status_word(status) if status else "not run"
+                yield Static(Text(f"\n{word} · {name}", style="bold"))
+                yield Static(Syntax(code.strip(), "python", word_wrap=True))
