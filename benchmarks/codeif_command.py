@@ -1,11 +1,14 @@
 """Wiring for ``convtui bench codeif``: the run's config and selection from the options, the
 model and the executor checked before any work, then the conversations under a progress bar
-(benchmarks/codeif.py)."""
+(benchmarks/codeif.py); with ``--score-only FILE``, the file's completions checked and
+recorded instead, no model called (benchmarks/codeif_score.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -26,16 +29,25 @@ from convtui.benchmarks.codeif import (
     plan_codeif_run,
     run_codeif,
 )
+from convtui.benchmarks.codeif_score import (
+    CodeifScorer,
+    CompletionsFile,
+    read_completions,
+    score_codeif,
+)
 from convtui.benchmarks.live import default_concurrency
 from convtui.benchmarks.output import console, print_json, warn
 from convtui.core.codeif.conversation import Mode
 from convtui.core.errors import ConvtuiError
+from convtui.core.executor import Executor
 from convtui.core.isolation import verdict_warning
 from convtui.core.loaders import load_catalog
 from convtui.core.loop import cached_execute
 from convtui.core.omega import FeedbackConfig
 from convtui.core.protocol import build_config
 from convtui.core.services import ModelOptions, open_executor, open_models
+from convtui.core.session import SessionConfig
+from convtui.core.tasks import Task
 from convtui.sessions import Store
 
 
@@ -55,25 +67,20 @@ class CodeifOptions:
     jobs: int | None
     isolation: str
     quiet: bool
+    score_only: Path | None = None  # a completions file to score instead of playing
 
 
 def bench_codeif_command(options: CodeifOptions) -> int:
     """Exit code 0 when every conversation was played, 1 when some failed on model errors."""
+    if options.score_only is not None:
+        return _score_command(options, options.score_only)
     tasks = load_catalog("codeif", options.data).select(options.ids, None, False)
     if not tasks:
         raise ConvtuiError(
             "the task selection is empty: check --ids (convtui tasks list --suite codeif)"
         )
     settings = CodeifSettings(options.mode, preprocess=options.protocol == "codeif")
-    config = build_config(
-        "convtui",
-        model=options.model,
-        feedback=FeedbackConfig(),
-        simulator=None,
-        turns=most_rounds(tasks, options.mode) - 1,
-        context="full",
-        max_tokens=options.max_tokens,
-    )
+    config = _config(options.model, most_rounds(tasks, options.mode), options.max_tokens)
     selection = f"{settings.selection_prefix};ids={options.ids or ''}"
     run_id, resumed, failed, played = asyncio.run(
         _execute(options, settings, config, selection, tasks)
@@ -100,55 +107,76 @@ def bench_codeif_command(options: CodeifOptions) -> int:
     return 0 if failed == 0 else 1
 
 
+def _config(model: str, rounds: int, max_tokens: int | None) -> SessionConfig:
+    """A CodeIF run's config: conversations of at most ``rounds`` rounds, full context."""
+    return build_config(
+        "convtui",
+        model=model,
+        feedback=FeedbackConfig(),
+        simulator=None,
+        turns=rounds - 1,
+        context="full",
+        max_tokens=max_tokens,
+    )
+
+
+@contextmanager
+def _checking(
+    options: CodeifOptions, config: SessionConfig
+) -> Iterator[tuple[Executor, SessionConfig]]:
+    """The executor that checks every round, and ``config`` with its isolation recorded."""
+    executor = open_executor(python=options.python, jobs=options.jobs, isolation=options.isolation)
+    with executor:
+        label = executor.isolation.label
+        warning = verdict_warning(label)
+        if warning is not None:
+            warn(warning)
+        yield executor, replace(config, isolation=label)
+
+
 async def _execute(options, settings, config, selection, tasks) -> tuple[str, bool, int, int]:
     models = open_models(config, ModelOptions(options.model_name, options.chat_template))
     try:
         await models.check()
-        executor = open_executor(
-            python=options.python, jobs=options.jobs, isolation=options.isolation
-        )
-        with executor:
-            label = executor.isolation.label
-            warning = verdict_warning(label)
-            if warning is not None:
-                warn(warning)
-            config = replace(config, isolation=label)
-            with Store.open(options.db) as store:
-                run_id, resumed = plan_codeif_run(store, config, selection, tasks)
-                pending = store.pending_sessions(run_id)
-                sessions = store.run_sessions(run_id)
-                with _bar(options.quiet) as bar:
-                    what = "resuming run" if resumed else "run"
-                    tick = bar.add_task(
-                        f"{what} {run_id}",
-                        total=len(sessions),
-                        completed=sum(s.finished for s in sessions),
+        with (
+            _checking(options, config) as (executor, config),
+            Store.open(options.db) as store,
+        ):
+            run_id, resumed = plan_codeif_run(store, config, selection, tasks)
+            pending = store.pending_sessions(run_id)
+            sessions = store.run_sessions(run_id)
+            with _bar(options.quiet) as bar:
+                what = "resuming run" if resumed else "run"
+                tick = bar.add_task(
+                    f"{what} {run_id}",
+                    total=len(sessions),
+                    completed=sum(s.finished for s in sessions),
+                )
+
+                def progress(event: CodeifProgress) -> None:
+                    if event.round is None:
+                        bar.advance(tick, 1)
+                        return
+                    plan = event.round.plan
+                    mark = "✓" if event.round.checked[plan.instruction.category] else "✗"
+                    bar.update(
+                        tick,
+                        description=f"{event.task_id} round {plan.number} {plan.kind} "
+                        f"{plan.instruction.category} {mark}",
                     )
 
-                    def progress(event: CodeifProgress) -> None:
-                        if event.round is None:
-                            bar.advance(tick, 1)
-                            return
-                        plan = event.round.plan
-                        mark = "✓" if event.round.checked[plan.instruction.category] else "✗"
-                        bar.update(
-                            tick,
-                            description=f"{event.task_id} round {plan.number} {plan.kind} "
-                            f"{plan.instruction.category} {mark}",
-                        )
-
-                    player = CodeifPlayer(
-                        store,
-                        run_id,
-                        config,
-                        settings,
-                        models.coder,
-                        cached_execute(executor, store.execution_cache()),
-                        progress,
-                    )
-                    concurrency = options.concurrency or default_concurrency(options.model)
-                    failed = await run_codeif(player, tasks, concurrency)
-                return run_id, resumed, failed, len(pending)
+                player = CodeifPlayer(
+                    store,
+                    run_id,
+                    config,
+                    settings,
+                    models.coder,
+                    cached_execute(executor, store.execution_cache()),
+                    progress,
+                )
+                concurrency = options.concurrency or default_concurrency(options.model)
+                failed = await run_codeif(player, tasks, concurrency)
+            return run_id, resumed, failed, len(pending)
     finally:
         await models.aclose()
 
@@ -163,4 +191,78 @@ def _bar(quiet: bool) -> Progress:
         TimeRemainingColumn(),
         console=console(stderr=True),
         disable=quiet or os.environ.get("CI") == "true",
+    )
+
+
+def _score_command(options: CodeifOptions, path: Path) -> int:
+    """``--score-only``: the file read and checked first (nothing is created on bad input),
+    then its rounds executed and recorded as one run."""
+    if options.mode != "static":
+        raise ConvtuiError(
+            "--score-only scores static conversations (each round checked on the instructions "
+            "given up to it): leave out --mode dynamic"
+        )
+    if options.ids:
+        raise ConvtuiError("--score-only scores every task in the file: leave out --ids")
+    scored = read_completions(path, load_catalog("codeif", options.data))
+    settings = CodeifSettings("static", preprocess=options.protocol == "codeif")
+    config = _config(scored.model, scored.most_rounds, options.max_tokens)
+    selection = scored.selection(settings)
+    tasks = [t.task for t in scored.tasks]
+    with _checking(options, config) as (executor, config), Store.open(options.db) as store:
+        run_id, resumed = plan_codeif_run(store, config, selection, tasks)
+        sessions = store.run_sessions(run_id)
+        with _bar(options.quiet) as bar:
+            what = "resuming scoring run" if resumed else "scoring run"
+            tick = bar.add_task(
+                f"{what} {run_id}",
+                total=len(sessions),
+                completed=sum(s.finished for s in sessions),
+            )
+            scorer = CodeifScorer(
+                store,
+                run_id,
+                config,
+                settings,
+                cached_execute(executor, store.execution_cache()),
+                scored,
+            )
+            concurrency = options.concurrency or executor.jobs
+            scored_now = asyncio.run(
+                score_codeif(scorer, concurrency, lambda *_: bar.advance(tick, 1))
+            )
+    _print_scored(options, scored, run_id, resumed, scored_now, tasks)
+    return 0
+
+
+def _print_scored(
+    options: CodeifOptions,
+    scored: CompletionsFile,
+    run_id: str,
+    resumed: bool,
+    sessions: int,
+    tasks: Sequence[Task],
+) -> None:
+    if options.quiet:
+        print_json(
+            {
+                "run_id": run_id,
+                "resumed": resumed,
+                "mode": "static",
+                "protocol": options.protocol,
+                "scored": str(scored.path),
+                "model": scored.model,
+                "tasks": len(tasks),
+                "rounds": scored.rounds,
+                "sessions_scored": sessions,
+                "db": str(options.db),
+            }
+        )
+        return
+    console().print(
+        f"run {run_id} (CodeIF-Bench, static, scored from {scored.path.name} as "
+        f"{scored.model}): {sessions} conversation(s) scored"
+        f"{', resumed' if resumed else ''}, {scored.rounds} round(s) in the file. "
+        f"Tables: convtui report --db {options.db}",
+        soft_wrap=True,
     )

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal, TextIO, get_args
 
 from convtui.benchmarks.output import console, print_json
 from convtui.benchmarks.sessions_views import export_view, session_detail, session_table
@@ -26,6 +26,7 @@ from convtui.sessions.browse import (
     resolve_session_ids,
     unique_prefix_length,
 )
+from convtui.sessions.codeif_export import plan_codeif
 from convtui.sessions.export import (
     WrittenLogSet,
     export_convcodebench,
@@ -36,8 +37,9 @@ from convtui.sessions.records import UserKind
 from convtui.sessions.transcript import session_record
 
 STATUSES: tuple[str, ...] = get_args(SessionStatus)
-# jsonl: one object per session; convcodebench: static log sets, a folder per model and Ω.
-ExportFormat = Literal["jsonl", "convcodebench"]
+# jsonl: one object per session; convcodebench: static log sets, a folder per model and Ω;
+# codeif: CodeIF-Bench's completions file, one object per round (sessions/codeif_export.py).
+ExportFormat = Literal["jsonl", "convcodebench", "codeif"]
 
 
 @contextmanager
@@ -122,13 +124,15 @@ def show_command(db: Path, session_id: str, as_json: bool) -> None:
 class ExportOptions:
     db: Path
     format: ExportFormat
-    out: Path | None  # None or "-": stdout for jsonl; a folder beside the db for convcodebench
+    # None or "-": stdout for jsonl and codeif; a folder beside the db for convcodebench
+    out: Path | None
     ids: tuple[str, ...] = ()
     all: bool = False
     task: str | None = None
     status: tuple[str, ...] = ()
     user: UserKind | None = None
     include_unfinished: bool = False
+    runs: tuple[str, ...] = ()  # only sessions of these runs (ids or prefixes)
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,7 @@ class ExportResult:
     sessions: int
     out: str  # the file, "-" for stdout, or the folder
     sets: tuple[WrittenLogSet, ...] = ()
+    rounds: int | None = None  # codeif: the records written
 
 
 def export_command(options: ExportOptions) -> None:
@@ -148,17 +153,19 @@ def export_command(options: ExportOptions) -> None:
 
 def export(options: ExportOptions) -> ExportResult:
     statuses = parse_statuses(options.status)
-    filtered = bool(options.task or statuses or options.user)
-    if not (options.ids or options.all or filtered):
+    filtered = bool(options.task or statuses or options.user or options.runs)
+    # --format codeif picks its own sessions (the CodeIF-Bench conversations) by default.
+    if not (options.ids or options.all or filtered or options.format == "codeif"):
         raise ConvtuiError(
             "name the sessions to export (ids or unique prefixes), or choose them with --all, "
-            "--task, --status or --user"
+            "--task, --status, --user or --run"
         )
     to_stdout = options.out is None or str(options.out) == "-"
     if options.format == "convcodebench" and options.out is not None and to_stdout:
         raise ConvtuiError("--format convcodebench writes a folder: give --out a folder, not -")
     with open_existing(options.db) as store:
-        ids = _select(store, options, statuses)
+        # An empty default selection for codeif is refused by plan_codeif, naming CodeIF.
+        ids = _select(store, options, statuses, allow_empty=options.format == "codeif")
         if options.format == "convcodebench":
             folder = options.out or options.db.parent / f"{options.db.stem}-static-logs"
             sets = export_convcodebench(
@@ -171,6 +178,8 @@ def export(options: ExportOptions) -> ExportResult:
             return ExportResult(
                 "convcodebench", sum(s.sessions for s in sets), str(folder), tuple(sets)
             )
+        if options.format == "codeif":
+            return _export_codeif(store, ids, options.out, options.include_unfinished)
         if to_stdout:
             count = export_jsonl(
                 store, ids, sys.stdout, include_unfinished=options.include_unfinished
@@ -181,10 +190,29 @@ def export(options: ExportOptions) -> ExportResult:
         return ExportResult("jsonl", count, str(options.out))
 
 
-def _select(store: Store, options: ExportOptions, statuses: tuple[str, ...]) -> list[str]:
+def _export_codeif(
+    store: Store, ids: Sequence[str], out: Path | None, unfinished: bool
+) -> ExportResult:
+    if out is not None and out.is_dir():
+        raise ConvtuiError(f"{out} is a folder; --format codeif writes one file")
+    planned = plan_codeif(store, ids, include_unfinished=unfinished)  # refuse before writing
+    if out is None or str(out) == "-":
+        planned.write(sys.stdout)
+        out = Path("-")
+    else:
+        with _replacing(out) as handle:
+            planned.write(handle)
+    return ExportResult("codeif", planned.sessions, str(out), rounds=len(planned.records))
+
+
+def _select(
+    store: Store, options: ExportOptions, statuses: tuple[str, ...], *, allow_empty: bool = False
+) -> list[str]:
     """The named sessions (narrowed by any filters), or every session the filters match."""
     named = resolve_session_ids(store, options.ids) if options.ids else None
     filtered = bool(options.task or statuses or options.user)
+    if options.runs:
+        named = _of_runs(store, options.runs, named)
     matching = None
     if filtered or named is None:
         matching = [
@@ -200,26 +228,44 @@ def _select(store: Store, options: ExportOptions, statuses: tuple[str, ...]) -> 
     else:
         keep = set(matching)
         chosen = [sid for sid in named if sid in keep]
-    if not chosen:
+    if not chosen and not allow_empty:
         raise ConvtuiError("no recorded sessions match this selection")
     return chosen
 
 
+def _of_runs(store: Store, runs: Sequence[str], named: list[str] | None) -> list[str]:
+    """The sessions (among ``named`` when given) of the runs ``runs`` names by id or prefix;
+    refused when one names no run."""
+    found = {row.id: row.run_id for row in list_sessions(store, interactive=False) if row.run_id}
+    for run in runs:
+        if not any(run_id.startswith(run) for run_id in found.values()):
+            raise ConvtuiError(f"no run {run!r} with sessions in this database")
+    keep = {sid for sid, run_id in found.items() if run_id.startswith(tuple(runs))}
+    if named is None:
+        return [sid for sid in found if sid in keep]
+    return [sid for sid in named if sid in keep]
+
+
 def _export_jsonl_file(store: Store, ids: Sequence[str], out: Path, unfinished: bool) -> int:
-    """Write through a temporary file renamed into place, so a refusal or a crash never
-    leaves a half-written (or empty) file where the export was asked for."""
     if out.is_dir():
         raise ConvtuiError(f"{out} is a folder; --format jsonl writes one file")
     select_for_export(store, ids, include_unfinished=unfinished)  # refuse before any mkdir
+    with _replacing(out) as handle:
+        return export_jsonl(store, ids, handle, include_unfinished=unfinished)
+
+
+@contextmanager
+def _replacing(out: Path) -> Iterator[TextIO]:
+    """Write through a temporary file renamed into place, so a refusal or a crash never
+    leaves a half-written (or empty) file where the export was asked for."""
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(f".{out.name}.partial")
     try:
         with partial.open("w", encoding="utf-8", newline="\n") as handle:
-            count = export_jsonl(store, ids, handle, include_unfinished=unfinished)
+            yield handle
         os.replace(partial, out)
     finally:
         partial.unlink(missing_ok=True)
-    return count
 
 
 def _code_headers(store: Store, ids: Sequence[str]) -> dict[str, str]:

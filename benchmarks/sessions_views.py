@@ -240,6 +240,11 @@ def _verbal(turn: Turn) -> list[RenderableType]:
 def export_view(result: ExportResult) -> RenderableType:
     if result.format == "jsonl":
         return Text(f"{result.sessions} session(s) written to {result.out} (JSONL)")
+    if result.format == "codeif":
+        return Text(
+            f"{result.sessions} conversation(s), {result.rounds} round(s) written to "
+            f"{result.out} (CodeIF-Bench completions)"
+        )
     table = Table(
         title=Text(
             f"{result.sessions} session(s) in {len(result.sets)} log set(s) under {result.out}"

@@ -87,6 +87,7 @@ class ExportFormatChoice(StrEnum):
 
     jsonl = "jsonl"
     convcodebench = "convcodebench"
+    codeif = "codeif"
 
 
 class LogUserChoice(StrEnum):
