@@ -16,9 +16,15 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from convtui.benchmarks.codeif_doctor import (
+    codeif_doctor_ok,
+    codeif_doctor_table,
+    run_codeif_doctor,
+)
 from convtui.benchmarks.doctor import DoctorReport, Solution, TaskOutcome, run_doctor
 from convtui.benchmarks.output import console, print_json, warn
 from convtui.benchmarks.views import doctor_view
+from convtui.core.errors import ConvtuiError
 from convtui.core.executor import Executor
 from convtui.core.isolation import verdict_warning
 from convtui.core.loaders import load_catalog
@@ -38,9 +44,14 @@ def doctor_command(
     isolation: str,
     fail_under: float,
     as_json: bool,
+    instructions: bool = False,
 ) -> int:
     """Exit code 1 when fewer than ``fail_under`` of the checked tasks behaved as expected."""
     tasks = load_catalog(suite, data).select(ids, lib, stdlib_only)
+    if instructions:
+        if suite != "codeif":
+            raise ConvtuiError("--instructions checks CodeIF-Bench tasks: add --suite codeif")
+        return _instructions(tasks, python, jobs, isolation, as_json)
     with Executor(python=python, jobs=jobs, isolation=isolation) as executor:
         warning = verdict_warning(executor.isolation.label)
         if warning is not None:
@@ -53,6 +64,29 @@ def doctor_command(
     checked = report.total - report.env_error
     behaved = 1 - len(report.unexpected) / checked if checked else 1.0
     return 0 if behaved >= fail_under else 1
+
+
+def _instructions(
+    tasks: Sequence[Task], python: str | None, jobs: int | None, isolation: str, as_json: bool
+) -> int:
+    """The per-category check of CodeIF-Bench's instruction tests, as written and after the
+    benchmark's pre-processing; exit 1 when a reference fails or an assert does not compile."""
+    with Executor(python=python, jobs=jobs, isolation=isolation) as executor:
+        found = {
+            preprocess: run_codeif_doctor(tasks, executor, preprocess=preprocess)
+            for preprocess in (False, True)
+        }
+    if as_json:
+        print_json(
+            {
+                "as_written": [c.to_json() for c in found[False]],
+                "preprocessed": [c.to_json() for c in found[True]],
+            }
+        )
+    else:
+        for preprocess, checks in found.items():
+            console().print(codeif_doctor_table(checks, preprocess))
+    return 0 if all(codeif_doctor_ok(c) for c in found.values()) else 1
 
 
 def _with_progress(

@@ -27,6 +27,7 @@ from convtui.options import (
     CheckTaskOpt,
     CodeifModeOpt,
     CodeifProtocolOpt,
+    CodeifScoreOnlyOpt,
     ConcurrencyOpt,
     ContextOpt,
     CorrelateOpt,
@@ -35,12 +36,14 @@ from convtui.options import (
     ExportAllOpt,
     ExportFormatOpt,
     ExportOutOpt,
+    ExportRunOpt,
     ExtractOpt,
     FailUnderOpt,
     IdsOpt,
     ImportDbOpt,
     ImportDirArg,
     IncludeUnfinishedOpt,
+    InstructionsOpt,
     IsolationOpt,
     JobsOpt,
     JsonOpt,
@@ -198,10 +201,12 @@ def doctor(
     isolation: IsolationOpt = IsolationChoice.auto,
     fail_under: FailUnderOpt = 0.0,
     as_json: JsonOpt = False,
+    instructions: InstructionsOpt = False,
 ) -> None:
     """Check the task environment: run ground-truth solutions and report what fails and why.
 
-    Example: [bold]convtui doctor --stdlib-only[/bold]"""
+    Example: [bold]convtui doctor --stdlib-only[/bold]; CodeIF-Bench's instruction tests:
+    [bold]convtui doctor --suite codeif --instructions[/bold]"""
     with user_errors():
         from convtui.benchmarks.doctor_command import doctor_command
 
@@ -217,6 +222,7 @@ def doctor(
             isolation=isolation.value,
             fail_under=fail_under,
             as_json=as_json,
+            instructions=instructions,
         )
     raise typer.Exit(exit_code)
 
@@ -299,13 +305,17 @@ def bench_codeif(
     jobs: JobsOpt = None,
     isolation: IsolationOpt = IsolationChoice.auto,
     as_json: JsonOpt = False,
+    score_only: CodeifScoreOnlyOpt = None,
 ) -> None:
     """Run CodeIF-Bench conversations: does the model keep following every instruction as
     they accumulate? Each round is a recorded turn (sessions list/show browse them).
 
     Killed or failed? Run the same command again: it continues where it stopped.
+    With --score-only FILE no model is called: the file's completions are scored instead.
 
-    Example: [bold]convtui bench codeif --mode dynamic --ids 0-9 --db codeif.db[/bold]"""
+    Task ids are the benchmark's own: CodeIF/11 to CodeIF/60 (--ids 11-20 takes ten).
+
+    Example: [bold]convtui bench codeif --mode dynamic --ids 11-20 --db codeif.db[/bold]"""
     with user_errors():
         from convtui.benchmarks.codeif_command import CodeifOptions, bench_codeif_command
 
@@ -325,6 +335,7 @@ def bench_codeif(
                 jobs=jobs,
                 isolation=isolation.value,
                 quiet=as_json,
+                score_only=score_only,
             )
         )
     raise typer.Exit(exit_code)
@@ -557,8 +568,10 @@ def sessions_export(
     status: SessionStatusOpt = None,
     user: SessionUserOpt = None,
     include_unfinished: IncludeUnfinishedOpt = False,
+    run: ExportRunOpt = None,
 ) -> None:
-    """Export sessions as JSONL transcripts or as ConvCodeBench-style static logs.
+    """Export sessions as JSONL transcripts, as ConvCodeBench-style static logs, or as
+    CodeIF-Bench's completions file (--format codeif; bench codeif --score-only reads it).
 
     Example: [bold]convtui sessions export --user human --format convcodebench --out logs[/bold]"""
     with user_errors():
@@ -575,5 +588,6 @@ def sessions_export(
                 status=tuple(status or ()),
                 user=user.value if user else None,
                 include_unfinished=include_unfinished,
+                runs=tuple(run or ()),
             )
         )

@@ -233,6 +233,16 @@ FailUnderOpt = Annotated[
         "truth passing, broken solutions failing; missing libraries aside), e.g. 0.99.",
     ),
 ]
+InstructionsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--instructions",
+        help="With --suite codeif: check CodeIF-Bench's instruction tests per category (the "
+        "reference code passes the initial asserts, every assert compiles, which follow-ups "
+        "the reference code already meets), as written and after the benchmark's "
+        "pre-processing.",
+    ),
+]
 SessionStartTaskOpt = Annotated[
     str | None,
     typer.Option(
@@ -246,7 +256,8 @@ ResumeOpt = Annotated[
     typer.Option(
         "--resume",
         help="Continue a recorded session by id or unique prefix (convtui sessions list "
-        "shows them).",
+        "shows them); one that ended (solved, given up, a benchmark's or an imported one) "
+        "opens read-only.",
         show_default=False,
     ),
 ]
@@ -353,20 +364,30 @@ ExportFormatOpt = Annotated[
     ExportFormatChoice,
     typer.Option(
         "--format",
-        help="jsonl (one object per session, every turn and prompt) or convcodebench "
-        "(static log sets: a folder per model and Ω, a file per turn, a manifest).",
+        help="jsonl (one object per session, every turn and prompt), convcodebench "
+        "(static log sets: a folder per model and Ω, a file per turn, a manifest) or codeif "
+        "(CodeIF-Bench's completions file: one object per round with task_id, requirement "
+        "and completion; by default every CodeIF-Bench conversation).",
     ),
 ]
 ExportOutOpt = Annotated[
     Path | None,
     typer.Option(
         "--out",
-        help="jsonl: a file, or - for stdout (the default). convcodebench: a folder "
-        "(default: <db name>-static-logs beside the database).",
+        help="jsonl and codeif: a file, or - for stdout (the default). convcodebench: a "
+        "folder (default: <db name>-static-logs beside the database).",
         show_default=False,
     ),
 ]
 ExportAllOpt = Annotated[bool, typer.Option("--all", help="Every recorded session.")]
+ExportRunOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--run",
+        help="Only sessions of these runs (ids or prefixes; repeatable).",
+        show_default=False,
+    ),
+]
 IncludeUnfinishedOpt = Annotated[
     bool,
     typer.Option("--include-unfinished", help="Also export sessions still planned or running."),
@@ -494,5 +515,16 @@ CodeifProtocolOpt = Annotated[
         help="codeif: check candidates as CodeIF-Bench's evaluation does (indented docstrings "
         "and blank lines removed first); convtui: check the code as written.",
         case_sensitive=False,
+    ),
+]
+CodeifScoreOnlyOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--score-only",
+        help="Call no model: score this completions file (CodeIF-Bench's layout: JSON lines "
+        "of task_id, requirement and completion, as sessions export --format codeif writes "
+        "them; a task's first record is its base answer) as static conversations, and record "
+        "them as a run that report shows. The model is the file's, else scored:<file stem>.",
+        show_default=False,
     ),
 ]
