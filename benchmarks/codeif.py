@@ -12,8 +12,8 @@ modes never mix; ``--protocol codeif`` checks candidates as the benchmark's eval
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from convtui.benchmarks.live import LEASE_S, claim_run
 from convtui.core.calls import journaled_call
@@ -39,11 +39,19 @@ SELECTION_PREFIX = "codeif;"  # every CodeIF run's selection starts so: report k
 class CodeifSettings:
     mode: Mode
     preprocess: bool  # --protocol codeif
+    # ``bench codeif --logs``: recorded conversations replayed (their rounds' words, in their
+    # order), every instruction checked each round as a person's conversation is.
+    replay: bool = False
 
     @property
     def selection_prefix(self) -> str:
         protocol = "codeif" if self.preprocess else "convtui"
-        return f"{SELECTION_PREFIX}mode={self.mode};protocol={protocol}"
+        mode = "replay" if self.replay else self.mode
+        return f"{SELECTION_PREFIX}mode={mode};protocol={protocol}"
+
+    @property
+    def play_mode(self) -> Mode:
+        return "person" if self.replay else self.mode
 
 
 @dataclass(frozen=True)
@@ -82,10 +90,12 @@ class CodeifPlayer:
     backend: ModelBackend
     execute: Execute
     on_progress: Callable[[CodeifProgress], None] | None = None
+    # A replay: session id -> the rounds after the first, as the reference recorded them.
+    scripts: Mapping[str, Sequence[RoundPlan]] = field(default_factory=dict)
 
     async def session(self, row: SessionRow, task: Task) -> SessionStatus:
         """Play (or go on with) one session; its status at the end."""
-        store, mode = self.store, self.settings.mode
+        store, mode = self.store, self.settings.play_mode
         order = instructions(task)
         journal = store.journal(row.id)
         prior = rebuild(store.load_turns(row.id), order, mode)
@@ -116,8 +126,17 @@ class CodeifPlayer:
             compiled = compile_feedback(code)
             return code, None if compiled.ok else compiled.text
 
+        choose = None
+        if self.settings.replay:
+            script = {p.number: p for p in self.scripts[row.id]}
+
+            async def choose(
+                rounds: Sequence[PlayedRound], _offered: RoundPlan | None
+            ) -> RoundPlan | None:
+                return script.get(len(rounds) + 1)
+
         last = prior[-1] if prior else None
-        async for played in play(order, mode, ask, check, extract, prior):
+        async for played in play(order, mode, ask, check, extract, prior, choose):
             completion, messages = made[played.plan.number]
             key = request_hash(self.backend.spec, messages, self.config.params)
             ended = played.plan.number >= most_rounds([task], mode)

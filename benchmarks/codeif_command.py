@@ -29,6 +29,12 @@ from convtui.benchmarks.codeif import (
     plan_codeif_run,
     run_codeif,
 )
+from convtui.benchmarks.codeif_replay import (
+    gather_references,
+    plan_replay_run,
+    replay_scripts,
+    replay_selection,
+)
 from convtui.benchmarks.codeif_score import (
     CodeifScorer,
     CompletionsFile,
@@ -68,12 +74,17 @@ class CodeifOptions:
     isolation: str
     quiet: bool
     score_only: Path | None = None  # a completions file to score instead of playing
+    logs: Path | None = None  # a database of people's conversations to replay
 
 
 def bench_codeif_command(options: CodeifOptions) -> int:
     """Exit code 0 when every conversation was played, 1 when some failed on model errors."""
     if options.score_only is not None:
+        if options.logs is not None:
+            raise ConvtuiError("--score-only and --logs are two different runs: give one")
         return _score_command(options, options.score_only)
+    if options.logs is not None:
+        return _replay_command(options, options.logs)
     tasks = load_catalog("codeif", options.data).select(options.ids, None, False)
     if not tasks:
         raise ConvtuiError(
@@ -85,12 +96,44 @@ def bench_codeif_command(options: CodeifOptions) -> int:
     run_id, resumed, failed, played = asyncio.run(
         _execute(options, settings, config, selection, tasks)
     )
+    _print_played(options, options.mode, run_id, resumed, failed, played)
+    return 0 if failed == 0 else 1
+
+
+def _replay_command(options: CodeifOptions, logs: Path) -> int:
+    """``--logs``: people's recorded conversations replayed against the model."""
+    if options.mode != "static":
+        raise ConvtuiError(
+            "--logs replays recorded conversations round by round: leave out --mode dynamic"
+        )
+    catalog = load_catalog("codeif", options.data)
+    wanted = {t.id for t in catalog.select(options.ids, None, False)} if options.ids else None
+    settings = CodeifSettings("static", preprocess=options.protocol == "codeif", replay=True)
+    with Store.open(options.db) as store:
+        references = gather_references(logs, store, catalog, wanted)
+    tasks = [catalog.get(r.task_id) for r in references]
+    config = _config(options.model, most_rounds(tasks, "person"), options.max_tokens)
+    selection = replay_selection(settings.selection_prefix, logs, references)
+
+    def plan(store: Store) -> tuple[str, bool]:
+        return plan_replay_run(store, config, selection, references, logs)
+
+    run_id, resumed, failed, played = asyncio.run(
+        _execute(options, settings, config, selection, tasks, plan)
+    )
+    _print_played(options, "replay", run_id, resumed, failed, played)
+    return 0 if failed == 0 else 1
+
+
+def _print_played(
+    options: CodeifOptions, mode: str, run_id: str, resumed: bool, failed: int, played: int
+) -> None:
     if options.quiet:
         print_json(
             {
                 "run_id": run_id,
                 "resumed": resumed,
-                "mode": options.mode,
+                "mode": mode,
                 "protocol": options.protocol,
                 "sessions_played": played,
                 "failed": failed,
@@ -99,12 +142,11 @@ def bench_codeif_command(options: CodeifOptions) -> int:
         )
     else:
         console().print(
-            f"run {run_id} (CodeIF-Bench, {options.mode}): {played} conversation(s) played"
+            f"run {run_id} (CodeIF-Bench, {mode}): {played} conversation(s) played"
             f"{', resumed' if resumed else ''}; {failed} failed on model errors. "
             f"Browse: convtui sessions list --db {options.db}",
             soft_wrap=True,
         )
-    return 0 if failed == 0 else 1
 
 
 def _config(model: str, rounds: int, max_tokens: int | None) -> SessionConfig:
@@ -134,7 +176,9 @@ def _checking(
         yield executor, replace(config, isolation=label)
 
 
-async def _execute(options, settings, config, selection, tasks) -> tuple[str, bool, int, int]:
+async def _execute(
+    options, settings, config, selection, tasks, plan=None
+) -> tuple[str, bool, int, int]:
     models = open_models(config, ModelOptions(options.model_name, options.chat_template))
     try:
         await models.check()
@@ -142,7 +186,10 @@ async def _execute(options, settings, config, selection, tasks) -> tuple[str, bo
             _checking(options, config) as (executor, config),
             Store.open(options.db) as store,
         ):
-            run_id, resumed = plan_codeif_run(store, config, selection, tasks)
+            if plan is None:
+                run_id, resumed = plan_codeif_run(store, config, selection, tasks)
+            else:
+                run_id, resumed = plan(store)
             pending = store.pending_sessions(run_id)
             sessions = store.run_sessions(run_id)
             with _bar(options.quiet) as bar:
@@ -174,6 +221,8 @@ async def _execute(options, settings, config, selection, tasks) -> tuple[str, bo
                     cached_execute(executor, store.execution_cache()),
                     progress,
                 )
+                if settings.replay:
+                    player.scripts = replay_scripts(store, run_id, {t.id: t for t in tasks})
                 concurrency = options.concurrency or default_concurrency(options.model)
                 failed = await run_codeif(player, tasks, concurrency)
             return run_id, resumed, failed, len(pending)

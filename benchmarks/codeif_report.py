@@ -32,6 +32,7 @@ from convtui.core.loaders import load_catalog
 from convtui.sessions import Store
 from convtui.sessions.results import sessions_by_selection
 
+REPLAY = "replay"  # bench codeif --logs: people's conversations replayed
 METRICS_NOTE = (
     "IA: the round's instruction is followed. CA: share of the instructions given so far "
     "that are followed (Functionality Extension left out). IFR: share of the instructions "
@@ -48,7 +49,7 @@ class CodeifSession:
     run_id: str
     task_id: str
     model: str
-    mode: Mode
+    mode: str  # static, dynamic or replay
     protocol: str
     status: str
     rounds: tuple[Round, ...]
@@ -85,7 +86,7 @@ class CodeifGroup:
     """The scores of one model × mode × protocol, over its sessions."""
 
     model: str
-    mode: Mode
+    mode: str
     protocol: str
     tasks: int
     rounds: tuple[RoundAverage, ...]
@@ -131,19 +132,21 @@ def read_codeif(db_store: Store, run_ids: Sequence[str] | None) -> tuple[CodeifS
     for s in found:
         fields = selection_fields(s.selection)
         mode = fields.get("mode", "static")
-        if mode not in MODES or s.task_id not in catalog:
+        if mode not in (*MODES, REPLAY) or s.task_id not in catalog:
             continue
         turns = db_store.load_turns(s.session_id)
         if not turns:
             continue
-        played: list[PlayedRound] = rebuild(turns, instructions(catalog[s.task_id]), mode)  # type: ignore[arg-type]
+        # A replay checks every instruction each round, as the person's conversation did.
+        checks: Mode = "person" if mode == REPLAY else mode  # type: ignore[assignment]
+        played: list[PlayedRound] = rebuild(turns, instructions(catalog[s.task_id]), checks)
         sessions.append(
             CodeifSession(
                 session_id=s.session_id,
                 run_id=s.run_id,
                 task_id=s.task_id,
                 model=s.model,
-                mode=mode,  # type: ignore[arg-type]
+                mode=mode,
                 protocol=fields.get("protocol", "convtui"),
                 status=s.status,
                 rounds=tuple(p.as_round() for p in played),
@@ -164,7 +167,7 @@ def build_groups(sessions: Sequence[CodeifSession]) -> tuple[CodeifGroup, ...]:
         groups.append(
             CodeifGroup(
                 model=model,
-                mode=mode,  # type: ignore[arg-type]
+                mode=mode,
                 protocol=protocol,
                 tasks=len(tasks),
                 rounds=tuple(per_round(tasks)),

@@ -176,7 +176,7 @@ def _codeif_figure(groups: Sequence[CodeifGroup]) -> Figure:
             ax.plot(
                 [a.number for a in g.rounds],
                 [100 * getattr(a, metric) for a in g.rounds],
-                "-" if g.mode == "static" else "--",
+                {"static": "-", "dynamic": "--"}.get(g.mode, ":"),
                 color=palette[models.index(g.model) % len(palette)],
                 marker="o",
                 ms=3,
@@ -189,5 +189,5 @@ def _codeif_figure(groups: Sequence[CodeifGroup]) -> Figure:
         ax.set_ylim(0, 100)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    figure.suptitle("CodeIF-Bench (static solid, dynamic dashed)", fontsize=11)
+    figure.suptitle("CodeIF-Bench (static solid, dynamic dashed, replay dotted)", fontsize=11)
     return figure

@@ -199,6 +199,9 @@ def static_results(db: Path, run_ids: Sequence[str] | None) -> tuple[StaticColum
     (or those among ``run_ids``), each paired with the reference session it replayed."""
     with Store.open(db) as store:
         outcomes = static_outcomes(store, list(run_ids) if run_ids else None)
+        # CodeIF-Bench replays have their own tables (codeif_results).
+        replays = {r: store.run(r).selection for r in {o.run_id for o in outcomes}}
+        outcomes = [o for o in outcomes if not replays[o.run_id].startswith(CODEIF_SELECTION)]
         if not outcomes:
             return ()
         passes = session_turn_passes(

@@ -153,6 +153,18 @@ def _log_sets(options: StaticOptions, store: Store) -> list[LogSet]:
 
 
 def _found_or_explain(found: list[LogSet], logs: Path) -> list[LogSet]:
+    # CodeIF-Bench conversations are rounds of instructions, not feedback turns on one task's
+    # tests: bench codeif --logs replays them.
+    kept = [
+        replace(s, sessions=tuple(r for r in s.sessions if not r.task_id.startswith("CodeIF/")))
+        for s in found
+    ]
+    if found and not any(s.sessions for s in kept):
+        raise ConvtuiError(
+            f"the log sets in {logs} hold CodeIF-Bench conversations only: replay them with "
+            f"convtui bench codeif --logs {logs} --model M --db OUT.db"
+        )
+    found = [s for s in kept if s.sessions]
     if not found:
         raise ConvtuiError(
             f"no log set in {logs} matches: a log set is the finished sessions of one model "

@@ -25,6 +25,7 @@ from convtui.options import (
     CheckCodeOpt,
     CheckFeedbackOpt,
     CheckTaskOpt,
+    CodeifLogsOpt,
     CodeifModeOpt,
     CodeifProtocolOpt,
     CodeifScoreOnlyOpt,
@@ -306,12 +307,14 @@ def bench_codeif(
     isolation: IsolationOpt = IsolationChoice.auto,
     as_json: JsonOpt = False,
     score_only: CodeifScoreOnlyOpt = None,
+    logs: CodeifLogsOpt = None,
 ) -> None:
     """Run CodeIF-Bench conversations: does the model keep following every instruction as
     they accumulate? Each round is a recorded turn (sessions list/show browse them).
 
     Killed or failed? Run the same command again: it continues where it stopped.
     With --score-only FILE no model is called: the file's completions are scored instead.
+    With --logs DB the conversations people recorded in the app are replayed against --model.
 
     Task ids are the benchmark's own: CodeIF/11 to CodeIF/60 (--ids 11-20 takes ten).
 
@@ -336,6 +339,7 @@ def bench_codeif(
                 isolation=isolation.value,
                 quiet=as_json,
                 score_only=score_only,
+                logs=logs,
             )
         )
     raise typer.Exit(exit_code)

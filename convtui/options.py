@@ -517,6 +517,16 @@ CodeifProtocolOpt = Annotated[
         case_sensitive=False,
     ),
 ]
+CodeifLogsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--logs",
+        help="Replay the CodeIF-Bench conversations people recorded in the app (convtui "
+        "session --task CodeIF/N) in this database against --model: each round's words as "
+        "the person sent them, every instruction checked; one per task (the newest).",
+        show_default=False,
+    ),
+]
 CodeifScoreOnlyOpt = Annotated[
     Path | None,
     typer.Option(

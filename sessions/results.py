@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from convtui.core.session import SessionStatus
 from convtui.sessions.connection import rows
 from convtui.sessions.leases import held_by_other, this_host
-from convtui.sessions.records import FINAL_SESSION_STATES, RunKind, RunState
+from convtui.sessions.records import FINAL_SESSION_STATES, RunKind, RunState, SessionRow
 from convtui.sessions.store import Store
 
 
@@ -239,3 +239,16 @@ def sessions_by_selection(
     with store.reading() as db:
         found = rows(db, sql + " ORDER BY s.run_id, s.id", params)
     return [SelectedSession(**row) for row in found]
+
+
+def app_sessions(store: Store, task_prefix: str) -> list[SessionRow]:
+    """The sessions recorded in the app (in no run) of tasks whose id starts with
+    ``task_prefix`` that recorded at least one turn, newest first."""
+    with store.reading() as db:
+        found = rows(
+            db,
+            "SELECT * FROM sessions WHERE run_id IS NULL AND turns_done > 0 "
+            "AND substr(task_id, 1, ?) = ? ORDER BY id DESC",
+            (len(task_prefix), task_prefix),
+        )
+    return [SessionRow.from_row(row) for row in found]

@@ -8,9 +8,21 @@ given, shows an instruction's tests on enter and swaps the composer's instructio
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 from textual.pilot import Pilot
-from tui_harness import AppFactory, awaiting_feedback, fenced, phase_is, play, rows, wait_until
+from tui_harness import (
+    DATA_DIR,
+    AppFactory,
+    awaiting_feedback,
+    fenced,
+    phase_is,
+    play,
+    rows,
+    wait_until,
+)
 
 from convtui.core.codeif.conversation import message_for
 from convtui.core.codeif.instructions import BASE, instructions
@@ -124,3 +136,70 @@ def test_a_person_gives_instructions_edits_one_and_reads_the_checklist(apps: App
     play(apps, reopened, model=model, task=TASK, resume=session_id)
     assert rows(apps.db, "SELECT count(*) FROM turns") == [(4,)]
     assert rows(apps.db, "SELECT count(*) FROM model_calls") == [(4,)]
+
+
+def test_a_persons_conversation_replays_against_another_model(apps: AppFactory, tmp_path):
+    """bench codeif --logs: the person's words, edits included, are handed to the target
+    round by round; no person or simulator is asked; report shows the replay's tables."""
+    task = apps.catalog.get(TASK)
+    model = apps.script([fenced(task.ground_truth + "\n")], name="codeif.jsonl")
+
+    async def record(pilot: Pilot) -> None:
+        await awaiting_feedback(pilot)
+        await pilot.press("ctrl+j")
+        screen = await awaiting_feedback(pilot, turn=1)
+        composer = screen.query_one(FeedbackComposer)
+        composer.focus()
+        composer.move_cursor(composer.document.end)
+        composer.insert(EDIT)
+        await pilot.press("ctrl+j")
+        await awaiting_feedback(pilot, turn=2)
+        await pilot.press("f9")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmModal), "confirm")
+        await pilot.press("y")
+        await wait_until(pilot, phase_is(pilot, "abandoned"), "the session to end")
+
+    play(apps, record, model=model, task=TASK)
+    [(reference,)] = rows(apps.db, "SELECT id FROM sessions")
+    target = apps.script(
+        ["```python\ndef remove_occ(s, ch):\n    return s\n```"], name="target.jsonl"
+    )
+    out = tmp_path / "replay.db"
+    argv = ["bench", "codeif", "--logs", str(apps.db), "--model", target, "--db", str(out)]
+    done = convtui(*argv, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["sessions_played"] == 1
+    given = rows(
+        out,
+        "SELECT t.idx, json_extract(t.received_json, '$.user'), s.reference_session_id "
+        "FROM turns t JOIN sessions s ON s.id = t.session_id WHERE s.run_id IS NOT NULL "
+        "AND s.reference_session_id IS NOT NULL ORDER BY t.idx",
+    )
+    recorded = rows(
+        apps.db, "SELECT idx, json_extract(received_json, '$.user') FROM turns ORDER BY idx"
+    )
+    assert [(i, u) for i, u, _ in given] == recorded  # the same words, round by round
+    assert {r for _, _, r in given} == {reference}
+    assert rows(out, "SELECT DISTINCT purpose FROM model_calls") == [("generate",)]
+    # The function that ignores its input follows nothing: the replay's report says so.
+    data = json.loads(convtui("report", "--db", str(out), "--json").stdout)
+    [group] = data["codeif"]["groups"]
+    assert group["mode"] == "replay" and [r["ia"] for r in group["rounds"]] == [0.0] * 3
+    assert data["static"] == []  # not a ConvCodeBench static column
+    # The same command again plays nothing; bench static points to bench codeif --logs.
+    assert json.loads(convtui(*argv, "--json").stdout)["sessions_played"] == 0
+    wrong = convtui("bench", "static", "--logs", str(apps.db), "--model", target, "--db", str(out))
+    assert wrong.returncode == 2 and "bench codeif --logs" in wrong.stderr
+    assert wrong.stderr.strip().count("\n") == 0
+
+
+def convtui(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CONVTUI_DATA_DIR": str(DATA_DIR)}
+    return subprocess.run(
+        [sys.executable, "-m", "convtui", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
