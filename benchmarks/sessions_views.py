@@ -42,8 +42,20 @@ def session_status(status: str) -> Text:
 
 def _listed_user(s: SessionSummary) -> str:
     """The user column: who gave feedback, the annotator's name, a replay marked as such."""
-    who = f"{s.user_kind}:{s.annotator}" if s.annotator else s.user_kind
+    kind: str = s.user_kind
+    if kind == "none" and _codeif(s.task_id):
+        kind = "benchmark"  # bench codeif: the benchmark's own words play the user
+    who = f"{kind}:{s.annotator}" if s.annotator else kind
     return f"replay·{who}" if s.reference_session_id else who
+
+
+def _codeif(task_id: str) -> bool:
+    return task_id.startswith("CodeIF/")
+
+
+def _listed_feedback(s: SessionSummary) -> str:
+    """The Ω column; a CodeIF-Bench conversation's feedback is its instructions."""
+    return "instructions" if _codeif(s.task_id) else s.feedback
 
 
 def _user(user_kind: str, simulator: str | None) -> str:
@@ -90,7 +102,7 @@ def session_table(
             Text(s.id[:id_length]),
             Text(s.task_id),
             _cut(s.model),
-            _cut(s.feedback),
+            _cut(_listed_feedback(s)),
             _cut(_listed_user(s)),
             session_status(s.status),
             f"{s.turns_done}/{s.max_turns}",

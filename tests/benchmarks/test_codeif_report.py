@@ -115,3 +115,18 @@ def test_the_text_report_prints_the_papers_tables_and_plots_them(played, tmp_pat
     png = tmp_path / "plots" / f"{played[0].stem}-codeif-rounds.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "plots" / f"{played[0].stem}-codeif-rounds.svg").stat().st_size > 1000
+
+
+def test_sessions_list_names_instructions_and_the_benchmark_as_the_user(played):
+    done = subprocess.run(
+        convtui_argv("sessions", "list", "--db", str(played[0])),
+        capture_output=True,
+        text=True,
+        env={**env(), "COLUMNS": "120"},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if TASK in line]
+    assert len(rows) == 2
+    assert all("instructions" in r and "benchmark" in r for r in rows)
