@@ -11,7 +11,6 @@ the turn it answers like assisted feedback: the offered text as the draft, the s
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -26,7 +25,7 @@ from convtui.core.execution import ExecResult
 from convtui.core.extract import extract_code
 from convtui.core.feedback import NO_SYNTAX_ERRORS, compile_feedback
 from convtui.core.loop import cached_execute
-from convtui.core.models.types import ChatMessage, Completion, ModelError
+from convtui.core.models.types import ChatMessage, Completion
 from convtui.core.session import SessionStatus, Turn, request_hash
 from convtui.tui import messages as msg
 from convtui.tui.calls import WatchedJournal
@@ -64,29 +63,12 @@ class CodeifController(SessionController):
         cache.put(executor.cache_key(request), request.task_id, request.code, result)
         return result
 
-    async def _play(self) -> None:
-        try:
-            await self._check_models()
-            await self._open()
-            assert self.session_id is not None
-            store = self.services.store
-            store.set_session_status(self.session_id, "running")
-            prior = rebuild(self.turns, self.order, MODE)
-            self.post(msg.InstructionsGiven(prior[-1].given if prior else ()))
-            await self._rounds(prior)
-        except asyncio.CancelledError:
-            self._abandon()
-            self.post(msg.TurnCancelled(self.live_idx))
-            raise
-        except ModelError as exc:
-            self._abandon()
-            self.post(msg.TurnFailed(self.live_idx, "model", str(exc)))
-        except ConvtuiError as exc:
-            self._abandon()
-            self.post(msg.TurnFailed(self.live_idx, "session", str(exc)))
-        except Exception as exc:  # a bug must reach the screen, not kill the runner silently
-            self._abandon()
-            self.post(msg.TurnFailed(self.live_idx, "internal", f"{type(exc).__name__}: {exc}"))
+    async def _turns(self) -> None:
+        assert self.session_id is not None
+        self.services.store.set_session_status(self.session_id, "running")
+        prior = rebuild(self.turns, self.order, MODE)
+        self.post(msg.InstructionsGiven(prior[-1].given if prior else ()))
+        await self._rounds(prior)
 
     async def _rounds(self, prior: Sequence[PlayedRound]) -> None:
         assert self.session_id is not None

@@ -186,44 +186,7 @@ class SessionController:
         try:
             await self._check_models()
             await self._open()  # the store, not this object, knows which turns are recorded
-            store = self.services.store
-            assert self.session_id is not None
-            store.set_session_status(self.session_id, "running")
-            loop = core.SessionLoop(
-                self.task,
-                self.config,
-                self.services.backend,
-                core.cached_execute(self.services.executor, store.execution_cache()),
-                self._user(),
-                WatchedJournal(store.journal(self.session_id), self._calls_changed),
-            )
-            last_post = 0.0
-            async for event in loop.run(self.turns):
-                if isinstance(event, core.TurnStarted):
-                    self.live_idx = event.idx
-                    self.post(msg.TurnBegan(event.idx))
-                elif isinstance(event, core.ReplyStreamed):
-                    now = time.monotonic()
-                    if now - last_post >= STREAM_INTERVAL_S:
-                        last_post = now
-                        self.post(msg.ReplyStreamed(event.idx, event.text))
-                elif isinstance(event, core.ReplyReady):
-                    self._last_code = event.code
-                    self.post(msg.ReplyReady(event.idx, event.completion.text, event.code))
-                elif isinstance(event, core.Executed):
-                    self.post(msg.ExecutionDone(event.idx, event.result))
-                    self._executed_idx = event.idx
-                    if self._held_ask is not None:
-                        self.post(self._held_ask)
-                        self._held_ask = None
-                elif isinstance(event, core.TurnCompleted):
-                    self._save(event)
-                elif isinstance(event, core.SessionEnded):
-                    if event.status == "failed":
-                        store.set_session_status(self.session_id, "running", event.error)
-                        self.post(msg.TurnFailed(self.live_idx, "model", event.error))
-                    else:
-                        self.post(msg.SessionFinished(event.status))
+            await self._turns()
         except asyncio.CancelledError:
             self._abandon()
             self.post(msg.TurnCancelled(self.live_idx))
@@ -237,6 +200,47 @@ class SessionController:
         except Exception as exc:  # a bug must reach the screen, not kill the runner silently
             self._abandon()
             self.post(msg.TurnFailed(self.live_idx, "internal", f"{type(exc).__name__}: {exc}"))
+
+    async def _turns(self) -> None:
+        """Play the turns after the recorded ones, posting what happens."""
+        store = self.services.store
+        assert self.session_id is not None
+        store.set_session_status(self.session_id, "running")
+        loop = core.SessionLoop(
+            self.task,
+            self.config,
+            self.services.backend,
+            core.cached_execute(self.services.executor, store.execution_cache()),
+            self._user(),
+            WatchedJournal(store.journal(self.session_id), self._calls_changed),
+        )
+        last_post = 0.0
+        async for event in loop.run(self.turns):
+            if isinstance(event, core.TurnStarted):
+                self.live_idx = event.idx
+                self.post(msg.TurnBegan(event.idx))
+            elif isinstance(event, core.ReplyStreamed):
+                now = time.monotonic()
+                if now - last_post >= STREAM_INTERVAL_S:
+                    last_post = now
+                    self.post(msg.ReplyStreamed(event.idx, event.text))
+            elif isinstance(event, core.ReplyReady):
+                self._last_code = event.code
+                self.post(msg.ReplyReady(event.idx, event.completion.text, event.code))
+            elif isinstance(event, core.Executed):
+                self.post(msg.ExecutionDone(event.idx, event.result))
+                self._executed_idx = event.idx
+                if self._held_ask is not None:
+                    self.post(self._held_ask)
+                    self._held_ask = None
+            elif isinstance(event, core.TurnCompleted):
+                self._save(event)
+            elif isinstance(event, core.SessionEnded):
+                if event.status == "failed":
+                    store.set_session_status(self.session_id, "running", event.error)
+                    self.post(msg.TurnFailed(self.live_idx, "model", event.error))
+                else:
+                    self.post(msg.SessionFinished(event.status))
 
     async def _check_models(self) -> None:
         services = self.services
