@@ -127,6 +127,13 @@ class CodeifController(SessionController):
             rounds: Sequence[PlayedRound], offered: RoundPlan | None
         ) -> RoundPlan | None:
             last = rounds[-1]
+            fresh = last.plan.number in made
+            if not fresh:
+                # Resumed after the person answered this round: what they sent then is the
+                # next round's message (its model call is in the journal), not asked again.
+                sent = self._sent_after(last)
+                if sent is not None:
+                    return sent
             category = offered.instruction.category if offered else None
             self.post(
                 msg.InstructionOffered(
@@ -137,9 +144,8 @@ class CodeifController(SessionController):
             draft = offered.message if offered else None
             self.post(msg.FeedbackWanted(last.plan.number - 1, compiled, None, draft))
             answer = await person.wait()
-            # A round recorded before a restart keeps what was sent then; the new answer goes
-            # with the next round (its received message).
-            fresh = last.plan.number in made
+            # A round recorded before a restart without an answer keeps its record; the new
+            # answer goes with the next round (its received message).
             if answer.closes is not None:
                 closing.append(answer.closes)
                 if fresh:
@@ -164,6 +170,19 @@ class CodeifController(SessionController):
             status = round_status(last)
             self._save_round(last, None, offered=None, status=status)
             self.post(msg.SessionFinished(status))
+
+    def _sent_after(self, played: PlayedRound) -> RoundPlan | None:
+        """The round the person asked for after ``played``, as its recorded turn holds it;
+        None when the turn records no answer. The instruction is the one whose offered
+        words are the turn's draft (kept whether the person edited them or not)."""
+        turn = next((t for t in self.turns if t.idx == played.plan.number - 1), None)
+        if turn is None or turn.verbal_feedback is None or turn.feedback_draft is None:
+            return None
+        for instruction in self.order:
+            if message_for(instruction, self.order[0].text) == turn.feedback_draft:
+                number = played.plan.number + 1
+                return RoundPlan(number, "instruction", instruction, turn.verbal_feedback)
+        return None
 
     def _instruction(self, category: str | None) -> Instruction:
         for instruction in self.order:

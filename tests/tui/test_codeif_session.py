@@ -138,6 +138,52 @@ def test_a_person_gives_instructions_edits_one_and_reads_the_checklist(apps: App
     assert rows(apps.db, "SELECT count(*) FROM model_calls") == [(4,)]
 
 
+def test_a_resumed_conversation_sends_what_the_person_sent_before_it_stopped(
+    apps: AppFactory,
+) -> None:
+    """The app stops after the person sent an edited instruction, before answering the
+    round it asked for: --resume plays that round with the recorded words (its model call
+    comes from the journal) and asks the person about the next one only."""
+    task = apps.catalog.get(TASK)
+    order = instructions(task)
+    words = [message_for(i, task.prompt) for i in order]
+    model = apps.script([fenced(task.ground_truth + "\n")], name="codeif.jsonl")
+
+    async def stop_after_sending(pilot: Pilot) -> None:
+        screen = await awaiting_feedback(pilot)
+        composer = screen.query_one(FeedbackComposer)
+        composer.focus()
+        composer.move_cursor(composer.document.end)
+        composer.insert(EDIT)
+        await pilot.press("ctrl+j")
+        await awaiting_feedback(pilot, turn=1)  # round 2 answered, not yet answered by them
+
+    play(apps, stop_after_sending, model=model, task=TASK)
+    [(session_id, status)] = rows(apps.db, "SELECT id, status FROM sessions")
+    assert status == "running"
+    assert rows(apps.db, "SELECT count(*) FROM model_calls") == [(2,)]
+
+    async def resumed(pilot: Pilot) -> None:
+        screen = await awaiting_feedback(pilot, turn=1)
+        # Offered the instruction after the one sent, not asked for round 2's again.
+        assert screen.query_one(FeedbackComposer).text == words[2]
+        assert screen.given == (BASE, order[1].category)
+        await pilot.press("ctrl+j")
+        await awaiting_feedback(pilot, turn=2)
+
+    play(apps, resumed, model=model, task=TASK, resume=session_id)
+    found = rows(
+        apps.db,
+        "SELECT idx, json_extract(received_json, '$.user'), verbal_feedback FROM turns "
+        "ORDER BY idx",
+    )
+    assert found == [(0, words[0], words[1] + EDIT), (1, words[1] + EDIT, words[2])]
+    # Round 2's call was journaled before the stop: it is reused (recorded as a cache hit)
+    # and only round 3 called the model again.
+    calls = rows(apps.db, "SELECT turn_idx, cache_hit FROM model_calls ORDER BY id")
+    assert calls == [(0, 0), (1, 0), (1, 1), (2, 0)]
+
+
 def test_a_persons_conversation_replays_against_another_model(apps: AppFactory, tmp_path):
     """bench codeif --logs: the person's words, edits included, are handed to the target
     round by round; no person or simulator is asked; report shows the replay's tables."""
