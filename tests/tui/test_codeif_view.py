@@ -1,0 +1,50 @@
+"""A `bench codeif` conversation opens in the app's turn view (`convtui session --resume ID`):
+read-only, every round on the timeline, the checklist with the instructions given and what
+the last round's code follows. The rounds are a scripted model's (``mock:``, the task's
+reference code every round, so the verdicts do not depend on what a model writes), run
+through the real executor into a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+
+from test_codeif_session import convtui
+from textual.pilot import Pilot
+from tui_harness import AppFactory, fenced, play, rows, wait_until
+
+from convtui.core.codeif.instructions import instructions
+from convtui.tui.screens.session_keys import FINISHED
+from convtui.tui.widgets.composer import FeedbackComposer
+from convtui.tui.widgets.instruction_checklist import InstructionChecklist
+
+TASK = "CodeIF/11"
+
+
+def test_a_static_benchmark_conversation_opens_read_only_with_its_checklist(
+    apps: AppFactory,
+) -> None:
+    task = apps.catalog.get(TASK)
+    order = instructions(task)
+    model = apps.script([fenced(task.ground_truth + "\n")], name="codeif.jsonl")
+    argv = ["bench", "codeif", "--mode", "static", "--model", model, "--ids", "11"]
+    done = convtui(*argv, "--db", str(apps.db), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["sessions_played"] == 1
+    [(session_id, status)] = rows(apps.db, "SELECT id, status FROM sessions")
+    calls = rows(apps.db, "SELECT count(*) FROM model_calls")
+
+    async def scenario(pilot: Pilot) -> None:
+        await wait_until(
+            pilot, lambda: getattr(pilot.app.screen, "phase", None) in FINISHED, "it to open"
+        )
+        screen = pilot.app.screen
+        assert screen.phase == status
+        assert len(screen.recorded) == len(order)
+        assert not screen.query_one(FeedbackComposer).display
+        assert screen.given == tuple(i.category for i in order)
+        shown = screen.query_one(InstructionChecklist).rows_shown
+        assert [r.given_in for r in shown] == list(range(1, len(order) + 1))
+        assert shown[0].followed is True  # the reference code follows the initial instruction
+
+    play(apps, scenario, resume=session_id)
+    assert rows(apps.db, "SELECT count(*) FROM model_calls") == calls
