@@ -139,7 +139,7 @@ class CodeifPlayer:
         async for played in play(order, mode, ask, check, extract, prior, choose):
             completion, messages = made[played.plan.number]
             key = request_hash(self.backend.spec, messages, self.config.params)
-            ended = played.plan.number >= most_rounds([task], mode)
+            ended = played.plan.number >= rounds_limit(order, mode)
             status: SessionStatus = round_status(played) if ended else "running"
             store.save_turn(row.id, round_turn(played, completion, messages, key, mode), status)
             store.take_lease(self.run_id, seconds=LEASE_S)

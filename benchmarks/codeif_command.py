@@ -16,6 +16,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -54,7 +55,7 @@ from convtui.core.protocol import build_config
 from convtui.core.services import ModelOptions, open_executor, open_models
 from convtui.core.session import SessionConfig
 from convtui.core.tasks import Task
-from convtui.sessions import Store
+from convtui.sessions import SessionRow, Store
 
 
 @dataclass(frozen=True)
@@ -194,11 +195,7 @@ async def _execute(
             sessions = store.run_sessions(run_id)
             with _bar(options.quiet) as bar:
                 what = "resuming run" if resumed else "run"
-                tick = bar.add_task(
-                    f"{what} {run_id}",
-                    total=len(sessions),
-                    completed=sum(s.finished for s in sessions),
-                )
+                tick = _sessions_task(bar, f"{what} {run_id}", sessions)
 
                 def progress(event: CodeifProgress) -> None:
                     if event.round is None:
@@ -243,6 +240,13 @@ def _bar(quiet: bool) -> Progress:
     )
 
 
+def _sessions_task(bar: Progress, description: str, sessions: Sequence[SessionRow]) -> TaskID:
+    """The bar's line for a run's conversations, the finished ones already counted."""
+    return bar.add_task(
+        description, total=len(sessions), completed=sum(s.finished for s in sessions)
+    )
+
+
 def _score_command(options: CodeifOptions, path: Path) -> int:
     """``--score-only``: the file read and checked first (nothing is created on bad input),
     then its rounds executed and recorded as one run."""
@@ -263,11 +267,7 @@ def _score_command(options: CodeifOptions, path: Path) -> int:
         sessions = store.run_sessions(run_id)
         with _bar(options.quiet) as bar:
             what = "resuming scoring run" if resumed else "scoring run"
-            tick = bar.add_task(
-                f"{what} {run_id}",
-                total=len(sessions),
-                completed=sum(s.finished for s in sessions),
-            )
+            tick = _sessions_task(bar, f"{what} {run_id}", sessions)
             scorer = CodeifScorer(
                 store,
                 run_id,

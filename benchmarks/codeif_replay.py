@@ -19,7 +19,7 @@ from pathlib import Path
 from convtui.benchmarks.live import claim_run
 from convtui.core.codeif.conversation import RoundPlan
 from convtui.core.codeif.instructions import instructions
-from convtui.core.codeif.records import SOURCE
+from convtui.core.codeif.records import round_plan, round_source
 from convtui.core.errors import ConvtuiError
 from convtui.core.loaders import TaskCatalog
 from convtui.core.session import SessionConfig, Turn
@@ -42,22 +42,15 @@ def reference_conversations(
             continue
         if wanted is not None and row.task_id not in wanted:
             continue
-        if all(_is_round(t) for t in source.load_turns(row.id)):
+        if all(round_source(t) is not None for t in source.load_turns(row.id)):
             chosen[row.task_id] = row
     return [chosen[k] for k in sorted(chosen, key=lambda t: int(t.split("/")[1]))]
 
 
 def script_of(turns: Sequence[Turn], task: Task) -> tuple[RoundPlan, ...]:
     """The rounds after the first as the reference recorded them: kind, instruction, words."""
-    by_category = {i.category: i for i in instructions(task)}
-    plans = []
-    for turn in turns[1:]:
-        assert turn.received is not None
-        _, kind, category = turn.received.user_source.split(":", 2)
-        plans.append(
-            RoundPlan(turn.idx + 1, kind, by_category[category], turn.received.user or "")  # type: ignore[arg-type]
-        )
-    return tuple(plans)
+    order = instructions(task)
+    return tuple(round_plan(turn, order) for turn in turns[1:])
 
 
 def gather_references(
@@ -82,10 +75,6 @@ def gather_references(
             "bench codeif --mode static instead)"
         )
     return found
-
-
-def _is_round(turn: Turn) -> bool:
-    return turn.received is not None and turn.received.user_source.startswith(f"{SOURCE}:")
 
 
 def replay_selection(prefix: str, logs: Path, references: Sequence[SessionRow]) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from convtui.benchmarks.codeif import SELECTION_PREFIX
 from convtui.core.codeif.conversation import MODES, Mode, PlayedRound
-from convtui.core.codeif.instructions import CATEGORIES, instructions
+from convtui.core.codeif.instructions import BASE, CATEGORIES, instructions
 from convtui.core.codeif.metrics import (
     Round,
     RoundAverage,
@@ -273,5 +273,5 @@ def _shown(metric: str, value: float) -> str:
 
 def _categories(groups: Sequence[CodeifGroup]) -> list[str]:
     seen = {c for g in groups for c in g.categories}
-    order = ["Base", *CATEGORIES]
+    order = [BASE, *CATEGORIES]
     return [c for c in order if c in seen] + sorted(seen - set(order))

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from convtui.core.codeif.records import SOURCE
+from convtui.core.codeif.records import round_source
 from convtui.core.loaders import SUITE_PREFIX
 from convtui.core.session import Turn
 from convtui.sessions.browse import resolve_session_ids, sessions_by_id
@@ -59,10 +59,8 @@ def convtui_task_id(value: Any) -> str | None:
 
 def round_category(turn: Turn) -> str | None:
     """The instruction category of a recorded CodeIF round; None for any other turn."""
-    got = turn.received
-    if got is None or not got.user_source.startswith(f"{SOURCE}:"):
-        return None
-    return got.user_source.split(":", 2)[2]
+    found = round_source(turn)
+    return found[1] if found else None
 
 
 @dataclass(frozen=True)

@@ -124,8 +124,7 @@ def resumed_plan(store: Store, catalog: TaskCatalog, session_id: str) -> Session
         )
     # A session that ended (solved, given up, a benchmark's, an imported one) opens read-only.
     ended = row.status if row.finished else None
-    plan = SessionPlan(catalog.get(row.task_id), config, user, resume_id=session_id)
-    return replace(plan, ended=ended)
+    return SessionPlan(catalog.get(row.task_id), config, user, resume_id=session_id, ended=ended)
 
 
 def open_services(options: SessionOptions, config: SessionConfig) -> Services:

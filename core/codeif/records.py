@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from convtui.core.codeif.conversation import CHECKS_ALL, Mode, PlayedRound, RoundPlan
 from convtui.core.codeif.instructions import Instruction
+from convtui.core.codeif.metrics import RoundKind
 from convtui.core.codeif.programs import verdicts
 from convtui.core.execution import ExecResult
 from convtui.core.feedback import NO_SYNTAX_ERRORS
@@ -54,16 +55,34 @@ def round_turn(
     )
 
 
+def round_source(turn: Turn) -> tuple[RoundKind, str] | None:
+    """A recorded CodeIF round's kind and instruction category; None for any other turn."""
+    got = turn.received
+    if got is None or not got.user_source.startswith(f"{SOURCE}:"):
+        return None
+    _, kind, category = got.user_source.split(":", 2)
+    return kind, category  # type: ignore[return-value]
+
+
+def round_plan(turn: Turn, order: Sequence[Instruction]) -> RoundPlan:
+    """What a recorded round said, as the conversation planned it."""
+    found = round_source(turn)
+    if found is None:
+        raise ValueError(f"turn {turn.idx} is not a CodeIF round")
+    kind, category = found
+    by_category = {i.category: i for i in order}
+    if category not in by_category:
+        raise ValueError(f"turn {turn.idx} gives {category!r}, no instruction of this task")
+    assert turn.received is not None  # round_source found it
+    return RoundPlan(turn.idx + 1, kind, by_category[category], turn.received.user or "")
+
+
 def rebuild(turns: Sequence[Turn], order: Sequence[Instruction], mode: Mode) -> list[PlayedRound]:
     """The rounds a session recorded, as the conversation played them."""
-    by_category = {i.category: i for i in order}
     rounds: list[PlayedRound] = []
     for turn in turns:
-        got = turn.received
-        if got is None or not got.user_source.startswith(f"{SOURCE}:"):
-            raise ValueError(f"turn {turn.idx} is not a CodeIF round")
-        _, kind, category = got.user_source.split(":", 2)
-        plan = RoundPlan(turn.idx + 1, kind, by_category[category], got.user or "")  # type: ignore[arg-type]
+        plan = round_plan(turn, order)
+        kind, category = plan.kind, plan.instruction.category
         before = rounds[-1].given if rounds else ()
         given = before if category in before else (*before, category)
         checked_on = order if mode in CHECKS_ALL else [i for i in order if i.category in given]

@@ -59,10 +59,7 @@ def test_a_person_gives_instructions_edits_one_and_reads_the_checklist(apps: App
         screen = await awaiting_feedback(pilot, turn=1)
         assert composer.text == words[2]
         assert [r.given_in for r in checklist.rows_shown[:3]] == [1, 2, None]
-        composer.focus()
-        composer.move_cursor(composer.document.end)
-        composer.insert(EDIT)
-        await pilot.pause()
+        await append_to_draft(pilot, composer, EDIT)
         assert composer.border_subtitle == "edited draft (sent as human)"
         await pilot.press("ctrl+j")
 
@@ -84,10 +81,7 @@ def test_a_person_gives_instructions_edits_one_and_reads_the_checklist(apps: App
         await pilot.press("ctrl+j")
 
         await awaiting_feedback(pilot, turn=3)
-        await pilot.press("f9")
-        await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmModal), "confirm")
-        await pilot.press("y")
-        await wait_until(pilot, phase_is(pilot, "abandoned"), "the session to end")
+        await give_up(pilot)
 
     play(apps, scenario, model=model, task=TASK)
     found = rows(
@@ -152,9 +146,7 @@ def test_a_resumed_conversation_sends_what_the_person_sent_before_it_stopped(
     async def stop_after_sending(pilot: Pilot) -> None:
         screen = await awaiting_feedback(pilot)
         composer = screen.query_one(FeedbackComposer)
-        composer.focus()
-        composer.move_cursor(composer.document.end)
-        composer.insert(EDIT)
+        await append_to_draft(pilot, composer, EDIT)
         await pilot.press("ctrl+j")
         await awaiting_feedback(pilot, turn=1)  # round 2 answered, not yet answered by them
 
@@ -195,15 +187,10 @@ def test_a_persons_conversation_replays_against_another_model(apps: AppFactory, 
         await pilot.press("ctrl+j")
         screen = await awaiting_feedback(pilot, turn=1)
         composer = screen.query_one(FeedbackComposer)
-        composer.focus()
-        composer.move_cursor(composer.document.end)
-        composer.insert(EDIT)
+        await append_to_draft(pilot, composer, EDIT)
         await pilot.press("ctrl+j")
         await awaiting_feedback(pilot, turn=2)
-        await pilot.press("f9")
-        await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmModal), "confirm")
-        await pilot.press("y")
-        await wait_until(pilot, phase_is(pilot, "abandoned"), "the session to end")
+        await give_up(pilot)
 
     play(apps, record, model=model, task=TASK)
     [(reference,)] = rows(apps.db, "SELECT id FROM sessions")
@@ -249,3 +236,19 @@ def convtui(*args: str) -> subprocess.CompletedProcess[str]:
         timeout=600,
         check=False,
     )
+
+
+async def append_to_draft(pilot: Pilot, composer: FeedbackComposer, text: str) -> None:
+    """The person types ``text`` at the end of the composer's draft."""
+    composer.focus()
+    composer.move_cursor(composer.document.end)
+    composer.insert(text)
+    await pilot.pause()
+
+
+async def give_up(pilot: Pilot) -> None:
+    """F9, confirmed: the session ends as abandoned."""
+    await pilot.press("f9")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmModal), "confirm")
+    await pilot.press("y")
+    await wait_until(pilot, phase_is(pilot, "abandoned"), "the session to end")

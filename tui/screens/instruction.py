@@ -7,24 +7,14 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from convtui.tui import render
+from convtui.tui.screens.detail import DetailModal
 from convtui.tui.widgets.instruction_checklist import ChecklistRow
 
 
-class InstructionModal(ModalScreen[None]):
-    DEFAULT_CSS = """
-    InstructionModal {
-        align: center middle;
-        & > VerticalScroll {
-            width: 90%; height: 80%;
-            border: thick $primary; background: $panel; padding: 0 1;
-        }
-    }
-    """
+class InstructionModal(DetailModal):
     BINDINGS = [Binding("escape,q,enter", "dismiss", "Close", id="convtui.close-instruction")]
 
     def __init__(self, row: ChecklistRow) -> None:
@@ -33,11 +23,8 @@ class InstructionModal(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         row = self._row
-        scroll = VerticalScroll(id="instruction-details")
         verdict = {None: "not run", True: "followed", False: "not followed"}[row.followed]
-        scroll.border_title = f"{row.instruction.category} · {verdict}"
-        scroll.border_subtitle = "escape closes"
-        with scroll:
+        with self.frame(f"{row.instruction.category} · {verdict}", id="instruction-details"):
             yield Static(Text(row.instruction.text.strip()), id="instruction-words")
             for name, code, status in row.tests:
                 word = render.status_word(status) if status else "not run"

@@ -1,0 +1,29 @@
+"""A modal that shows one thing in full in a bordered scroll: the look and the closing
+keys the app's detail views share."""
+
+from __future__ import annotations
+
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+
+
+class DetailModal(ModalScreen[None]):
+    # Textual matches a type selector against every class of a screen's MRO, so subclasses
+    # get this look; each names its own close binding (ids are per view).
+    DEFAULT_CSS = """
+    DetailModal {
+        align: center middle;
+        & > VerticalScroll {
+            width: 90%; height: 80%;
+            border: thick $primary; background: $panel; padding: 0 1;
+        }
+    }
+    """
+
+    @staticmethod
+    def frame(title: str, id: str | None = None) -> VerticalScroll:
+        """The bordered scroll the details go in, titled, saying how to close it."""
+        scroll = VerticalScroll(id=id)
+        scroll.border_title = title
+        scroll.border_subtitle = "escape closes"
+        return scroll
