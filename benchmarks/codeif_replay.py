@@ -42,7 +42,7 @@ def reference_conversations(
             continue
         if wanted is not None and row.task_id not in wanted:
             continue
-        if all(round_source(t) is not None for t in source.load_turns(row.id)):
+        if all(round_source(t.received) is not None for t in source.load_turns(row.id)):
             chosen[row.task_id] = row
     return [chosen[k] for k in sorted(chosen, key=lambda t: int(t.split("/")[1]))]
 

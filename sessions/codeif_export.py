@@ -59,7 +59,7 @@ def convtui_task_id(value: Any) -> str | None:
 
 def round_category(turn: Turn) -> str | None:
     """The instruction category of a recorded CodeIF round; None for any other turn."""
-    found = round_source(turn)
+    found = round_source(turn.received)
     return found[1] if found else None
 
 

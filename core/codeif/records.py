@@ -55,9 +55,9 @@ def round_turn(
     )
 
 
-def round_source(turn: Turn) -> tuple[RoundKind, str] | None:
-    """A recorded CodeIF round's kind and instruction category; None for any other turn."""
-    got = turn.received
+def round_source(got: TurnFeedback | None) -> tuple[RoundKind, str] | None:
+    """The kind and instruction category of a CodeIF round, from what its turn received;
+    None for any other turn."""
     if got is None or not got.user_source.startswith(f"{SOURCE}:"):
         return None
     _, kind, category = got.user_source.split(":", 2)
@@ -66,7 +66,7 @@ def round_source(turn: Turn) -> tuple[RoundKind, str] | None:
 
 def round_plan(turn: Turn, order: Sequence[Instruction]) -> RoundPlan:
     """What a recorded round said, as the conversation planned it."""
-    found = round_source(turn)
+    found = round_source(turn.received)
     if found is None:
         raise ValueError(f"turn {turn.idx} is not a CodeIF round")
     kind, category = found

@@ -17,7 +17,9 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from convtui.core.codeif.conversation import message_for
 from convtui.core.codeif.instructions import Instruction
+from convtui.core.codeif.records import round_source
 from convtui.sessions.browse import CallLine
 from convtui.tui import messages as msg
 from convtui.tui import render
@@ -318,8 +320,6 @@ class SessionScreen(Screen):
 
     @on(InstructionChecklist.Chosen)
     def _instruction_chosen(self, event: InstructionChecklist.Chosen) -> None:
-        from convtui.core.codeif.conversation import message_for
-
         self.composing = event.instruction.category
         words = message_for(event.instruction, self.instructions[0].text)
         composer = self.query_one(FeedbackComposer)
@@ -405,10 +405,9 @@ class SessionScreen(Screen):
         """CodeIF: the instructions given up to recorded turn ``idx``."""
         given: list[str] = []
         for turn in self.recorded[: idx + 1]:
-            if turn.received is not None and turn.received.user_source.startswith("codeif:"):
-                category = turn.received.user_source.split(":")[-1]
-                if category not in given:
-                    given.append(category)
+            found = round_source(turn.received)
+            if found is not None and found[1] not in given:
+                given.append(found[1])
         return tuple(given)
 
     def _show_feedback(self, turn: TurnView) -> None:
