@@ -133,6 +133,8 @@ class ExportOptions:
     user: UserKind | None = None
     include_unfinished: bool = False
     runs: tuple[str, ...] = ()  # only sessions of these runs (ids or prefixes)
+    # convcodebench: the model's name in the files (ConvCodeWorld's --model_name)
+    model_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,10 @@ def export(options: ExportOptions) -> ExportResult:
     to_stdout = options.out is None or str(options.out) == "-"
     if options.format == "convcodebench" and options.out is not None and to_stdout:
         raise ConvtuiError("--format convcodebench writes a folder: give --out a folder, not -")
+    if options.model_name is not None and options.format != "convcodebench":
+        raise ConvtuiError(
+            "--model-name names the model in ConvCodeWorld's files: it needs --format convcodebench"
+        )
     with open_existing(options.db) as store:
         # An empty default selection for codeif is refused by plan_codeif, naming CodeIF.
         ids = _select(store, options, statuses, allow_empty=options.format == "codeif")
@@ -174,10 +180,10 @@ def export(options: ExportOptions) -> ExportResult:
                 folder,
                 include_unfinished=options.include_unfinished,
                 headers=_code_headers(store, ids),
+                model_name=options.model_name,
             )
-            return ExportResult(
-                "convcodebench", sum(s.sessions for s in sets), str(folder), tuple(sets)
-            )
+            selected = sum(s.sessions for s in sets if not s.added)
+            return ExportResult("convcodebench", selected, str(folder), tuple(sets))
         if options.format == "codeif":
             return _export_codeif(store, ids, options.out, options.include_unfinished)
         if to_stdout:

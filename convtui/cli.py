@@ -36,6 +36,7 @@ from convtui.options import (
     DbOpt,
     ExportAllOpt,
     ExportFormatOpt,
+    ExportModelNameOpt,
     ExportOutOpt,
     ExportRunOpt,
     ExtractOpt,
@@ -573,6 +574,7 @@ def sessions_export(
     user: SessionUserOpt = None,
     include_unfinished: IncludeUnfinishedOpt = False,
     run: ExportRunOpt = None,
+    model_name: ExportModelNameOpt = None,
 ) -> None:
     """Export sessions as JSONL transcripts, as ConvCodeBench-style static logs, or as
     CodeIF-Bench's completions file (--format codeif; bench codeif --score-only reads it).
@@ -593,5 +595,6 @@ def sessions_export(
                 user=user.value if user else None,
                 include_unfinished=include_unfinished,
                 runs=tuple(run or ()),
+                model_name=model_name,
             )
         )

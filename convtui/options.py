@@ -380,6 +380,17 @@ ExportOutOpt = Annotated[
     ),
 ]
 ExportAllOpt = Annotated[bool, typer.Option("--all", help="Every recorded session.")]
+ExportModelNameOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model-name",
+        help="convcodebench: the model's name in the files, what ConvCodeWorld's "
+        "print_results.py and run.py take as --model_name (e.g. an http:// server's "
+        "Qwen/Qwen2.5-Coder-7B-Instruct); default: the spec, made file-safe. One model per "
+        "export.",
+        show_default=False,
+    ),
+]
 ExportRunOpt = Annotated[
     list[str] | None,
     typer.Option(

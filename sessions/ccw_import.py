@@ -10,11 +10,17 @@ an ``ExecResult`` whose execution feedback renders as ``pot.py``'s ``get_executi
 renders the eval's ``details``. A line with no compilation feedback after turn 0 was handed
 on unchanged ("Already solved", or a session that stopped): the session ends before it.
 Importing the same folder again adds nothing.
+
+The turn-0 file may carry any name BigCodeBench gives an instruct-split sample file (any
+backend, ``vllm`` or ``openai`` among them, temperature, sample count and version: see
+sessions/ccw_files.py); it belongs to the turn files whose model one name spells both ways,
+as ConvCodeWorld's scripts derive both from one ``--model_name``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,10 +34,12 @@ from convtui.core.protocol import build_config
 from convtui.core.session import SessionConfig, SessionStatus, Turn, TurnFeedback
 from convtui.core.tasks import Task
 from convtui.sessions.ccw_files import (
-    TURN0_SUFFIX,
+    TURN0_DIR,
     LogSetName,
+    Turn0File,
     eval_file,
-    model_part,
+    paired_name,
+    parse_turn0_file,
     parse_turn_file,
 )
 from convtui.sessions.codec import run_config_hash
@@ -64,11 +72,12 @@ def find_sets(folder: Path) -> list[FolderSet]:
     logs), or one clear error saying what is missing."""
     if not folder.is_dir():
         raise ImportFormatError(f"{folder} is not a folder in ConvCodeWorld's static layout")
-    turn0 = {
-        model_part(path.name.removesuffix(TURN0_SUFFIX).replace("--", "/")): path
-        for path in sorted(folder.rglob(f"*{TURN0_SUFFIX}"))
+    turn0 = [
+        (path, sample)
+        for path in sorted(folder.rglob("*.jsonl"))
         if "static" not in path.relative_to(folder).parts
-    }
+        and (sample := parse_turn0_file(path.name)) is not None
+    ]
     turns: dict[LogSetName, dict[int, Path]] = defaultdict(dict)
     for path in sorted(folder.rglob("bigcodebench_*.jsonl")):
         parsed = parse_turn_file(path.name)
@@ -81,12 +90,7 @@ def find_sets(folder: Path) -> list[FolderSet]:
         )
     found = []
     for name, by_turn in sorted(turns.items(), key=lambda item: item[0].stem):
-        zero = turn0.get(name.model)
-        if zero is None:
-            raise ImportFormatError(
-                f"{folder} has {name.stem}.jsonl but not its turn-0 file "
-                f"(bigcodebench/sanitized_calibrated_samples/instruct/<model>{TURN0_SUFFIX})"
-            )
+        zero, model = _turn0_of(folder, name, turn0)
         last = max(by_turn)
         missing = [k for k in range(1, last + 1) if k not in by_turn]
         if missing:
@@ -95,10 +99,54 @@ def find_sets(folder: Path) -> list[FolderSet]:
                 f"{', '.join(str(k) for k in missing)} missing (ITER=k); every turn up to "
                 f"{last} is needed"
             )
-        model = zero.name.removesuffix(TURN0_SUFFIX).replace("--", "/")
         files = (zero, *(by_turn[k] for k in range(1, last + 1)))
         found.append(FolderSet(name, model, files))
     return found
+
+
+def _turn0_of(
+    folder: Path, name: LogSetName, turn0: Sequence[tuple[Path, Turn0File]]
+) -> tuple[Path, str]:
+    """The turn-0 sample file of ``name``'s model, and the model's name: the one name that
+    spells both files as ConvCodeWorld's scripts do (``/`` as ``--`` in the sample file, as
+    ``_`` in turn files), whatever backend, temperature and BigCodeBench version wrote the
+    sample file. Exports of earlier convtui versions spelled other characters ``_`` on each
+    side separately: they still pair, by that rule."""
+    # Best first: the whole prefix pairs, then one without BigCodeBench 0.2's revision, then
+    # the legacy rule.
+    ranked: dict[int, list[tuple[Path, str]]] = defaultdict(list)
+    for path, parsed in turn0:
+        spellings = parsed.spellings()
+        for rank, spelling in enumerate(spellings):
+            model = paired_name(spelling, name.model)
+            if model is not None:
+                ranked[rank].append((path, model))
+                break
+        else:
+            if _legacy_part(parsed.prefix) == name.model:
+                ranked[_LEGACY].append((path, parsed.prefix.replace("--", "/")))
+    candidates = ranked[min(ranked)] if ranked else []
+    if not candidates:
+        raise ImportFormatError(
+            f"{folder} has {name.stem}.jsonl but not its turn-0 file ({TURN0_DIR}/<model, / "
+            "as -->--bigcodebench-instruct--<backend>-<temperature>-<n>-sanitized-calibrated"
+            ".jsonl, as BigCodeBench names it)"
+        )
+    if len(candidates) > 1:
+        shown = " and ".join(path.name for path, _ in candidates[:2])
+        raise ImportFormatError(
+            f"{name.stem}: more than one turn-0 file could be its model's ({shown}): keep "
+            "the one the logs started from"
+        )
+    return candidates[0]
+
+
+_LEGACY = 9  # the legacy rule's rank: after every spelling (Turn0File.spellings gives 3 at most)
+
+
+def _legacy_part(prefix: str) -> str:
+    """How convtui before file_model_name spelled a turn-0 prefix's model in turn files."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", prefix.replace("--", "/")).strip("_") or "model"
 
 
 def import_folder(
@@ -129,7 +177,7 @@ def _import_set(
     label = config.feedback.label
     selection = f"imported;{found.name.stem}"
     key = run_config_hash(config, [label])
-    lines = [_lines(path) for path in found.files]
+    lines = [_lines(path, first=k == 0) for k, path in enumerate(found.files)]
     evals = [_evals(path) for path in found.files]
     task_ids = list(lines[0])
     for task_id in task_ids:
@@ -251,7 +299,9 @@ def result_from_eval(entry: Mapping[str, Any], where: str = "eval") -> ExecResul
     return ExecResult(run_status, tests=tuple(tests), isolation="imported")  # type: ignore[arg-type]
 
 
-def _lines(path: Path) -> dict[str, dict[str, Any]]:
+def _lines(path: Path, *, first: bool = False) -> dict[str, dict[str, Any]]:
+    """Task id -> its line. ``first``: a sample file of several samples a task (BigCodeBench's
+    ``--n_samples``) gives the task's first, whose verdict is the eval's first entry."""
     found: dict[str, dict[str, Any]] = {}
     with path.open(encoding="utf-8") as handle:
         for number, text in enumerate(handle, start=1):
@@ -263,7 +313,9 @@ def _lines(path: Path) -> dict[str, dict[str, Any]]:
                 raise ImportFormatError(f"{path}:{number} is not a JSON line") from None
             if not isinstance(line, dict) or "task_id" not in line or "solution" not in line:
                 raise ImportFormatError(f"{path}:{number} lacks task_id or solution")
-            found[str(line["task_id"])] = line
+            task_id = str(line["task_id"])
+            if not (first and task_id in found):
+                found[task_id] = line
     return found
 
 

@@ -66,14 +66,19 @@ def export_convcodebench(
     *,
     include_unfinished: bool = False,
     headers: Mapping[str, str] | None = None,
+    model_name: str | None = None,
 ) -> list[WrittenLogSet]:
     """Write the sessions under ``out_dir`` as ConvCodeWorld's static mode reads them, a log
-    set per (model, Ω, user); ``headers`` as in :func:`write_log_sets`.
+    set per (model, Ω, user); a static replay's sessions where ConvCodeWorld's static mode
+    writes a replay, with the reference set beside them; ``headers`` as in
+    :func:`write_log_sets`. ``model_name`` names the selection's one model in the files
+    (ConvCodeWorld's ``--model_name``; default: sessions/ccw_files.py ``file_model_name``).
 
     Refused, before anything is written, when a set would mix configs, kinds of user, or two
-    sessions of one task, or when a target folder holds something other than an earlier
-    export (which is replaced)."""
+    sessions of one task, when ``model_name`` would not pair ConvCodeWorld's files or the
+    selection holds several models, or when a target folder holds something other than an
+    earlier export (which is replaced)."""
     with store.reading():
         rows = select_for_export(store, session_ids, include_unfinished=include_unfinished)
-        plans = plan_log_sets(store, rows)
+        plans = plan_log_sets(store, rows, model_name=model_name)
         return write_log_sets(store, plans, out_dir, headers)

@@ -1,11 +1,16 @@
 """``sessions export --format convcodebench``: recorded sessions written as the files
 ConvCodeWorld's static mode reads (layout in sessions/ccw_files.py), so its own ``run.py
---option static`` and ``convtui bench static --logs`` replay them alike.
+--option static`` and ``convtui bench static --logs`` replay them alike, and its
+``print_results.py`` scores them.
 
 A log set is the sessions of one reference model under one Ω with one kind of user. Every
 turn file holds every task of its set: a task whose session ended earlier is handed on with
-its last code. Beside ConvCodeWorld's folders, ``convtui-export.json`` lists the sets, their
-sessions and configs, and a SHA-256 per file.
+its last code. A static replay's sessions (``bench static``: each linked to the reference
+session it was handed) are written where ``run.py --option static`` writes a replay,
+``results/v0.3.6/static/<reference set>/``, and the reference log set they replayed is
+written beside them, since ``print_results.py --option static`` reads both. Beside
+ConvCodeWorld's folders, ``convtui-export.json`` lists the sets, their sessions and configs,
+the names to give ConvCodeWorld's scripts, and a SHA-256 per file.
 """
 
 from __future__ import annotations
@@ -25,12 +30,16 @@ from convtui.core.feedback import failure_details, without_candidate_source
 from convtui.core.session import SessionConfig, Turn
 from convtui.sessions.browse import run_code_versions
 from convtui.sessions.ccw_files import (
+    NAME_MAX,
     RESULTS_DIR,
+    STATIC_DIR,
     TURN0_DIR,
     LogSetName,
     eval_entry,
     eval_file,
+    file_model_name,
     model_part,
+    name_problem,
     turn0_file,
     turn_line,
 )
@@ -40,20 +49,47 @@ from convtui.sessions.store import Store
 from convtui.sessions.transcript import json_line
 
 STATIC_FORMAT = "convtui-convcodebench-export"
-STATIC_VERSION = 2
+STATIC_VERSION = 3
 # Ours, beside ConvCodeWorld's folders: what was exported, from where, and each file's hash.
 MANIFEST = "convtui-export.json"
 
 
 @dataclass(frozen=True)
 class LogSetPlan:
-    """One log set to write: its sessions sorted by task, all under ``config``."""
+    """One log set to write: its sessions sorted by task, all under ``config``.
 
-    name: str
+    ``model_name`` is the model's name in the files (ConvCodeWorld's ``--model_name``),
+    ``simulator_name`` the name of whoever gave the verbal feedback (its
+    ``--simulator_name``; None without verbal feedback). A static replay's set has the
+    ``reference`` set it replayed; ``added`` marks a reference set written only because a
+    selected replay needs it."""
+
+    log_set: LogSetName
     config: SessionConfig
     user_kind: str
     simulator: str | None
     sessions: tuple[SessionRow, ...]
+    model_name: str
+    simulator_name: str | None
+    reference: LogSetPlan | None = None
+    added: bool = False
+
+    @property
+    def name(self) -> str:
+        """The set's file stem (its turn-1 file without ``.jsonl``)."""
+        return self.log_set.stem
+
+    @property
+    def turns(self) -> int:
+        """Turn 0 and the feedback turns its files hold."""
+        return max([self.config.max_turns, *(row.turns_done for row in self.sessions)])
+
+    @property
+    def folder(self) -> str:
+        """Where the set's turn files go, under the export folder."""
+        if self.reference is None:
+            return RESULTS_DIR
+        return f"{STATIC_DIR}/{self.reference.name}"
 
 
 @dataclass(frozen=True)
@@ -64,6 +100,11 @@ class WrittenLogSet:
     feedback: str
     sessions: int
     files: tuple[str, ...]
+    model_name: str = ""  # the model's name in the files: print_results.py's --model_name
+    simulator_name: str | None = None  # its --simulator_name, where the set has verbal feedback
+    reference: str | None = None  # a static replay: the reference set's folder name
+    reference_model_name: str | None = None  # ... and its --ref_model_name
+    added: bool = False  # a reference set written because a selected replay needs it
 
 
 def task_order(task_id: str) -> tuple[str, int, int, str]:
@@ -74,26 +115,98 @@ def task_order(task_id: str) -> tuple[str, int, int, str]:
     return (task_id, 1, 0, task_id)
 
 
-def plan_log_sets(store: Store, sessions: Sequence[SessionRow]) -> list[LogSetPlan]:
+def plan_log_sets(
+    store: Store, sessions: Sequence[SessionRow], *, model_name: str | None = None
+) -> list[LogSetPlan]:
     """Group sessions into log sets by (model, Ω), refusing a set that would mix configs,
-    kinds of user, or two sessions of one task (a replay has one reference per task)."""
+    kinds of user, or two sessions of one task (a replay has one reference per task).
+
+    Replayed sessions are grouped by (target model, Ω, reference set) and the reference
+    sessions they were handed join the plain sets. ``model_name`` names the selection's
+    model in the files instead of :func:`file_model_name` of its spec; it is refused when
+    ConvCodeWorld's scripts could not pair files under it, or when the selection holds more
+    than one model."""
+    selected = {row.id for row in sessions}
+    replays = [row for row in sessions if row.reference_session_id]
+    plain = {row.id: row for row in sessions if not row.reference_session_id}
+    for row in replays:
+        ref_id = row.reference_session_id
+        assert ref_id is not None
+        if ref_id not in plain:
+            plain[ref_id] = _reference_row(store, row, ref_id)
+    names = _model_names(sessions, model_name)
     groups: dict[tuple[str, str], list[SessionRow]] = defaultdict(list)
-    for row in sessions:
+    for row in plain.values():
         groups[(row.model, row.feedback)].append(row)
-    plans = [_plan(store, rows) for _, rows in sorted(groups.items())]
-    names: dict[str, LogSetPlan] = {}
+    plans = [
+        _plan(store, rows, names, added=not any(row.id in selected for row in rows))
+        for _, rows in sorted(groups.items())
+    ]
+    _no_shared_folder(plans)
+    of_session = {row.id: plan for plan in plans for row in plan.sessions}
+    static: dict[tuple[str, str, str], list[SessionRow]] = defaultdict(list)
+    for row in replays:
+        assert row.reference_session_id is not None
+        reference = of_session[row.reference_session_id]
+        static[(row.model, row.feedback, reference.name)].append(row)
+    by_name = {plan.name: plan for plan in plans}
+    replayed = [
+        _plan(store, rows, names, reference=by_name[key[2]]) for key, rows in sorted(static.items())
+    ]
+    _no_shared_folder(replayed)
+    return sorted(plans, key=lambda plan: plan.name) + sorted(
+        replayed, key=lambda plan: (plan.folder, plan.name)
+    )
+
+
+def _reference_row(store: Store, row: SessionRow, ref_id: str) -> SessionRow:
+    try:
+        return store.session(ref_id)
+    except LookupError:
+        raise ExportError(
+            f"session {row.id} replayed session {ref_id}, which is not in this database: "
+            "ConvCodeWorld's static results are read beside the reference's logs"
+        ) from None
+
+
+def _model_names(sessions: Sequence[SessionRow], chosen: str | None) -> dict[str, str]:
+    """Model spec -> its name in the files, for the selection's models (a reference model
+    not among them keeps its default name)."""
+    models = sorted({row.model for row in sessions})
+    if chosen is None:
+        return {}
+    problem = name_problem(chosen)
+    if problem is not None:
+        raise ExportError(f"--model-name {chosen!r} {problem}")
+    if len(models) > 1:
+        raise ExportError(
+            f"--model-name names one model, and the selection holds {len(models)} "
+            f"({', '.join(models[:3])}{', ...' if len(models) > 3 else ''}): export them "
+            "separately"
+        )
+    return {models[0]: chosen}
+
+
+def _no_shared_folder(plans: Sequence[LogSetPlan]) -> None:
+    seen: dict[tuple[str, str], LogSetPlan] = {}
     for plan in plans:
-        if plan.name in names:
-            other = names[plan.name]
+        other = seen.setdefault((plan.folder, plan.name), plan)
+        if other is not plan:
             raise ExportError(
                 f"models {other.config.model!r} and {plan.config.model!r} would both be "
-                f"written to the folder {plan.name}: export them separately"
+                f"written to the files {plan.name}: export them separately"
+                + ("" if other.config.model == plan.config.model else " or give --model-name")
             )
-        names[plan.name] = plan
-    return sorted(plans, key=lambda plan: plan.name)
 
 
-def _plan(store: Store, rows: Sequence[SessionRow]) -> LogSetPlan:
+def _plan(
+    store: Store,
+    rows: Sequence[SessionRow],
+    names: Mapping[str, str],
+    *,
+    reference: LogSetPlan | None = None,
+    added: bool = False,
+) -> LogSetPlan:
     first = rows[0]
     label = f"{first.model} · {first.feedback}"
     config = store.session_config(first.id)
@@ -122,14 +235,26 @@ def _plan(store: Store, rows: Sequence[SessionRow]) -> LogSetPlan:
             )
         by_task[row.task_id] = row.id
     ordered = sorted(rows, key=lambda row: task_order(row.task_id))
+    model_name = names.get(config.model) or file_model_name(config.model)
+    if reference is None:
+        simulator_name = _simulator_name(config, model_name, first.user_kind, first.simulator)
+    else:
+        # The replay's user is the reference's: print_results.py names both with one
+        # --simulator_name, left out of a file whose model has that very name.
+        simulator_name = reference.simulator_name
+    by = None
+    if simulator_name is not None and simulator_name != model_name:
+        by = model_part(simulator_name)
     return LogSetPlan(
-        name=LogSetName(
-            model_part(config.model), config.feedback, _by(config, first.user_kind, first.simulator)
-        ).stem,
+        log_set=LogSetName(model_part(model_name), config.feedback, by),
         config=config,
         user_kind=first.user_kind,
         simulator=first.simulator,
         sessions=tuple(ordered),
+        model_name=model_name,
+        simulator_name=simulator_name,
+        reference=reference,
+        added=added,
     )
 
 
@@ -160,6 +285,7 @@ def write_log_sets(
     written = []
     for plan in plans:
         names = _write_set(store, plan, tables, dates, headers or {})
+        reference = plan.reference
         written.append(
             WrittenLogSet(
                 plan.name,
@@ -168,6 +294,11 @@ def write_log_sets(
                 plan.config.feedback.label,
                 len(plan.sessions),
                 tuple(names),
+                model_name=plan.model_name,
+                simulator_name=plan.simulator_name,
+                reference=reference.name if reference else None,
+                reference_model_name=reference.model_name if reference else None,
+                added=plan.added,
             )
         )
     files = _serialise(tables, dates)
@@ -213,12 +344,12 @@ def _write_set(
     """Add ``plan``'s lines and eval entries to ``tables`` (file -> task -> both); the turn-0
     file is the model's, shared by its log sets, so a task must have one turn 0 there."""
     config = plan.config
-    name = LogSetName(
-        model_part(config.model), config.feedback, _by(config, plan.user_kind, plan.simulator)
-    )
-    turns = max([config.max_turns, *(row.turns_done for row in plan.sessions)])
-    zero = f"{TURN0_DIR}/{turn0_file(config.model)}"
-    paths = [zero] + [f"{RESULTS_DIR}/{name.turn_file(k)}" for k in range(1, turns)]
+    zero = f"{TURN0_DIR}/{turn0_file(plan.model_name)}"
+    turn_files = [plan.log_set.turn_file(k) for k in range(1, plan.turns)]
+    paths = [zero] + [f"{plan.folder}/{name}" for name in turn_files]
+    for path in paths:
+        _check_length(path, plan)
+    given = _given_turns(store, plan)
     date = max(row.updated_utc for row in plan.sessions)
     for row in plan.sessions:
         recorded = store.load_turns(row.id)
@@ -228,16 +359,36 @@ def _write_set(
                 "every task's turn 0; leave it out of the export"
             )
         for k, path in enumerate(paths):
-            line, entry = _task_at(row, recorded, k, config, headers)
+            line, entry = _task_at(row, recorded, given.get(row.id, recorded), k, config, headers)
             made = (json_line(line).encode(), entry)
             if tables[path].setdefault(row.task_id, made) != made:
                 raise ExportError(
-                    f"two log sets of {config.model} have a different turn 0 for "
-                    f"{row.task_id}: ConvCodeWorld keeps one turn-0 file per model; export "
-                    "them to separate folders"
+                    f"two log sets of the model named {plan.model_name!r} have a different "
+                    f"turn 0 for {row.task_id}: ConvCodeWorld keeps one turn-0 file per "
+                    "model name; export them to separate folders"
                 )
             dates[path] = max(dates.get(path, date), date)
     return [p for path in paths for p in (path, eval_file(path))]
+
+
+def _check_length(path: str, plan: LogSetPlan) -> None:
+    for part in (path, eval_file(path)):
+        leaf = part.rsplit("/", 1)[-1]
+        if len(leaf.encode()) > NAME_MAX:
+            raise ExportError(
+                f"the file name {leaf[:60]}... of {plan.config.model} would pass {NAME_MAX} "
+                "bytes: give a shorter --model-name"
+            )
+
+
+def _given_turns(store: Store, plan: LogSetPlan) -> dict[str, list[Turn]]:
+    """Session id -> the turns whose feedback the session's turns were given: a replayed
+    session was handed its reference's turns; any other its own (the default)."""
+    return {
+        row.id: store.load_turns(row.reference_session_id)
+        for row in plan.sessions
+        if plan.reference is not None and row.reference_session_id
+    }
 
 
 def _serialise(
@@ -254,28 +405,36 @@ def _serialise(
     return files
 
 
-def _by(config: SessionConfig, user_kind: str, simulator: str | None) -> str | None:
-    """Who simulated the user, as the file name says it; ConvCodeWorld leaves it out when the
-    model simulated its own user. People (our extension) are ``human``."""
+def _simulator_name(
+    config: SessionConfig, model_name: str, user_kind: str, simulator: str | None
+) -> str | None:
+    """Who gave the verbal feedback, named as the files name it (ConvCodeWorld's
+    ``--simulator_name``): the simulator, or the model itself when it played its own user
+    (the files then carry no ``_by_``); people (our extension) are ``human`` or
+    ``assist-<simulator>``. None for sets without verbal feedback (no ``_by_`` either)."""
     if user_kind == "human":
         return "human"
     if user_kind == "assist":
-        return f"assist-{model_part(simulator)}" if simulator else "assist"
+        return f"assist-{model_part(file_model_name(simulator))}" if simulator else "assist"
+    if config.feedback.verbal == "none":
+        return None
     if user_kind == "simulator" and simulator and simulator != config.model:
-        return model_part(simulator)
-    return None
+        return model_part(file_model_name(simulator))
+    return model_name
 
 
 def _task_at(
     row: SessionRow,
     recorded: Sequence[Turn],
+    given: Sequence[Turn],
     k: int,
     config: SessionConfig,
     headers: Mapping[str, str],
 ) -> tuple[dict[str, Any], list[dict]]:
     """Task ``row``'s line in turn ``k``'s file and its eval entry. A turn the session never
     played takes its last code, with no feedback: after a pass that is ConvCodeWorld's
-    "Already solved"; after a session that stopped without passing, the log says so."""
+    "Already solved"; after a session that stopped without passing, the log says so.
+    ``given`` holds the turns whose feedback turn k was given about (a replay's reference)."""
     turn = recorded[min(k, len(recorded) - 1)]
     result = turn.execution
     details = _details(result, config) if result is not None else {"ALL": "not run"}
@@ -295,7 +454,8 @@ def _task_at(
         line = turn_line(row.task_id, solution, (None, None, None), log, k)
     else:
         # pot.py's ``iteration`` is its hop count: one past k once turn k repaired the code.
-        line = turn_line(row.task_id, solution, _feedback(recorded, k, config), turn.reply, k + 1)
+        feedback = _feedback(recorded, given, k, config)
+        line = turn_line(row.task_id, solution, feedback, turn.reply, k + 1)
     return line, eval_entry(row.task_id, solution, status, details)
 
 
@@ -303,14 +463,17 @@ _STATUS = {"pass": "pass", "timeout": "timeout"}
 
 
 def _feedback(
-    recorded: Sequence[Turn], k: int, config: SessionConfig
+    recorded: Sequence[Turn], given: Sequence[Turn], k: int, config: SessionConfig
 ) -> tuple[str | None, str | None, str | None]:
-    """The feedback turn ``k`` was given about turn k-1's code. ConvCodeWorld's protocol
-    records it with turn k (``Turn.received``); ours with turn k-1, where it was said."""
+    """The feedback turn ``k`` was given about the code before it. ConvCodeWorld's protocol
+    records it with turn k (``Turn.received``); ours with the turn it was said about, turn
+    k-1 of ``given`` (the session's own turns, or a replay's reference)."""
     if config.protocol == "convcodeworld":
         got = recorded[k].received
         return (got.compilation, got.execution, got.user) if got else (None, None, None)
-    before = recorded[k - 1]
+    if k > len(given):
+        return (None, None, None)
+    before = given[k - 1]
     if before.passed:
         return (None, None, None)
     return (before.compile_feedback, before.execution_feedback, before.verbal_feedback)
@@ -324,6 +487,19 @@ def _details(result: ExecResult, config: SessionConfig) -> dict[str, str]:
     if not config.ef_source_lines:
         details = {name: without_candidate_source(text) for name, text in details.items()}
     return details
+
+
+def print_results_args(plan: LogSetPlan) -> list[str]:
+    """The arguments of ConvCodeWorld's ``print_results.py`` that read ``plan``'s files (run
+    in the export folder, which holds the ``bigcodebench/`` and ``results/`` it expects)."""
+    args = ["--option", "static" if plan.reference else "live", "--model_name", plan.model_name]
+    if plan.simulator_name is not None:
+        args += ["--simulator_name", plan.simulator_name]
+    turns = plan.turns
+    if plan.reference is not None:
+        args += ["--ref_model_name", plan.reference.model_name]
+        turns = min(turns, plan.reference.turns)  # it reads both sets' files, turn by turn
+    return [*args, "--max_iteration", str(turns - 1)]
 
 
 def _manifest_of(store: Store, plans: Sequence[LogSetPlan], files: Mapping[str, bytes]) -> bytes:
@@ -347,7 +523,15 @@ def _manifest(store: Store, plan: LogSetPlan) -> dict[str, Any]:
         "format": STATIC_FORMAT,
         "format_version": STATIC_VERSION,
         "name": plan.name,
+        "folder": plan.folder,
         "model": config.model,
+        # The names in the files, as ConvCodeWorld's print_results.py takes them.
+        "model_name": plan.model_name,
+        "simulator_name": plan.simulator_name,
+        "reference_set": plan.reference.name if plan.reference else None,
+        "reference_model_name": plan.reference.model_name if plan.reference else None,
+        "print_results_args": print_results_args(plan),
+        "added_as_reference": plan.added,
         "feedback": config.feedback.label,
         "execution_feedback": config.feedback.execution,
         "verbal_feedback": config.feedback.verbal,
@@ -375,6 +559,7 @@ def _manifest(store: Store, plan: LogSetPlan) -> dict[str, Any]:
                 "status": row.status,
                 "turns_done": row.turns_done,
                 "first_pass_turn": row.first_pass_turn,
+                "reference_session_id": row.reference_session_id,
             }
             for row in plan.sessions
         ],
