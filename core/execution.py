@@ -54,13 +54,35 @@ class ExecRequest:
     task_id: str = ""
 
 
+# What unittest files for a test: assertion failures, errors, and (ours) per-test timeouts.
+IssueStatus = Literal["fail", "error", "timeout"]
+
+
+@dataclass(frozen=True)
+class TestIssue:
+    """One entry unittest's result filed for a test: a failing subtest, named ``test_x
+    (length=5)`` (the method, a space, the subtest's description, as unittest prints it), or
+    the method's own failure, named as the method."""
+
+    __test__ = False
+    name: str
+    status: IssueStatus
+    traceback: str = ""
+
+
 @dataclass(frozen=True)
 class TestOutcome:
+    """One expected test. ``status`` and ``traceback`` are its first problem; ``issues`` are
+    set only when subtests of it failed: everything unittest filed for it, in the order it
+    filed them (each failing subtest, then the method's own failure or error if it had one),
+    which BigCodeBench's ``details`` lists one entry each (see core/feedback.py)."""
+
     __test__ = False  # not a pytest test class, whatever its name
     name: str
     status: TestStatus
     duration_s: float = 0.0
     traceback: str = ""
+    issues: tuple[TestIssue, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,4 +115,7 @@ class ExecResult:
         data = asdict(self)
         if not self.error_message:  # results from before the field keep their hash
             del data["error_message"]
+        for test in data["tests"]:  # so do tests without failing subtests
+            if not test["issues"]:
+                del test["issues"]
         return data

@@ -5,7 +5,8 @@ What each piece reproduces (``notes/harness.md`` §2.2-2.6, DESIGN.md "Parity"):
 - :func:`compile_feedback`: ``compile_code`` and ``get_compilation_feedback``
   (CCW:``convcodeworld/pot.py:21-26``, ``:437-447``), its frame with a machine-independent path.
 - :func:`failure_details`: the ``details`` dict BigCodeBench's ``untrusted_check`` builds
-  (BCB-fork:``bigcodebench/eval/__init__.py:158-164``), from convtui's per-test outcomes.
+  (BCB-fork:``bigcodebench/eval/__init__.py:158-164``), from convtui's per-test outcomes,
+  one entry per failing subtest as there.
 - :func:`execution_feedback`: ``get_execution_feedback`` (CCW:``pot.py:449-494``): the
   ``NAME\\ntraceback`` layout, ``Passed all test runs``, partial coverage.
 - :func:`visible_test_names`: ``extract_methods_from_class(test)[:3]``
@@ -31,9 +32,11 @@ __all__ = [
     "CompileResult",
     "Coverage",
     "ExecResultLike",
+    "IssueLike",
     "OutcomeLike",
     "PartialRule",
     "TrimSpec",
+    "bcb_subtest_key",
     "compile_feedback",
     "declared_test_names",
     "execution_feedback",
@@ -88,8 +91,24 @@ class OutcomeLike(Protocol):
     """One test's outcome, as ``convtui.core.execution.TestOutcome`` provides it.
 
     ``status`` is one of ``pass``, ``fail``, ``error``, ``timeout``, ``skipped``, ``missing``,
-    ``not_run``.
+    ``not_run``. An outcome may also have ``issues`` (a sequence of :class:`IssueLike`): what
+    unittest filed for a test whose subtests failed; one without them stands for itself.
     """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def traceback(self) -> str: ...
+
+
+class IssueLike(Protocol):
+    """One entry unittest filed for a test, as ``convtui.core.execution.TestIssue`` provides
+    it: a failing subtest (``test_x (length=5)``) or the test's own failure (``test_x``).
+    ``status`` is ``fail``, ``error`` or ``timeout``."""
 
     @property
     def name(self) -> str: ...
@@ -184,30 +203,70 @@ def failure_details(
     (``test_case_10`` before ``test_case_2``). Snippet suites (CodeIF) run in list order: pass
     ``sort_by_name=False``. Tests that never ran are listed among the errors only when some
     test ran and failed; otherwise a failed run is module-level and the dict is
-    ``{"ALL": detail}`` (empty for a timeout, as BCB's was); with ``bcb_messages`` the ALL
-    entry is the exception's own text where there is one, as BCB's (``invalid syntax
-    (__test__.py, line 4)`` rather than convtui's sentence). Tracebacks are normalised to end
-    with a newline, as unittest's do.
+    ``{"ALL": detail}`` (empty for a timeout, as BCB's was). A test whose subtests failed
+    gives one entry per failing subtest, then one for its own failure if it had one, each in
+    its group (see :func:`_issues`).
+
+    ``bcb_messages``: the entries read as BigCodeBench's: the ALL entry is the exception's own
+    text where there is one (``invalid syntax (__test__.py, line 4)`` rather than convtui's
+    sentence), and a subtest's entry is named by BigCodeBench's key (:func:`bcb_subtest_key`,
+    ``test_x (length=5)``, mangled where the description holds a dot); without it, the
+    subtest's full name. Tracebacks are normalised to end with a newline, as unittest's do.
     """
+    return {key: text for key, (_, text) in _entries(result, sort_by_name, bcb_messages).items()}
+
+
+def bcb_subtest_key(name: str) -> str:
+    """BigCodeBench's key for the subtest that unittest names ``__test__.TestCases.`` +
+    ``name``: ``details[test.id().split(".")[-1]]`` (bigcode-project/bigcodebench and
+    ConvCodeWorld's fork sfc-gh-hhan/bigcodebench: bigcodebench/eval/__init__.py,
+    ``unsafe_execute``). A ``_SubTest``'s id is its test's id, a space and its description, so
+    the key is ``test_x (length=5)``, unless the description holds a dot: ``test_x
+    (value=12.5)`` is keyed ``5)`` (the method name itself never holds one)."""
+    return name.split(".")[-1]
+
+
+def _entries(result: ExecResultLike, sort_by_name: bool, bcb: bool) -> dict[str, tuple[str, str]]:
+    """:func:`failure_details` with each entry's test: key -> (test name, traceback text);
+    ``bcb`` is its ``bcb_messages``."""
     tests = sorted(result.tests, key=lambda t: t.name) if sort_by_name else list(result.tests)
-    details: dict[str, str] = {}
+    details: dict[str, tuple[str, str]] = {}
     if any(test.status in _RAN_AND_FAILED for test in tests):
         for group in (_FAILURE_STATUSES, _ERROR_STATUSES):
             for test in tests:
-                if test.status in group:
-                    # Plain assignment, as BCB's loop over failures + errors: a repeated name
-                    # (subtests) keeps its first position and takes the last traceback.
-                    details[test.name] = _traceback_text(test)
+                for name, status, traceback_text in _issues(test):
+                    if status not in group:
+                        continue
+                    key = bcb_subtest_key(name) if bcb and name != test.name else name
+                    # Plain assignment, as BCB's loop over failures + errors: a repeated key
+                    # (two subtests alike, or mangled alike) keeps its first position and
+                    # takes the last traceback.
+                    details[key] = (test.name, _traceback_text(status, traceback_text))
     elif result.status in _MODULE_FAILURE_STATUSES or (result.status == "fail" and result.detail):
         # A "fail" with no failing test is convtui's own verdict (tampering detected); its
         # detail is the only thing worth showing.
-        own = bcb_messages and result.error_message
-        details["ALL"] = result.error_message if own else result.detail
+        own = bcb and result.error_message
+        details["ALL"] = ("ALL", result.error_message if own else result.detail)
     return details
 
 
-def _traceback_text(test: OutcomeLike) -> str:
-    text = test.traceback or _EMPTY_TRACEBACK_TEXT.get(test.status, "")
+def _issues(test: OutcomeLike) -> list[tuple[str, str, str]]:
+    """(name, status, traceback) of what unittest filed for ``test``, in order.
+
+    A test whose subtests failed carries them as ``issues`` (core/execution.py
+    ``TestOutcome``): unittest's ``TestResult.addSubTest`` files each failing subtest under
+    ``failures`` (an assertion) or ``errors`` (anything else) as the subtest runs, and files
+    nothing for the test itself unless it also failed outside its subtests (CPython
+    Lib/unittest/result.py and case.py). BigCodeBench's ``details`` loop over ``failures +
+    errors`` therefore holds one entry per failing subtest, and none for the method."""
+    issues: Sequence[IssueLike] = getattr(test, "issues", ())
+    if issues:
+        return [(issue.name, issue.status, issue.traceback) for issue in issues]
+    return [(test.name, test.status, test.traceback)]
+
+
+def _traceback_text(status: str, traceback_text: str) -> str:
+    text = traceback_text or _EMPTY_TRACEBACK_TEXT.get(status, "")
     return text if text.endswith("\n") else text + "\n"
 
 
@@ -236,28 +295,41 @@ def execution_feedback(
     - ``partial``: only entries whose name is visible (``visible`` when given, e.g. for
       snippet suites, else :func:`visible_test_names` of ``test_source`` under
       ``partial_rule``); nothing visible left gives ``Passed all test runs`` even though the
-      code failed, CCW's quirk, and a module-level ``ALL`` entry is never visible;
+      code failed, CCW's quirk, and a module-level ``ALL`` entry is never visible. A failing
+      subtest's entry is never visible with ``bcb_messages`` (its key is not a name, as in
+      CCW), and visible with its test otherwise;
     - ``trim``: apply :func:`trim_feedback` with these parameters (``None``: no trimming, the
       text to store or show in full; ``TrimSpec()``: CCW's rule);
     - ``source_lines=False``: frames in the candidate's module show no source line, as in
       BigCodeBench's tracebacks (:func:`without_candidate_source`);
-    - ``bcb_messages``: a module-level failure reads as BigCodeBench's ``str(exc)``
-      (:func:`failure_details`).
+    - ``bcb_messages``: a module-level failure reads as BigCodeBench's ``str(exc)`` and a
+      failing subtest is named by BigCodeBench's key (:func:`failure_details`).
     """
     if result.status == "pass":
         return PASSED_ALL_TEST_RUNS
-    details = failure_details(result, sort_by_name=sort_by_name, bcb_messages=bcb_messages)
+    entries = _entries(result, sort_by_name, bcb_messages)
     if coverage == "partial":
         shown = (
             set(visible)
             if visible is not None
             else set(visible_test_names(test_source, partial_rule))
         )
-        details = {name: text for name, text in details.items() if name in shown}
-        if not details:
+        # CCW keeps an entry whose key is one of the visible names (``tc_id in
+        # unit_test_names``, sfc-gh-hhan/convcodeworld: convcodeworld/pot.py,
+        # get_execution_feedback): a list membership test, so a subtest's key ``test_x
+        # (length=5)`` never matches, and the reference shows no failing subtest even of a
+        # visible test. convtui's own protocol shows what failed inside a visible test: an
+        # entry is visible when its test is.
+        entries = {
+            key: entry
+            for key, entry in entries.items()
+            if (key if bcb_messages else entry[0]) in shown
+        }
+        if not entries:
             return PASSED_ALL_TEST_RUNS
     elif coverage != "full":
         raise ValueError(f"unknown coverage: {coverage!r}")
+    details = {key: text for key, (_, text) in entries.items()}
     if not source_lines:
         details = {name: without_candidate_source(text) for name, text in details.items()}
     text = render_details(details)

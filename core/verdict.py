@@ -13,7 +13,14 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from convtui.core.execution import ExecResult, RunStatus, TestOutcome, TestStatus
+from convtui.core.execution import (
+    ExecResult,
+    IssueStatus,
+    RunStatus,
+    TestIssue,
+    TestOutcome,
+    TestStatus,
+)
 from convtui.core.testplan import TestPlan
 
 
@@ -141,6 +148,32 @@ def _not_compiling(module_error: dict, code: str | None) -> str | None:
     )
 
 
+_ISSUE_STATUSES: frozenset[str] = frozenset({"fail", "error", "timeout"})
+
+
+def _issues(rec: dict, name: str) -> tuple[TestIssue, ...] | None:
+    """The failing subtests (and own failure) the runner filed under test ``name``; None
+    when the list is malformed, which an honest runner never sends. Each entry must belong to
+    ``name``: the method itself, or one of its subtests (``name`` then a space)."""
+    raw = rec.get("issues")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        return None
+    issues = []
+    for entry in raw:
+        if not isinstance(entry, dict):
+            return None
+        issue, status, tb = entry.get("name"), entry.get("status"), entry.get("tb", "")
+        if not isinstance(issue, str) or not isinstance(tb, str) or status not in _ISSUE_STATUSES:
+            return None
+        if issue != name and not issue.startswith(name + " "):
+            return None
+        issue_status: IssueStatus = status  # type: ignore[assignment]
+        issues.append(TestIssue(issue, issue_status, tb))
+    return tuple(issues)
+
+
 def decide(
     raw: RawRun,
     plan: TestPlan,
@@ -201,8 +234,19 @@ def decide(
             )
             tests.append(TestOutcome(name, status, 0.0, tb))
         else:
+            status = rec["status"]
+            issues = _issues(rec, name)
+            if issues is None:
+                unexpected.append(name)
+                issues = ()
+            # Subtests are evidence attached to the expected test, never tests of their own:
+            # what failed in any of them fails the test, whatever status came with it.
+            if issues and status in ("pass", "skipped"):
+                status = "fail"
             tests.append(
-                TestOutcome(name, rec["status"], float(rec.get("dur", 0.0)), rec.get("tb", ""))
+                TestOutcome(
+                    name, status, float(rec.get("dur", 0.0)), rec.get("tb", ""), issues=issues
+                )
             )
 
     def result(

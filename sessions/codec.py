@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, fields
 from typing import Any
 
-from convtui.core.execution import ExecResult, Limits, TestOutcome
+from convtui.core.execution import ExecResult, Limits, TestIssue, TestOutcome
 from convtui.core.models.types import Attempt, ChatMessage, Completion, GenerationParams
 from convtui.core.omega import parse_feedback
 from convtui.core.session import SessionConfig
@@ -183,7 +183,12 @@ def execution_columns(result: ExecResult) -> dict[str, Any]:
 
 
 def test_columns(execution_id: int, tests: Iterable[TestOutcome]) -> list[dict[str, Any]]:
-    return [
+    """One row per test (positions 0 to ``tests_total`` - 1), then one per issue of the tests
+    whose subtests failed (``TestOutcome.issues``), test by test, in order; an issue row's
+    name starts with its test's name (the name itself, or the name, a space and the
+    subtest's description), which is how :func:`exec_result_from_rows` files it back."""
+    tests = list(tests)
+    rows = [
         {
             "execution_id": execution_id,
             "position": position,
@@ -194,14 +199,39 @@ def test_columns(execution_id: int, tests: Iterable[TestOutcome]) -> list[dict[s
         }
         for position, test in enumerate(tests)
     ]
+    for test in tests:
+        for issue in test.issues:
+            rows.append(
+                {
+                    "execution_id": execution_id,
+                    "position": len(rows),
+                    "name": issue.name,
+                    "status": issue.status,
+                    "duration_s": 0.0,
+                    "traceback": issue.traceback,
+                }
+            )
+    return rows
 
 
 def exec_result_from_rows(row: Mapping[str, Any], tests: Iterable[Mapping[str, Any]]) -> ExecResult:
+    ordered = sorted(tests, key=lambda t: t["position"])
+    total = row["tests_total"]
+    issues: dict[str, list[TestIssue]] = {}
+    for t in ordered[total:]:
+        # Test names are identifiers (unittest methods): the issue's test is its first word.
+        issues.setdefault(t["name"].split(" ", 1)[0], []).append(
+            TestIssue(t["name"], t["status"], t["traceback"])
+        )
     outcomes = tuple(
         TestOutcome(
-            name=t["name"], status=t["status"], duration_s=t["duration_s"], traceback=t["traceback"]
+            name=t["name"],
+            status=t["status"],
+            duration_s=t["duration_s"],
+            traceback=t["traceback"],
+            issues=tuple(issues.get(t["name"], ())),
         )
-        for t in sorted(tests, key=lambda t: t["position"])
+        for t in ordered[:total]
     )
     return ExecResult(
         status=row["status"],

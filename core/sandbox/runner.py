@@ -42,6 +42,14 @@ _UNITTEST_DIR = os.path.dirname(unittest.__file__)
 # Captured now, before any candidate code runs, so patching unittest cannot change how we run.
 _CASE_RUN = unittest.TestCase.run
 _LOADER_NAMES = unittest.TestLoader().getTestCaseNames
+# How unittest describes a subtest, "(length=5)" or "[msg] (k=v)" (the part of its id() after
+# the method), captured for the same reason. A private class, which typeshed leaves out.
+_SUBTEST_DESCRIPTION = unittest.case._SubTest._subDescription  # type: ignore[attr-defined]
+# Failing subtests recorded per test: BigCodeBench keeps them all, but a loop of subtests over
+# the candidate's output could otherwise fill the harness's memory through the result pipe.
+_MAX_SUBTEST_ISSUES = 100
+# Longer descriptions (a subtest parameter with a huge repr) are cut to this many characters.
+_MAX_SUBTEST_NAME = 2000
 
 
 class TestTimeout(BaseException):
@@ -119,26 +127,46 @@ def _missing_module(exc: BaseException) -> str | None:
 
 
 class StreamingResult(unittest.TestResult):
-    """Collects one test's outcome; subclassed here so patches to TestResult do not reach it."""
+    """Collects one test's outcome; subclassed here so patches to TestResult do not reach it.
+
+    ``outcome`` is the test's first problem (its verdict). ``issues`` is what unittest's
+    result files under ``failures`` and ``errors`` for it, in order: each failing subtest (the
+    subtest object itself: it is named in :func:`_record`, once the test is over, as
+    BigCodeBench names it once its suite is over) and the method's own failure or error
+    (``None`` in place of a subtest)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.outcome: tuple[str, BaseException | None] = ("pass", None)
+        self.issues: list[tuple[object | None, str, BaseException | None]] = []
+        self.failed_subtests = 0
 
     def _set(self, status: str, err) -> None:
         if self.outcome[0] == "pass":  # the first problem is the one to report
             self.outcome = (status, err[1] if err else None)
 
+    def own(self, status: str, exc: BaseException | None) -> None:
+        """File the method's own failure or error (outside any subtest)."""
+        self.issues.append((None, status, exc))
+
     def addFailure(self, test, err) -> None:
         self._set("fail", err)
+        self.own("fail", err[1])
 
     def addError(self, test, err) -> None:
-        self._set("timeout" if isinstance(err[1], TestTimeout) else "error", err)
+        status = "timeout" if isinstance(err[1], TestTimeout) else "error"
+        self._set(status, err)
+        self.own(status, err[1])
 
     def addSubTest(self, test, subtest, err) -> None:
         if err is not None:
             failed = issubclass(err[0], test.failureException)
             self._set("fail" if failed else "error", err)
+            self.failed_subtests += 1
+            if self.failed_subtests <= _MAX_SUBTEST_ISSUES:
+                timeout = isinstance(err[1], TestTimeout)
+                status = "fail" if failed else "timeout" if timeout else "error"
+                self.issues.append((subtest, status, err[1]))
 
     def addSkip(self, test, reason) -> None:
         self._set("skipped", None)
@@ -155,6 +183,34 @@ def _alarm(signum, frame):
     raise TestTimeout("test did not finish in time")
 
 
+def _traceback(exc: BaseException | None, emitter: _Emitter, per_test_s: float) -> str:
+    if isinstance(exc, TestTimeout):
+        return format_exc(exc, emitter).replace(
+            "test did not finish in time", f"test did not finish within {per_test_s:g} s"
+        )
+    return format_exc(exc, emitter) if exc is not None else ""
+
+
+def _subtest_name(method: str, subtest: object, per_test_s: float) -> str:
+    """``test_x (length=5)``: what unittest's ``_SubTest.id()`` gives after the class path
+    (``__test__.TestCases.test_x (length=5)``). BigCodeBench keys its ``details`` by
+    ``test.id().split(".")[-1]`` (bigcode-project/bigcodebench: bigcodebench/eval/__init__.py,
+    ``unsafe_execute``), which is this name unless the description holds a dot; the feedback
+    renderer applies that split where the reference's names are wanted (core/feedback.py).
+    The description calls repr() on the candidate's values, so it runs under the per-test
+    timer and anything it raises gives a placeholder instead."""
+    try:
+        _timed(per_test_s)
+        description = _SUBTEST_DESCRIPTION(subtest)
+        _untimed()
+        if not isinstance(description, str):
+            raise TypeError("a subtest description must be a string")
+    except BaseException:
+        _untimed()
+        description = "(<unprintable subtest>)"
+    return f"{method} {description[:_MAX_SUBTEST_NAME]}"
+
+
 def _record(
     emitter: _Emitter,
     name: str,
@@ -162,25 +218,30 @@ def _record(
     exc: BaseException | None,
     started: float,
     per_test_s: float,
+    issues: list[tuple[object | None, str, BaseException | None]] | None = None,
 ) -> None:
-    tb = ""
-    if isinstance(exc, TestTimeout):
-        tb = format_exc(exc, emitter).replace(
-            "test did not finish in time", f"test did not finish within {per_test_s:g} s"
-        )
-    elif exc is not None:
-        tb = format_exc(exc, emitter)
-    emitter.emit(
-        {
-            "t": "test",
-            "name": name,
-            "status": status,
-            "dur": round(time.monotonic() - started, 4),
-            "tb": tb,
-            "exc": type(exc).__name__ if exc is not None else "",
-            "module": _missing_module(exc) if exc is not None else None,
-        }
-    )
+    record = {
+        "t": "test",
+        "name": name,
+        "status": status,
+        "dur": round(time.monotonic() - started, 4),
+        "tb": _traceback(exc, emitter, per_test_s),
+        "exc": type(exc).__name__ if exc is not None else "",
+        "module": _missing_module(exc) if exc is not None else None,
+    }
+    # Only a test with failing subtests lists its issues: for any other test they are its one
+    # outcome above. The harness reads them as evidence under this expected test, never as
+    # tests of their own (core/verdict.py).
+    if issues and any(subtest is not None for subtest, _, _ in issues):
+        record["issues"] = [
+            {
+                "name": name if subtest is None else _subtest_name(name, subtest, per_test_s),
+                "status": issue_status,
+                "tb": _traceback(issue_exc, emitter, per_test_s),
+            }
+            for subtest, issue_status, issue_exc in issues
+        ]
+    emitter.emit(record)
 
 
 def _timed(per_test_s: float):
@@ -228,11 +289,13 @@ def run_unittest(
             _untimed()
         except TestTimeout as timeout:  # fired outside the test body (setUp's caller, teardown)
             result.outcome = ("timeout", timeout)
+            result.own("timeout", timeout)
         except BaseException as raised:
             _untimed()
             result.outcome = ("error", raised)
+            result.own("error", raised)
         status, error = result.outcome
-        _record(emitter, name, status, error, started, per_test_s)
+        _record(emitter, name, status, error, started, per_test_s, result.issues)
 
 
 def run_snippets(

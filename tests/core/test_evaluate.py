@@ -58,3 +58,93 @@ def test_code_that_does_not_compile_reads_as_bigcodebench_under_convcodeworld():
         f"ALL\n{under_ours.result.detail}\n"
     )
     assert under_ours.result.detail.startswith("the code does not compile")
+
+
+# BigCodeBench/1's test_generated_string_properties runs five subtests, one per length:
+#     for length in [10, 50, 100, 150, 5]:
+#         with self.subTest(length=length): ...
+# A candidate whose counts are one too many fails all five; the second one also fails
+# test_zero_length.
+ONLY_SUBTESTS = (
+    "import collections\nimport random\nimport string\n\n"
+    "def task_func(length=100):\n"
+    "    if length < 0:\n"
+    "        raise ValueError\n"
+    "    return {'a': length + 1} if length else {}\n"
+)
+ALSO_ZERO = ONLY_SUBTESTS.replace(" if length else {}", "")
+LENGTHS = (10, 50, 100, 150, 5)
+
+
+def _bcb_line(code: str, test_code: str, needle: str) -> int:
+    """The line BigCodeBench's traceback names for the test line holding ``needle``: it runs
+    ``code + "\\n" + test_code`` compiled as ``__test__.py`` (``unsafe_execute``)."""
+    [index] = [i for i, line in enumerate(test_code.splitlines()) if needle in line]
+    return code.count("\n") + 1 + index + 1
+
+
+def _bcb_block(key: str, line: int, method: str, message: str) -> str:
+    """One entry of CCW's full EF, ``f"{tc_id.upper()}\\n{tc_result}\\n"`` (sfc-gh-hhan/
+    convcodeworld: convcodeworld/pot.py, get_execution_feedback), over the trace unittest's
+    TestResult stores: its own frames dropped, no source line (the module has no file)."""
+    return (
+        f"{key.upper()}\nTraceback (most recent call last):\n"
+        f'  File "__test__.py", line {line}, in {method}\n{message}\n\n'
+    )
+
+
+def test_bigcodebench_1_failing_subtests_render_as_bigcodebench_and_ccw_do():
+    """BigCodeBench stores one ``details`` entry per failing subtest, keyed
+    ``test.id().split(".")[-1]``: for ``__test__.TestCases.test_generated_string_properties
+    (length=10)`` that is ``test_generated_string_properties (length=10)``, in the order
+    unittest filed them; no entry for the method, whose own body did not fail. CCW's EF:full
+    renders every entry; its EF:partial keeps an entry only if its key is in the list of
+    visible names (``setUp``, ``test_generated_string_properties``, ``test_zero_length``
+    here), which a subtest's key never is."""
+    task = load_catalog("bigcodebench", DATA).get("BigCodeBench/1")
+    ccw_full = FeedbackSettings("full", "ccw", source_lines=False, compile_compat="ccw")
+    ccw_partial = FeedbackSettings("partial", "ccw", source_lines=False, compile_compat="ccw")
+
+    async def both():
+        with Executor(jobs=1) as executor:
+            execute = cached_execute(executor, None)
+            return (
+                await evaluate(task, ONLY_SUBTESTS, ccw_full, execute, trim=None),
+                await evaluate(task, ALSO_ZERO, ccw_full, execute, trim=None),
+            )
+
+    only, also = asyncio.run(both())
+    method = "test_generated_string_properties"
+    for evaluation in (only, also):
+        line = _bcb_line(evaluation.code, task.tests.source, "Total counts should sum to")
+        subtests = "\n".join(
+            _bcb_block(
+                f"{method} (length={n})",
+                line,
+                method,
+                f"AssertionError: {n + 1} != {n} : Total counts should sum to {n}",
+            )
+            for n in LENGTHS
+        )
+        if evaluation is only:
+            assert evaluation.execution_feedback == subtests
+            assert render_execution(task, evaluation.result, ccw_partial, trim=None) == (
+                "Passed all test runs"
+            )
+            continue
+        zero = _bcb_block(
+            "test_zero_length",
+            _bcb_line(evaluation.code, task.tests.source, "Result should be empty"),
+            "test_zero_length",
+            "AssertionError: 1 != 0 : Result should be empty for zero length",
+        )
+        assert evaluation.execution_feedback == subtests + "\n" + zero
+        assert render_execution(task, evaluation.result, ccw_partial, trim=None) == zero
+
+    # convtui's own protocol names the same blocks (no dot to cut here) and, under partial
+    # coverage, shows the subtests of a visible test.
+    for rule in ("first-tests", "ccw"):
+        ours = FeedbackSettings("partial", rule)
+        text = render_execution(task, only.result, ours, trim=None)
+        headers = [line for line in text.splitlines() if line.startswith("TEST_")]
+        assert headers == [f"{method.upper()} (LENGTH={n})" for n in LENGTHS]

@@ -317,6 +317,79 @@ def test_subtest_failures_fail_the_test(executor):
     assert "KeyError: 3" in error.tests[1].traceback
 
 
+SUBTESTS = unittest_spec(
+    "def test_lengths(self):\n"
+    "    for length in [10, 50, 100, 150, 5]:\n"
+    "        with self.subTest(length=length):\n"
+    "            self.assertEqual(f(length), length + 1)",
+    "def test_mixed(self):\n"
+    "    for x in [1, 2.5]:\n"
+    "        with self.subTest('half', x=x):\n"
+    "            {2: 'a', 3.5: 'b'}[f(x)]\n"
+    "    self.assertEqual(f(0), 1)",
+    "def test_plain(self):\n    self.assertEqual(f(0), 1)",
+)
+
+
+def issues(result: ExecResult, name: str) -> list[tuple[str, str]]:
+    [test] = [t for t in result.tests if t.name == name]
+    return [(issue.name, issue.status) for issue in test.issues]
+
+
+def test_failing_subtests_are_recorded_under_their_test_as_unittest_files_them(executor):
+    """One issue per failing subtest, named as unittest names a subtest after its class path
+    (``test_lengths (length=10)``), in the order they ran; a test that also failed on its own
+    ends with an issue under its own name; a passing run and a plain test carry none."""
+    assert all(not t.issues for t in run(executor(), RIGHT, SUBTESTS).tests)
+    wrong = run(executor(), WRONG, SUBTESTS)
+    assert wrong.status == "fail"
+    assert statuses(wrong) == {"test_lengths": "fail", "test_mixed": "error", "test_plain": "fail"}
+    assert issues(wrong, "test_lengths") == [
+        (f"test_lengths (length={n})", "fail") for n in (10, 50, 100, 150, 5)
+    ]
+    [lengths] = [t for t in wrong.tests if t.name == "test_lengths"]
+    for issue, n in zip(lengths.issues, (10, 50, 100, 150, 5), strict=True):
+        assert issue.traceback.startswith("Traceback (most recent call last):\n"), issue
+        assert issue.traceback.endswith(f"AssertionError: {n + 2} != {n + 1}\n"), issue
+        assert_machine_independent(issue.traceback)
+    # The test's own traceback is its first problem, as before.
+    assert lengths.traceback == lengths.issues[0].traceback
+    # A message and a parameter holding a dot: the full name is kept (the dot is only cut at
+    # rendering, where BigCodeBench's key is wanted); errors and the test's own failure.
+    assert issues(wrong, "test_mixed") == [
+        ("test_mixed [half] (x=1)", "error"),
+        ("test_mixed [half] (x=2.5)", "error"),
+        ("test_mixed", "fail"),
+    ]
+    [mixed] = [t for t in wrong.tests if t.name == "test_mixed"]
+    assert mixed.issues[0].traceback.endswith("KeyError: 3\n")
+    assert mixed.issues[2].traceback.endswith("AssertionError: 2 != 1\n")
+    assert issues(wrong, "test_plain") == []
+
+
+def test_subtest_names_do_not_follow_a_patched_unittest(executor):
+    """The description is unittest's own, captured before the candidate ran: patching it
+    changes neither the names nor the verdict."""
+    code = (
+        "import unittest\n"
+        "unittest.case._SubTest._subDescription = lambda self: '(forged=1)'\n"
+        "unittest.case._SubTest.id = lambda self: 'forged'\n" + WRONG
+    )
+    result = run(executor(), code, SUBTESTS)
+    assert result.status == "fail"
+    assert issues(result, "test_lengths")[0] == ("test_lengths (length=10)", "fail")
+
+
+def test_a_subtest_whose_description_cannot_be_printed_still_fails_its_test(executor):
+    tests = unittest_spec(
+        "def test_odd(self):\n    with self.subTest(value=f(0)):\n        self.fail('no')",
+    )
+    code = "class Odd:\n    def __repr__(self):\n        raise RuntimeError('no repr')\n\n"
+    result = run(executor(), code + "def f(x):\n    return Odd()\n", tests)
+    assert result.status == "fail"
+    assert issues(result, "test_odd") == [("test_odd (<unprintable subtest>)", "fail")]
+
+
 def test_skipped_tests_are_not_a_pass(executor):
     tests = unittest_spec(
         "def test_one(self):\n    self.assertEqual(f(1), 2)",

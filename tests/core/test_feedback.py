@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from convtui.core.execution import ExecResult, TestIssue, TestOutcome
 from convtui.core.feedback import (
     NO_SYNTAX_ERRORS,
     PASSED_ALL_TEST_RUNS,
     CompileResult,
     TrimSpec,
+    bcb_subtest_key,
     compile_feedback,
     declared_test_names,
     execution_feedback,
@@ -328,6 +330,149 @@ def test_partial_filters_and_empty_becomes_passed() -> None:
         )
         == PASSED_ALL_TEST_RUNS
     )
+
+
+# --- failing subtests ---------------------------------------------------------------------------
+# BigCodeBench: ``for test, trace in failures + errors: details[test.id().split(".")[-1]] =
+# trace`` (bigcode-project/bigcodebench, and ConvCodeWorld's fork sfc-gh-hhan/bigcodebench:
+# bigcodebench/eval/__init__.py, unsafe_execute). unittest files each failing subtest as a
+# ``_SubTest`` whose id is ``__test__.TestCases.test_x (params)``, and nothing for its method
+# unless the method also failed outside them. CCW (convcodeworld/pot.py,
+# get_execution_feedback) renders every entry under EF:full, and under EF:partial those with
+# ``tc_id in unit_test_names``.
+
+SUBTEST_SOURCE = """import unittest
+class TestCases(unittest.TestCase):
+    def setUp(self):
+        pass
+    def test_values(self):
+        pass
+    def test_words(self):
+        pass
+    def test_zeta(self):
+        pass
+"""
+
+
+def _bcb_key(method: str, description: str) -> str:
+    """BigCodeBench's key, computed as it does, from unittest's id of the subtest."""
+    return f"__test__.TestCases.{method} {description}".split(".")[-1]
+
+
+def _subtest_result() -> ExecResult:
+    def issue(name: str, status: str, text: str) -> TestIssue:
+        return TestIssue(name, status, text)  # type: ignore[arg-type]
+
+    return ExecResult(
+        "fail",
+        tests=(
+            TestOutcome("test_zeta", "fail", traceback="Z\n"),
+            TestOutcome(
+                "test_words",
+                "error",
+                traceback="W1\n",
+                issues=(
+                    issue("test_words (word='a')", "error", "W1\n"),
+                    issue("test_words (word='b')", "fail", "W2\n"),
+                    issue("test_words", "error", "W-own\n"),
+                ),
+            ),
+            TestOutcome(
+                "test_values",
+                "fail",
+                traceback="V1\n",
+                issues=(
+                    issue("test_values (value=12.5)", "fail", "V1\n"),
+                    issue("test_values (value=3.0)", "fail", "V2\n"),
+                    issue("test_values (value=7.5)", "fail", "V3\n"),
+                ),
+            ),
+        ),
+    )
+
+
+def test_bcb_subtest_key_is_the_last_dotted_part_of_the_id() -> None:
+    for method, description in [
+        ("test_x", "(length=5)"),
+        ("test_x", "[msg] (a=1, b='c')"),
+        ("test_x", "(<subtest>)"),
+        ("test_proper_values", "(value=12.5)"),
+        ("test_case_1", "(start_time=0, amplitude=0.5, period=1000)"),
+    ]:
+        assert bcb_subtest_key(f"{method} {description}") == _bcb_key(method, description)
+    assert bcb_subtest_key("test_x (length=5)") == "test_x (length=5)"
+    assert bcb_subtest_key("test_proper_values (value=12.5)") == "5)"
+
+
+def test_failing_subtests_are_bigcodebench_entries_in_its_order() -> None:
+    """Failures (by test name, each test's entries as unittest filed them), then errors;
+    keys cut at the last dot; two keys alike keep the first place and the last traceback."""
+    details = failure_details(_subtest_result(), bcb_messages=True)
+    assert details == {
+        # failures: test_values (V1 under "5)", then V2 under "0)", then V3 again "5)")
+        _bcb_key("test_values", "(value=12.5)"): "V3\n",
+        _bcb_key("test_values", "(value=3.0)"): "V2\n",
+        _bcb_key("test_words", "(word='b')"): "W2\n",
+        "test_zeta": "Z\n",
+        # errors
+        _bcb_key("test_words", "(word='a')"): "W1\n",
+        "test_words": "W-own\n",
+    }
+    assert list(details) == [
+        "5)",
+        "0)",
+        "test_words (word='b')",
+        "test_zeta",
+        "test_words (word='a')",
+        "test_words",
+    ]
+    assert execution_feedback(_subtest_result(), coverage="full", bcb_messages=True) == (
+        "5)\nV3\n\n\n0)\nV2\n\n\nTEST_WORDS (WORD='B')\nW2\n\n\nTEST_ZETA\nZ\n\n\n"
+        "TEST_WORDS (WORD='A')\nW1\n\n\nTEST_WORDS\nW-own\n\n"
+    )
+
+
+def test_convtui_names_keep_the_whole_subtest_name() -> None:
+    details = failure_details(_subtest_result())
+    assert list(details) == [
+        "test_values (value=12.5)",
+        "test_values (value=3.0)",
+        "test_values (value=7.5)",
+        "test_words (word='b')",
+        "test_zeta",
+        "test_words (word='a')",
+        "test_words",
+    ]
+
+
+def test_partial_coverage_of_subtests_by_protocol() -> None:
+    """The reference's list membership never matches a subtest's key: only the methods' own
+    entries of visible tests show. convtui's protocol shows a visible test's subtests too."""
+    visible = visible_test_names(SUBTEST_SOURCE, "ccw")
+    assert visible == ("setUp", "test_values", "test_words")
+    result = _subtest_result()
+    assert (
+        execution_feedback(
+            result, coverage="partial", test_source=SUBTEST_SOURCE, bcb_messages=True
+        )
+        == "TEST_WORDS\nW-own\n\n"
+    )
+    only_subtests = ExecResult("fail", tests=result.tests[2:])
+    assert (
+        execution_feedback(
+            only_subtests, coverage="partial", test_source=SUBTEST_SOURCE, bcb_messages=True
+        )
+        == PASSED_ALL_TEST_RUNS
+    )
+    ours = execution_feedback(result, coverage="partial", test_source=SUBTEST_SOURCE)
+    assert [line for line in ours.splitlines() if line.startswith("TEST_")] == [
+        "TEST_VALUES (VALUE=12.5)",
+        "TEST_VALUES (VALUE=3.0)",
+        "TEST_VALUES (VALUE=7.5)",
+        "TEST_WORDS (WORD='B')",
+        "TEST_WORDS (WORD='A')",
+        "TEST_WORDS",
+    ]
 
 
 # --- trimming (§2.6) --------------------------------------------------------------------------

@@ -369,6 +369,58 @@ def test_forged_pass_after_a_real_failure_does_not_count():
     assert statuses(result)["test_a"] == "fail"
 
 
+def _with_issues(name: str, status: str, issues: object) -> list[str]:
+    lines = honest()
+    lines[lines.index(result_rec(name, "pass"))] = result_rec(name, status, issues=issues)
+    return lines
+
+
+def test_failing_subtests_are_kept_under_their_test_in_order():
+    issues = [
+        {"name": "test_b (n=2)", "status": "fail", "tb": "AssertionError: 2\n"},
+        {"name": "test_b (n=1)", "status": "error", "tb": "KeyError: 1\n"},
+        {"name": "test_b", "status": "fail", "tb": "AssertionError: own\n"},
+    ]
+    result = verdict(raw(_with_issues("test_b", "fail", issues)))
+    assert result.status == "fail" and not result.tampered
+    [test_b] = [t for t in result.tests if t.name == "test_b"]
+    assert [(i.name, i.status, i.traceback) for i in test_b.issues] == [
+        ("test_b (n=2)", "fail", "AssertionError: 2\n"),
+        ("test_b (n=1)", "error", "KeyError: 1\n"),
+        ("test_b", "fail", "AssertionError: own\n"),
+    ]
+    assert all(not t.issues for t in result.tests if t.name != "test_b")
+
+
+def test_a_test_with_failing_subtests_is_never_a_pass():
+    """Subtests are evidence about an expected test: a record that says pass beside a
+    failing subtest is a fail, never a pass."""
+    issues = [{"name": "test_a (n=1)", "status": "fail", "tb": "AssertionError\n"}]
+    for status in ("pass", "skipped"):
+        result = verdict(raw(_with_issues("test_a", status, issues)))
+        assert result.status == "fail"
+        assert statuses(result)["test_a"] == "fail"
+
+
+@pytest.mark.parametrize(
+    "issues",
+    [
+        "not a list",
+        ["not a dict"],
+        [{"name": "test_b (n=1)", "status": "fail", "tb": ""}],  # another test's subtest
+        [{"name": "test_ab (n=1)", "status": "fail", "tb": ""}],  # no space after the name
+        [{"name": "test_a (n=1)", "status": "pass", "tb": ""}],  # not something filed
+        [{"name": "test_a (n=1)", "status": "fail", "tb": 3}],
+        [{"status": "fail", "tb": ""}],
+    ],
+)
+def test_malformed_subtest_records_are_tampering(issues: object):
+    result = verdict(raw(_with_issues("test_a", "fail", issues)))
+    assert result.status == "fail"
+    assert result.tampered
+    assert not any(t.issues for t in result.tests)
+
+
 def test_only_records_no_expected_tests_reported_is_not_a_pass():
     # A child that prints "OK" and writes done, having run nothing.
     result = verdict(raw([rec("ready"), rec("done")], output="Ran 3 tests\n\nOK\n"))

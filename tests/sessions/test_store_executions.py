@@ -7,8 +7,10 @@ from dataclasses import replace
 import pytest
 from store_values import result, turn
 
+from convtui.core.execution import ExecResult, TestIssue, TestOutcome
 from convtui.core.session import ExecutionCache
 from convtui.sessions import Store
+from convtui.sessions.codec import result_hash
 
 CODE = "def task_func(xs):\n    return sum(xs)\n"
 
@@ -100,3 +102,45 @@ def test_a_turn_whose_result_differs_from_the_cached_one_keeps_its_own(
 
     assert store.load_turns(session_id)[0].execution == saved.execution
     assert store.execution_cache().get("k0") == other
+
+
+def test_failing_subtests_come_back_under_their_tests(store: Store) -> None:
+    """What unittest filed for a test whose subtests failed (``TestOutcome.issues``) is kept:
+    a cache hit or a resumed session renders the same execution feedback as the run did."""
+    cache = store.execution_cache()
+    values = (
+        TestIssue("test_values (value=12.5)", "fail", "AssertionError: 1\n"),
+        TestIssue("test_values (value=3.0)", "error", "KeyError: 2\n"),
+        TestIssue("test_values", "timeout", "TestTimeout\n"),
+    )
+    stored = ExecResult(
+        "fail",
+        tests=(
+            TestOutcome("test_plain", "fail", 0.25, "AssertionError: 0\n"),
+            TestOutcome("test_values", "fail", 0.5, "AssertionError: 1\n", issues=values),
+            TestOutcome("test_words", "error", 0.125, "W\n", issues=values[:0]),
+        ),
+        isolation="landlock",
+    )
+    cache.put("k1", "BigCodeBench/377", CODE, stored)
+
+    assert cache.get("k1") == stored
+    rows = list(store.db.query("SELECT position, name, status FROM execution_tests"))
+    assert [(r["position"], r["name"], r["status"]) for r in rows] == [
+        (0, "test_plain", "fail"),
+        (1, "test_values", "fail"),
+        (2, "test_words", "error"),
+        (3, "test_values (value=12.5)", "fail"),
+        (4, "test_values (value=3.0)", "error"),
+        (5, "test_values", "timeout"),
+    ]
+    assert store.db.execute("SELECT tests_total FROM executions").fetchone() == (3,)
+
+
+def test_results_without_subtests_keep_their_hash() -> None:
+    """Rows written before tests had issues are found again by ``result_hash``."""
+    assert "issues" not in result("fail").to_dict()["tests"][1]
+    # The hash this result had before TestOutcome.issues existed.
+    assert result_hash(result("fail")) == (
+        "4e1783bb051c78090c236b760589f85d75648fe6d8e232975dfb95e245e92ff0"
+    )
