@@ -310,7 +310,9 @@ def run_snippets(
         error: BaseException | None = None
         try:
             _timed(per_test_s)
-            exec(compile(code, filename, "exec"), dict(module.__dict__))
+            # dont_inherit: this module's `from __future__ import annotations` must not reach
+            # the test (it would turn the candidate's annotations into strings).
+            exec(compile(code, filename, "exec", dont_inherit=True), dict(module.__dict__))
             _untimed()
         except TestTimeout as exc:
             status, error = "timeout", exc
@@ -480,7 +482,9 @@ def _run(request: dict, emitter: _Emitter) -> int:
     started = time.monotonic()
     try:
         _timed(float(limits["wall_s"]))
-        exec(compile(source, MODULE_FILE, "exec"), module.__dict__)
+        # dont_inherit: the candidate is compiled with its own __future__ flags only, never this
+        # module's (`annotations` would make `f.__annotations__` hold strings, not types).
+        exec(compile(source, MODULE_FILE, "exec", dont_inherit=True), module.__dict__)
         _untimed()
     except BaseException as exc:
         _untimed()

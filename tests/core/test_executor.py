@@ -474,6 +474,72 @@ def test_snippet_can_get_the_source_of_the_candidate(executor):
     assert result.status == "pass", result.tests
 
 
+ANNOTATED = "def f(words: list, n: int = 1) -> list:\n    return words * n\n"
+REAL_ANNOTATIONS = (
+    "assert f.__annotations__ == {'words': list, 'n': int, 'return': list}, f.__annotations__"
+)
+
+
+def test_an_annotated_candidate_keeps_real_annotations_in_snippets_and_unittest(executor):
+    """The runner module itself says ``from __future__ import annotations``; the candidate must
+    not inherit it (its annotations would become strings, and a correct CodeIF-Bench
+    Annotation Coverage answer would fail)."""
+    snippets = run(
+        executor(), ANNOTATED, Spec("snippets", snippets=(("test_ann", REAL_ANNOTATIONS),))
+    )
+    assert snippets.status == "pass", snippets.tests
+    unit = run(
+        executor(),
+        ANNOTATED,
+        unittest_spec(f"def test_ann(self):\n    {REAL_ANNOTATIONS}"),
+    )
+    assert unit.status == "pass", unit.tests
+
+
+@pytest.mark.parametrize("where", ["snippets", "unittest"])
+def test_no_future_flag_of_the_runner_reaches_the_candidate_or_the_tests(executor, where):
+    """One check per ``__future__`` feature the runner's own modules import: the candidate and
+    each test are compiled with their own flags only."""
+    import ast
+    from pathlib import Path
+
+    from convtui.core import sandbox
+
+    # Every module of the child's side (the runner and what it imports from its folder).
+    used = {
+        alias.name
+        for path in Path(sandbox.__file__).parent.glob("*.py")
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        for alias in node.names
+    }
+    assert used == {"annotations"}, f"update this test for {used}"
+    # Each feature the runner uses, probed from both sides: the candidate's annotations are
+    # objects, and a test's own local annotation is evaluated (a string under the flag).
+    code = "def f(x: int) -> int:\n    return x\n"
+    probe = (
+        "def g(y: 'undefined_name_is_fine_as_a_string') -> None: pass\n"
+        "assert f.__annotations__['x'] is int\n"
+        "assert g.__annotations__['y'] == 'undefined_name_is_fine_as_a_string'\n"
+        "h_flags = compile('x: int = 1', '<probe>', 'exec').co_flags\n"
+        "import __future__\n"
+        "assert not h_flags & __future__.annotations.compiler_flag\n"
+    )
+    if where == "snippets":
+        spec = Spec("snippets", snippets=(("test_probe", probe),))
+    else:
+        body = "".join(f"    {line}\n" for line in probe.splitlines())
+        spec = unittest_spec(f"def test_probe(self):\n{body}")
+    result = run(executor(), code, spec)
+    assert result.status == "pass", result.tests
+
+
+def test_a_candidate_may_still_ask_for_postponed_annotations_itself(executor):
+    code = "from __future__ import annotations\n\ndef f(x: int) -> int:\n    return x\n"
+    tests = Spec("snippets", snippets=(("test_str", "assert f.__annotations__['x'] == 'int'"),))
+    assert run(executor(), code, tests).status == "pass"
+
+
 def test_snippet_per_test_timeout(executor):
     tests = Spec("snippets", snippets=(("test_hang", "f(None)"), ("test_ok", "assert f(1) == 2")))
     code = (
