@@ -19,7 +19,7 @@ from convtui.benchmarks.live import LEASE_S, claim_run
 from convtui.core.calls import journaled_call
 from convtui.core.codeif.conversation import Mode, PlayedRound, RoundPlan, play, rounds_limit
 from convtui.core.codeif.instructions import Instruction, instructions
-from convtui.core.codeif.programs import round_request
+from convtui.core.codeif.programs import first_python_block, round_request
 from convtui.core.codeif.records import rebuild, round_status, round_turn
 from convtui.core.evaluate import Execute
 from convtui.core.execution import ExecResult
@@ -38,7 +38,9 @@ SELECTION_PREFIX = "codeif;"  # every CodeIF run's selection starts so: report k
 @dataclass(frozen=True)
 class CodeifSettings:
     mode: Mode
-    preprocess: bool  # --protocol codeif
+    # --protocol codeif: replies read and code checked as the benchmark's harness does
+    # (programs.first_python_block, round_request's pre-processing and time limit).
+    preprocess: bool
     # ``bench codeif --logs``: recorded conversations replayed (their rounds' words, in their
     # order), every instruction checked each round as a person's conversation is.
     replay: bool = False
@@ -122,7 +124,10 @@ class CodeifPlayer:
             return await self.execute(request)
 
         def extract(reply: str) -> tuple[str, str | None]:
-            code = extract_code(reply, mode=self.config.extract, entry_point=task.entry_point)
+            if self.settings.preprocess:  # the benchmark's harness reads replies so
+                code = first_python_block(reply)
+            else:
+                code = extract_code(reply, mode=self.config.extract, entry_point=task.entry_point)
             compiled = compile_feedback(code)
             return code, None if compiled.ok else compiled.text
 

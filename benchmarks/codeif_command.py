@@ -45,10 +45,10 @@ from convtui.benchmarks.codeif_score import (
 from convtui.benchmarks.live import default_concurrency
 from convtui.benchmarks.output import console, print_json, warn
 from convtui.core.codeif.conversation import Mode
+from convtui.core.codeif.data_file import CodeifData, load_codeif_data
 from convtui.core.errors import ConvtuiError
 from convtui.core.executor import Executor
 from convtui.core.isolation import verdict_warning
-from convtui.core.loaders import load_catalog
 from convtui.core.loop import cached_execute
 from convtui.core.omega import FeedbackConfig
 from convtui.core.protocol import build_config
@@ -76,6 +76,7 @@ class CodeifOptions:
     quiet: bool
     score_only: Path | None = None  # a completions file to score instead of playing
     logs: Path | None = None  # a database of people's conversations to replay
+    metrics: str = "authors"  # what report scores the run by unless told otherwise
 
 
 def bench_codeif_command(options: CodeifOptions) -> int:
@@ -86,16 +87,17 @@ def bench_codeif_command(options: CodeifOptions) -> int:
         return _score_command(options, options.score_only)
     if options.logs is not None:
         return _replay_command(options, options.logs)
-    tasks = load_catalog("codeif", options.data).select(options.ids, None, False)
+    data = load_codeif_data(options.data)
+    tasks = data.catalog.select(options.ids, None, False)
     if not tasks:
         raise ConvtuiError(
             "the task selection is empty: check --ids (convtui tasks list --suite codeif)"
         )
     settings = CodeifSettings(options.mode, preprocess=options.protocol == "codeif")
     config = _config(options.model, most_rounds(tasks, options.mode), options.max_tokens)
-    selection = f"{settings.selection_prefix};ids={options.ids or ''}"
+    selection = f"{settings.selection_prefix};data={data.sha256};ids={options.ids or ''}"
     run_id, resumed, failed, played = asyncio.run(
-        _execute(options, settings, config, selection, tasks)
+        _execute(options, settings, config, selection, tasks, data=data)
     )
     _print_played(options, options.mode, run_id, resumed, failed, played)
     return 0 if failed == 0 else 1
@@ -107,20 +109,22 @@ def _replay_command(options: CodeifOptions, logs: Path) -> int:
         raise ConvtuiError(
             "--logs replays recorded conversations round by round: leave out --mode dynamic"
         )
-    catalog = load_catalog("codeif", options.data)
+    data = load_codeif_data(options.data)
+    catalog = data.catalog
     wanted = {t.id for t in catalog.select(options.ids, None, False)} if options.ids else None
     settings = CodeifSettings("static", preprocess=options.protocol == "codeif", replay=True)
     with Store.open(options.db) as store:
         references = gather_references(logs, store, catalog, wanted)
     tasks = [catalog.get(r.task_id) for r in references]
     config = _config(options.model, most_rounds(tasks, "person"), options.max_tokens)
-    selection = replay_selection(settings.selection_prefix, logs, references)
+    prefix = f"{settings.selection_prefix};data={data.sha256}"
+    selection = replay_selection(prefix, logs, references)
 
     def plan(store: Store) -> tuple[str, bool]:
         return plan_replay_run(store, config, selection, references, logs)
 
     run_id, resumed, failed, played = asyncio.run(
-        _execute(options, settings, config, selection, tasks, plan)
+        _execute(options, settings, config, selection, tasks, plan, data=data)
     )
     _print_played(options, "replay", run_id, resumed, failed, played)
     return 0 if failed == 0 else 1
@@ -178,7 +182,7 @@ def _checking(
 
 
 async def _execute(
-    options, settings, config, selection, tasks, plan=None
+    options, settings, config, selection, tasks, plan=None, *, data: CodeifData
 ) -> tuple[str, bool, int, int]:
     models = open_models(config, ModelOptions(options.model_name, options.chat_template))
     try:
@@ -191,6 +195,7 @@ async def _execute(
                 run_id, resumed = plan_codeif_run(store, config, selection, tasks)
             else:
                 run_id, resumed = plan(store)
+            _record_settings(store, run_id, options, data)
             pending = store.pending_sessions(run_id)
             sessions = store.run_sessions(run_id)
             with _bar(options.quiet) as bar:
@@ -227,6 +232,12 @@ async def _execute(
         await models.aclose()
 
 
+def _record_settings(store: Store, run_id: str, options: CodeifOptions, data: CodeifData) -> None:
+    """The run's data file and metric definition, recorded beside it (not part of what makes
+    it the same run: another --metrics reports the same rounds another way)."""
+    store.update_run_settings(run_id, {**data.settings(), "metrics": options.metrics})
+
+
 def _bar(quiet: bool) -> Progress:
     return Progress(
         TextColumn("{task.description}"),
@@ -257,13 +268,15 @@ def _score_command(options: CodeifOptions, path: Path) -> int:
         )
     if options.ids:
         raise ConvtuiError("--score-only scores every task in the file: leave out --ids")
-    scored = read_completions(path, load_catalog("codeif", options.data))
+    data = load_codeif_data(options.data)
+    scored = read_completions(path, data.catalog)
     settings = CodeifSettings("static", preprocess=options.protocol == "codeif")
     config = _config(scored.model, scored.most_rounds, options.max_tokens)
-    selection = scored.selection(settings)
+    selection = scored.selection(settings, data.sha256)
     tasks = [t.task for t in scored.tasks]
     with _checking(options, config) as (executor, config), Store.open(options.db) as store:
         run_id, resumed = plan_codeif_run(store, config, selection, tasks)
+        _record_settings(store, run_id, options, data)
         sessions = store.run_sessions(run_id)
         with _bar(options.quiet) as bar:
             what = "resuming scoring run" if resumed else "scoring run"

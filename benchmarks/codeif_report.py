@@ -1,49 +1,66 @@
-"""CodeIF-Bench results for ``convtui report``: the paper's tables (§3.2) from the recorded
-rounds of ``bench codeif`` runs — IA, CA and IFR per round (IFE too for dynamic
-conversations) and IA by instruction category, one group per model × mode × protocol — as
-rich tables, CSV and JSON. The JSON also holds every session's rounds (the instruction each
-gave and whether every instruction given so far was followed), so anyone can recompute the
-metrics without convtui.
+"""CodeIF-Bench results for ``convtui report``: IA, CA and IFR per round (IFE too for
+dynamic conversations) and IA by instruction category, one group per model × mode × protocol
+× metric definition × data file, as rich tables, CSV and JSON. The JSON also holds every
+session's rounds (the instruction each gave, and every instruction's verdict both ways: with
+the initial asserts as the paper checks, on its own asserts as the authors' scripts check),
+so anyone can recompute the metrics without convtui.
+
+Two definitions, named in every table, CSV row and JSON group (``--metrics``, else what the
+run recorded, else ``authors``): ``authors``, what the authors' scripts compute
+(core/codeif/authors.py, the published numbers), and ``paper``, the paper's §3.2 formulas
+(core/codeif/metrics.py). Dynamic conversations are scored by the paper's formulas under
+either (the authors' dynamic script plays another conversation), and their tables say so.
 
 Verdicts are not re-run: each round's recorded execution is read back through
-:func:`convtui.core.codeif.records.rebuild`, the same code that resumes a run.
+:func:`convtui.core.codeif.records.rebuild`, the same code that resumes a run, against the
+data file the run was checked on (its path and hash are recorded with the run).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from convtui.benchmarks.codeif import SELECTION_PREFIX
+from convtui.core.codeif.authors import Cell, authors_per_round, task_rows
 from convtui.core.codeif.conversation import MODES, Mode, PlayedRound
+from convtui.core.codeif.data_file import catalog_for_run
 from convtui.core.codeif.instructions import BASE, CATEGORIES, instructions
-from convtui.core.codeif.metrics import (
-    Round,
-    RoundAverage,
-    ia_by_category,
-    per_round,
-    round_scores,
-)
+from convtui.core.codeif.metrics import Round, ia_by_category, per_round, round_scores
 from convtui.core.codeif.records import rebuild
-from convtui.core.errors import ConvtuiError
-from convtui.core.loaders import load_catalog
+from convtui.core.loaders import TaskCatalog
 from convtui.sessions import Store
 from convtui.sessions.results import sessions_by_selection
 
 REPLAY = "replay"  # bench codeif --logs: people's conversations replayed
-METRICS_NOTE = (
-    "IA: the round's instruction is followed. CA: share of the instructions given so far "
-    "that are followed (Functionality Extension left out). IFR: share of the instructions "
-    "followed in the previous round that are no longer followed. IFE (dynamic): "
-    "instructions followed per round played. Averages over the tasks that reached a round."
-)
+AUTHORS, PAPER = "authors", "paper"
+DEFINITIONS = (AUTHORS, PAPER)
+METRICS_NOTES = {
+    AUTHORS: (
+        "authors: as the CodeIF-Bench authors' scripts compute them (IA_CA.py, IFR.py, "
+        "evaluation.py; the published numbers). IA: the instruction's own asserts pass. CA: "
+        "the base asserts and every non-Functionality-Extension instruction's asserts so far "
+        "pass together (1 or 0); Functionality Extension rounds have no CA row. Rounds are "
+        "positional per metric (round 1 the base answer; CA's round k+1 is the k-th follow-up "
+        "that is not Functionality Extension). IFR: 0 where CA passes, else the share of the "
+        "instructions passed before (base, earlier CA passes) whose own asserts now fail "
+        "(IFR.py's Round k is shown at round k+1). Averages over the tasks with a row there."
+    ),
+    PAPER: (
+        "paper: the paper's §3.2. IA: the round's instruction is followed (with the initial "
+        "asserts, but Functionality Extension). CA: share of the instructions given so far "
+        "that are followed (Functionality Extension left out). IFR: share of the instructions "
+        "followed in the previous round that are no longer followed. IFE (dynamic): "
+        "instructions followed per round played. Averages over the tasks that reached a round."
+    ),
+}
 
 
 @dataclass(frozen=True)
 class CodeifSession:
-    """One recorded CodeIF-Bench conversation."""
+    """One recorded CodeIF-Bench conversation, with the definition it is scored by."""
 
     session_id: str
     run_id: str
@@ -53,9 +70,14 @@ class CodeifSession:
     protocol: str
     status: str
     rounds: tuple[Round, ...]
+    metrics: str = AUTHORS  # the definition asked for; dynamic ones are scored by the paper's
+    data: str = ""  # the first 16 hex digits of the data file's SHA-256, "" if not recorded
+
+    @property
+    def scored_by(self) -> str:
+        return PAPER if self.mode == "dynamic" else self.metrics
 
     def to_json(self) -> dict:
-        scores = round_scores(self.rounds)
         return {
             "session_id": self.session_id,
             "run_id": self.run_id,
@@ -64,18 +86,31 @@ class CodeifSession:
             "mode": self.mode,
             "protocol": self.protocol,
             "status": self.status,
+            "data_sha256": self.data,
             "rounds": [
                 {
                     "round": r.number,
                     "kind": r.kind,
                     "instruction": r.instruction,
                     "followed": dict(r.followed),
+                    "own": dict(r.own),
                     "dropped": sorted(r.dropped),
-                    "ia": s.ia,
-                    "ca": s.ca,
-                    "ifr": s.ifr,
-                    "ife": s.ife,
                 }
+                for r in self.rounds
+            ],
+            "scores": self._scores(),
+        }
+
+    def _scores(self) -> dict:
+        if self.scored_by == AUTHORS:
+            rows = task_rows(self.rounds)
+            # Positional lists, as the scripts number them (authors.py rule 3).
+            return {"metrics": AUTHORS, "ia": rows.ia, "ca": rows.ca, "ifr": rows.ifr}
+        scores = round_scores(self.rounds)
+        return {
+            "metrics": PAPER,
+            "rounds": [
+                {"round": r.number, "ia": s.ia, "ca": s.ca, "ifr": s.ifr, "ife": s.ife}
                 for r, s in zip(self.rounds, scores, strict=True)
             ],
         }
@@ -83,29 +118,36 @@ class CodeifSession:
 
 @dataclass(frozen=True)
 class CodeifGroup:
-    """The scores of one model × mode × protocol, over its sessions."""
+    """The scores of one model × mode × protocol × definition × data file: per round (index
+    0 = round 1), each metric's cell; a metric with no row at a round is absent."""
 
     model: str
     mode: str
     protocol: str
+    metrics: str
+    data: str
     tasks: int
-    rounds: tuple[RoundAverage, ...]
+    rounds: tuple[Mapping[str, Cell], ...]
     categories: dict[str, tuple[int, float]]  # category -> (rounds that gave it, mean IA)
 
     @property
     def label(self) -> str:
-        return f"{self.model} · {self.mode} · {self.protocol}"
+        return f"{self.model} · {self.mode} · {self.protocol} · {self.metrics}"
 
     def to_json(self) -> dict:
         return {
             "model": self.model,
             "mode": self.mode,
             "protocol": self.protocol,
+            "metrics": self.metrics,
+            "metrics_note": METRICS_NOTES[self.metrics],
+            "data_sha256": self.data,
             "tasks": self.tasks,
             "rounds": [
-                {"round": a.number, "tasks": a.tasks, "ia": a.ia, "ca": a.ca, "ifr": a.ifr}
-                | ({"ife": a.ife} if self.mode == "dynamic" else {})
-                for a in self.rounds
+                {"round": i + 1}
+                | {m: c.value for m, c in cells.items()}
+                | {f"{m}_tasks": c.tasks for m, c in cells.items()}
+                for i, cells in enumerate(self.rounds)
             ],
             "ia_by_category": {
                 c: {"rounds": n, "ia": ia} for c, (n, ia) in self.categories.items()
@@ -118,18 +160,21 @@ def selection_fields(selection: str) -> dict[str, str]:
     return dict(p.split("=", 1) for p in selection.split(";")[1:] if "=" in p)
 
 
-def read_codeif(db_store: Store, run_ids: Sequence[str] | None) -> tuple[CodeifSession, ...]:
-    """Every CodeIF-Bench session of the store (or of ``run_ids``) with its rounds rebuilt;
-    sessions that recorded no round yet are left out."""
+def read_codeif(
+    db_store: Store, run_ids: Sequence[str] | None, metrics: str | None = None
+) -> tuple[CodeifSession, ...]:
+    """Every CodeIF-Bench session of the store (or of ``run_ids``) with its rounds rebuilt
+    against its run's data file, scored by ``metrics`` (None: what each run recorded, else
+    the authors'); sessions that recorded no round yet are left out."""
     found = sessions_by_selection(db_store, SELECTION_PREFIX, run_ids)
-    if not found:
-        return ()
-    try:
-        catalog = load_catalog("codeif")
-    except ConvtuiError as exc:
-        raise ConvtuiError(f"reading CodeIF-Bench results needs the tasks: {exc}") from exc
+    catalogs: dict[str, tuple[TaskCatalog, str, str]] = {}
     sessions = []
     for s in found:
+        if s.run_id not in catalogs:
+            settings = db_store.run(s.run_id).settings
+            catalog, digest = catalog_for_run(settings)
+            catalogs[s.run_id] = (catalog, digest, metrics or settings.get("metrics", AUTHORS))
+        catalog, digest, definition = catalogs[s.run_id]
         fields = selection_fields(s.selection)
         mode = fields.get("mode", "static")
         if mode not in (*MODES, REPLAY) or s.task_id not in catalog:
@@ -150,65 +195,106 @@ def read_codeif(db_store: Store, run_ids: Sequence[str] | None) -> tuple[CodeifS
                 protocol=fields.get("protocol", "convtui"),
                 status=s.status,
                 rounds=tuple(p.as_round() for p in played),
+                metrics=definition,
+                data=digest,
             )
         )
     return tuple(sessions)
 
 
 def build_groups(sessions: Sequence[CodeifSession]) -> tuple[CodeifGroup, ...]:
-    """One group per model × mode × protocol; a task recorded by several runs of one group
-    counts once (the newest run's session)."""
-    newest: dict[tuple[str, str, str], dict[str, CodeifSession]] = {}
+    """One group per model × mode × protocol × definition × data file; a task recorded by
+    several runs of one group counts once (the newest run's session)."""
+    newest: dict[tuple[str, str, str, str, str], dict[str, CodeifSession]] = {}
     for s in sorted(sessions, key=lambda s: s.run_id):
-        newest.setdefault((s.model, s.mode, s.protocol), {})[s.task_id] = s
+        key = (s.model, s.mode, s.protocol, s.scored_by, s.data)
+        newest.setdefault(key, {})[s.task_id] = s
     groups = []
-    for (model, mode, protocol), by_task in sorted(newest.items()):
+    for (model, mode, protocol, definition, data), by_task in sorted(newest.items()):
         tasks = [s.rounds for s in by_task.values()]
         groups.append(
             CodeifGroup(
                 model=model,
                 mode=mode,
                 protocol=protocol,
+                metrics=definition,
+                data=data,
                 tasks=len(tasks),
-                rounds=tuple(per_round(tasks)),
-                categories=ia_by_category(tasks),
+                rounds=_rounds(tasks, definition, mode),
+                categories=_categories_ia(tasks, definition),
             )
         )
     return tuple(groups)
+
+
+def _rounds(
+    tasks: Sequence[Sequence[Round]], definition: str, mode: str
+) -> tuple[Mapping[str, Cell], ...]:
+    if definition == AUTHORS:
+        return tuple(authors_per_round(tasks))
+    metrics = ("ia", "ca", "ifr", "ife") if mode == "dynamic" else ("ia", "ca", "ifr")
+    return tuple({m: Cell(getattr(a, m), a.tasks) for m in metrics} for a in per_round(tasks))
+
+
+def _categories_ia(
+    tasks: Sequence[Sequence[Round]], definition: str
+) -> dict[str, tuple[int, float]]:
+    if definition == PAPER:
+        return ia_by_category(tasks)
+    # The authors' IA of an instruction: its own asserts (authors.py rule 1).
+    own = [
+        [
+            Round(r.number, r.kind, r.instruction, {r.instruction: r.own.get(r.instruction, False)})
+            for r in rounds
+        ]
+        for rounds in tasks
+    ]
+    return ia_by_category(own)
 
 
 def codeif_json(groups: Sequence[CodeifGroup], sessions: Sequence[CodeifSession]) -> dict:
     return {
         "groups": [g.to_json() for g in groups],
         "sessions": [s.to_json() for s in sessions],
-        "metrics": METRICS_NOTE,
+        "metrics": {d: METRICS_NOTES[d] for d in sorted({g.metrics for g in groups})},
     }
 
 
+CSV_METRICS = ("ia", "ca", "ifr", "ife")
+
+
 def rounds_csv(groups: Sequence[CodeifGroup]) -> str:
+    """One row per group and round; each metric with the tasks it averages over (blank
+    where the definition has no row at that round)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["model", "mode", "protocol", "round", "tasks", "ia", "ca", "ifr", "ife"])
+    writer.writerow(
+        ["model", "mode", "protocol", "metrics", "data_sha256", "round"]
+        + [f"{m}{suffix}" for m in CSV_METRICS for suffix in ("", "_tasks")]
+    )
     for g in groups:
-        for a in g.rounds:
-            ife = f"{a.ife:.4f}" if g.mode == "dynamic" else ""
-            writer.writerow(
-                [g.model, g.mode, g.protocol, a.number, a.tasks]
-                + [f"{v:.4f}" for v in (a.ia, a.ca, a.ifr)]
-                + [ife]
-            )
+        for i, cells in enumerate(g.rounds):
+            values: list[str | int] = []
+            for m in CSV_METRICS:
+                cell = cells.get(m)
+                values += [f"{cell.value:.4f}", cell.tasks] if cell else ["", ""]
+            writer.writerow([g.model, g.mode, g.protocol, g.metrics, g.data, i + 1, *values])
     return out.getvalue()
 
 
 def categories_csv(groups: Sequence[CodeifGroup]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["model", "mode", "protocol", "category", "rounds", "ia"])
+    writer.writerow(
+        ["model", "mode", "protocol", "metrics", "data_sha256", "category", "rounds", "ia"]
+    )
     for g in groups:
         for category in _categories(groups):
             if category in g.categories:
                 n, ia = g.categories[category]
-                writer.writerow([g.model, g.mode, g.protocol, category, n, f"{ia:.4f}"])
+                writer.writerow(
+                    [g.model, g.mode, g.protocol, g.metrics, g.data, category, n, f"{ia:.4f}"]
+                )
     return out.getvalue()
 
 
@@ -216,18 +302,40 @@ def round_table(groups: Sequence[CodeifGroup], metric: str, title: str):
     """One metric per round (rows) for every group (columns)."""
     from rich.table import Table
 
-    table = Table(title=title, header_style="bold", min_width=30)
+    table = Table(
+        title=title, header_style="bold", min_width=30, caption=_definitions_caption(groups)
+    )
     table.add_column("round", justify="right")
     for g in groups:
-        table.add_column(f"{g.model}\n{g.mode} · {g.protocol}", justify="right")
+        table.add_column(_header(g), justify="right")
     most = max((len(g.rounds) for g in groups), default=0)
     for i in range(most):
         cells = []
         for g in groups:
-            a = g.rounds[i] if i < len(g.rounds) else None
-            cells.append(f"{_shown(metric, getattr(a, metric))} ({a.tasks})" if a else "")
+            cell = g.rounds[i].get(metric) if i < len(g.rounds) else None
+            cells.append(f"{_shown(metric, cell.value)} ({cell.tasks})" if cell else "")
         table.add_row(str(i + 1), *cells)
     return table
+
+
+def _header(g: CodeifGroup) -> str:
+    data = f" · data {g.data}" if g.data else ""
+    return f"{g.model}\n{g.mode} · {g.protocol}\nmetrics: {g.metrics}{data}"
+
+
+def _definitions_caption(groups: Sequence[CodeifGroup]) -> str:
+    found = sorted({g.metrics for g in groups})
+    shown = "; ".join(
+        {
+            AUTHORS: "authors = the CodeIF-Bench authors' scripts (positional rounds; "
+            "published numbers)",
+            PAPER: "paper = the paper's §3.2 formulas",
+        }[d]
+        for d in found
+    )
+    dynamic = any(g.mode == "dynamic" for g in groups)
+    tail = "; dynamic conversations are scored by the paper's formulas" if dynamic else ""
+    return f"(n) = tasks with a row at that round. Metrics: {shown}{tail}."
 
 
 def category_table(groups: Sequence[CodeifGroup]):
@@ -236,11 +344,12 @@ def category_table(groups: Sequence[CodeifGroup]):
     table = Table(
         title="CodeIF-Bench IA by instruction category (%)",
         header_style="bold",
-        caption="Instruction rounds only (not feedback rounds); (n) = rounds that gave it.",
+        caption="Instruction rounds only (not feedback rounds); (n) = rounds that gave it. "
+        "IA under authors: the instruction's own asserts; under paper: with the initial ones.",
     )
     table.add_column("category")
     for g in groups:
-        table.add_column(f"{g.model}\n{g.mode} · {g.protocol}", justify="right")
+        table.add_column(_header(g), justify="right")
     for category in _categories(groups):
         cells = []
         for g in groups:

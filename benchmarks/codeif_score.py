@@ -28,7 +28,12 @@ from convtui.benchmarks.codeif import CodeifSettings
 from convtui.benchmarks.live import LEASE_S
 from convtui.core.codeif.conversation import PlayedRound, RoundPlan, message_for
 from convtui.core.codeif.instructions import BASE, Instruction, instructions
-from convtui.core.codeif.programs import round_request, verdicts
+from convtui.core.codeif.programs import (
+    first_python_block,
+    own_verdicts,
+    round_request,
+    verdicts,
+)
 from convtui.core.codeif.records import rebuild, round_status, round_turn
 from convtui.core.errors import ConvtuiError
 from convtui.core.evaluate import Execute
@@ -81,9 +86,10 @@ class CompletionsFile:
     def most_rounds(self) -> int:
         return max(len(t.rounds) for t in self.tasks)
 
-    def selection(self, settings: CodeifSettings) -> str:
+    def selection(self, settings: CodeifSettings, data: str) -> str:
+        """The run's identity: mode, protocol, the data file's digest, the file scored."""
         name = self.path.name.replace(";", "_")  # selection fields are ;-separated
-        return f"{settings.selection_prefix};scored={name};sha256={self.digest}"
+        return f"{settings.selection_prefix};data={data};scored={name};sha256={self.digest}"
 
 
 def read_completions(path: Path, catalog: TaskCatalog) -> CompletionsFile:
@@ -204,7 +210,7 @@ class CodeifScorer:
         order = instructions(task)
         prior = rebuild(store.load_turns(row.id), order, "static")
         store.set_session_status(row.id, "running")
-        plans = _plans(scored, order, self.config)
+        plans = _plans(scored, order, self.config, self.settings.preprocess)
         todo = plans[len(prior) :]
         results = await asyncio.gather(
             *(
@@ -233,6 +239,7 @@ class CodeifScorer:
                 found,
                 check.given,
                 frozenset(),
+                own_verdicts(result, check.checked_on),
             )
             ended = plan.number == len(plans)
             status: SessionStatus = round_status(played) if ended else "running"
@@ -259,14 +266,16 @@ class _Check:
     checked_on: list[Instruction]
 
 
-def _plans(scored: ScoredTask, order: Sequence[Instruction], config: SessionConfig) -> list[_Check]:
+def _plans(
+    scored: ScoredTask, order: Sequence[Instruction], config: SessionConfig, preprocess: bool
+) -> list[_Check]:
     plans: list[_Check] = []
     given: tuple[str, ...] = ()
     for number, r in enumerate(scored.rounds, start=1):
         category = r.instruction.category
         given = given if category in given else (*given, category)
         message = message_for(r.instruction, order[0].text)
-        code = _code(r.completion, scored.task, config)
+        code = _code(r.completion, scored.task, config, preprocess)
         compiled = compile_feedback(code)
         plans.append(
             _Check(
@@ -280,10 +289,13 @@ def _plans(scored: ScoredTask, order: Sequence[Instruction], config: SessionConf
     return plans
 
 
-def _code(completion: str, task: Task, config: SessionConfig) -> str:
+def _code(completion: str, task: Task, config: SessionConfig, preprocess: bool) -> str:
     """A completion with a markdown fence is a model's reply: its code is read out as bench
-    codeif reads a reply. One without is the code itself (what sessions export writes, and
-    what CodeIF-Bench's evaluation runs when it finds no fence)."""
+    codeif reads a reply (under ``--protocol codeif`` as the benchmark's harness reads it:
+    the first python block, else the whole text). One without is the code itself (what
+    sessions export writes, and what CodeIF-Bench's evaluation runs when it finds no fence)."""
+    if preprocess:
+        return first_python_block(completion)
     if "```" in completion or "~~~" in completion:
         return extract_code(completion, mode=config.extract, entry_point=task.entry_point)
     return completion

@@ -169,13 +169,16 @@ def _codeif_figure(groups: Sequence[CodeifGroup]) -> Figure:
     palette = rcParams["axes.prop_cycle"].by_key()["color"]
     models = sorted({g.model for g in groups})
     protocols = {g.protocol for g in groups}
+    definitions = {g.metrics for g in groups}
     most = max(len(g.rounds) for g in groups)
     for ax, (metric, name) in zip(axes, metrics, strict=True):
         for g in groups:
             label = f"{g.model} {g.mode}" + (f" ({g.protocol})" if len(protocols) > 1 else "")
+            label += f" [{g.metrics}]" if len(definitions) > 1 else ""
+            shown = [(i + 1, cells[metric]) for i, cells in enumerate(g.rounds) if metric in cells]
             ax.plot(
-                [a.number for a in g.rounds],
-                [100 * getattr(a, metric) for a in g.rounds],
+                [number for number, _ in shown],
+                [100 * cell.value for _, cell in shown],
                 {"static": "-", "dynamic": "--"}.get(g.mode, ":"),
                 color=palette[models.index(g.model) % len(palette)],
                 marker="o",
@@ -189,5 +192,9 @@ def _codeif_figure(groups: Sequence[CodeifGroup]) -> Figure:
         ax.set_ylim(0, 100)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    figure.suptitle("CodeIF-Bench (static solid, dynamic dashed, replay dotted)", fontsize=11)
+    named = ", ".join(sorted(definitions))
+    figure.suptitle(
+        f"CodeIF-Bench, metrics: {named} (static solid, dynamic dashed, replay dotted)",
+        fontsize=11,
+    )
     return figure

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from convtui.benchmarks.codeif import SELECTION_PREFIX as CODEIF_SELECTION
 from convtui.benchmarks.codeif_report import (
-    METRICS_NOTE,
+    METRICS_NOTES,
     CodeifGroup,
     CodeifSession,
     build_groups,
@@ -65,6 +65,7 @@ def report_command(
     as_json: bool,
     correlate: bool = False,
     plot: Path | None = None,
+    metrics: str | None = None,
 ) -> None:
     if not db.exists():
         raise ConvtuiError(f"no results database at {db}: run convtui bench live first")
@@ -75,7 +76,7 @@ def report_command(
         step("reading static (replayed) results")
         static = static_results(db, run_ids)
         step("reading CodeIF-Bench rounds")
-        codeif = codeif_results(db, run_ids)
+        codeif = codeif_results(db, run_ids, metrics)
         if not report.columns and not static and not codeif[0]:
             raise ConvtuiError(
                 f"no benchmark sessions in {db}"
@@ -129,7 +130,8 @@ def report_command(
     if codeif[0]:
         for table in codeif_tables(codeif[0]):
             screen.print(table)
-        screen.print(METRICS_NOTE, soft_wrap=True)
+        for definition in sorted({g.metrics for g in codeif[0]}):
+            screen.print(METRICS_NOTES[definition], soft_wrap=True)
     if correlate:
         if static:
             screen.print(correlation_table(correlations))
@@ -180,10 +182,13 @@ def report_json(
     return data
 
 
-def codeif_results(db: Path, run_ids: Sequence[str] | None) -> CodeifResults:
-    """The CodeIF-Bench groups and sessions of ``db`` (or of ``run_ids``)."""
+def codeif_results(
+    db: Path, run_ids: Sequence[str] | None, metrics: str | None = None
+) -> CodeifResults:
+    """The CodeIF-Bench groups and sessions of ``db`` (or of ``run_ids``), scored by
+    ``metrics`` (None: each run's recorded definition)."""
     with Store.open(db) as store:
-        sessions = read_codeif(store, run_ids)
+        sessions = read_codeif(store, run_ids, metrics)
     return build_groups(sessions), sessions
 
 

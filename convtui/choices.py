@@ -107,3 +107,10 @@ class CodeifModeChoice(StrEnum):
 class CodeifProtocolChoice(StrEnum):
     codeif = "codeif"
     convtui = "convtui"
+
+
+class CodeifMetricsChoice(StrEnum):
+    """benchmarks.codeif_report.DEFINITIONS"""
+
+    authors = "authors"
+    paper = "paper"

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from convtui.choices import (
+    CodeifMetricsChoice,
     CodeifModeChoice,
     CodeifProtocolChoice,
     ExportFormatChoice,
@@ -26,6 +27,7 @@ from convtui.options import (
     CheckFeedbackOpt,
     CheckTaskOpt,
     CodeifLogsOpt,
+    CodeifMetricsOpt,
     CodeifModeOpt,
     CodeifProtocolOpt,
     CodeifScoreOnlyOpt,
@@ -63,6 +65,7 @@ from convtui.options import (
     ProtocolOpt,
     PythonOpt,
     RefModelOpt,
+    ReportMetricsOpt,
     ReportOutOpt,
     ReportRunOpt,
     ResumeOpt,
@@ -309,6 +312,7 @@ def bench_codeif(
     as_json: JsonOpt = False,
     score_only: CodeifScoreOnlyOpt = None,
     logs: CodeifLogsOpt = None,
+    metrics: CodeifMetricsOpt = CodeifMetricsChoice.authors,
 ) -> None:
     """Run CodeIF-Bench conversations: does the model keep following every instruction as
     they accumulate? Each round is a recorded turn (sessions list/show browse them).
@@ -341,6 +345,7 @@ def bench_codeif(
                 quiet=as_json,
                 score_only=score_only,
                 logs=logs,
+                metrics=metrics.value,
             )
         )
     raise typer.Exit(exit_code)
@@ -494,6 +499,7 @@ def report(
     as_json: JsonOpt = False,
     correlate: CorrelateOpt = False,
     plot: PlotOpt = None,
+    metrics: ReportMetricsOpt = None,
 ) -> None:
     """Print ConvCodeWorld's tables: Pass@1 per turn, and MRR/Recall, per feedback setting.
 
@@ -501,7 +507,15 @@ def report(
     with user_errors():
         from convtui.benchmarks.report_command import report_command
 
-        report_command(db, run, out, as_json, correlate=correlate, plot=plot)
+        report_command(
+            db,
+            run,
+            out,
+            as_json,
+            correlate=correlate,
+            plot=plot,
+            metrics=metrics.value if metrics else None,
+        )
 
 
 @sessions_app.command("list")

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from convtui.choices import (
+    CodeifMetricsChoice,
     CodeifModeChoice,
     CodeifProtocolChoice,
     ContextChoice,
@@ -526,6 +527,31 @@ CodeifProtocolOpt = Annotated[
         help="codeif: check candidates as CodeIF-Bench's evaluation does (indented docstrings "
         "and blank lines removed first); convtui: check the code as written.",
         case_sensitive=False,
+    ),
+]
+_METRICS_HELP = (
+    "authors: CodeIF-Bench's metrics as its authors' scripts compute them, the published "
+    "numbers' definition (IA on an instruction's own asserts; CA 1 only when every "
+    "accumulated assert passes, Functionality Extension rounds left out, rounds positional; "
+    "IFR only where CA fails, against every instruction passed before); paper: the paper's "
+    "§3.2 formulas (CA a share per round, IFR against the previous round). Dynamic "
+    "conversations are scored by the paper's formulas under either."
+)
+CodeifMetricsOpt = Annotated[
+    CodeifMetricsChoice,
+    typer.Option(
+        "--metrics",
+        help=_METRICS_HELP + " Recorded with the run: what report shows unless told otherwise.",
+        case_sensitive=False,
+    ),
+]
+ReportMetricsOpt = Annotated[
+    CodeifMetricsChoice | None,
+    typer.Option(
+        "--metrics",
+        help="CodeIF-Bench tables: " + _METRICS_HELP + " Default: what each run recorded.",
+        case_sensitive=False,
+        show_default=False,
     ),
 ]
 CodeifLogsOpt = Annotated[

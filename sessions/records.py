@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from convtui.core.session import SessionConfig, SessionStatus
@@ -47,6 +47,9 @@ class RunRow:
     # A run loaded from elsewhere (an imported ConvCodeWorld folder, a reference session
     # copied out of another database): where from. None for runs made here.
     origin: str | None = None
+    # What the run records about itself beyond its identity (runs.settings_json): a CodeIF
+    # run's metric definition and data file. Empty for runs that record none.
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> RunRow:
@@ -71,6 +74,7 @@ class RunRow:
             lease_until_utc=row["lease_until_utc"],
             replay=json.loads(row["replay_json"]) if row.get("replay_json") else None,
             origin=row.get("origin"),
+            settings=json.loads(row["settings_json"]) if row.get("settings_json") else {},
         )
 
 

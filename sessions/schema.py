@@ -250,6 +250,16 @@ def m005_replays(db: Database) -> None:
     )
 
 
+@_migration
+def m006_run_settings(db: Database) -> None:
+    """What a run records about itself beyond its identity (``settings_json``, a JSON object):
+    a CodeIF-Bench run's metric definition (``metrics``: authors or paper, what report shows
+    unless told otherwise) and the data file its tasks were read from (``data``: path and
+    SHA-256). Changing them does not make another run, so they are not part of the
+    selection or the config hash."""
+    db.executescript("ALTER TABLE runs ADD COLUMN settings_json TEXT;")
+
+
 SCHEMA_VERSION = _NAMES[-1]  # the last migration: what a fully migrated DB has applied
 
 

@@ -7,6 +7,7 @@ write lock up front and are short, and readers are never blocked by the writer.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -246,6 +247,18 @@ class Store:
                 ],
             )
         return run_id
+
+    def update_run_settings(self, run_id: str, settings: Mapping[str, Any]) -> None:
+        """Merge ``settings`` into what the run records about itself (``runs.settings_json``)."""
+        db = self._connections.get()
+        with writing(db):
+            found = db.execute("SELECT settings_json FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if found is None:
+                raise NotFoundError(f"no run {run_id}")
+            merged = {**(json.loads(found[0]) if found[0] else {}), **settings}
+            db.execute(
+                "UPDATE runs SET settings_json = ? WHERE id = ?", (canonical_json(merged), run_id)
+            )
 
     def run(self, run_id: str) -> RunRow:
         found = rows(self._connections.get(), "SELECT * FROM runs WHERE id = ?", (run_id,))

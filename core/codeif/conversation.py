@@ -24,14 +24,14 @@ who answers (a model, a script) and where the checks run is the caller's.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Literal
 
 from convtui.core.codeif.instructions import BASE, Instruction
 from convtui.core.codeif.metrics import Round, RoundKind
-from convtui.core.codeif.programs import unmet, verdicts
+from convtui.core.codeif.programs import own_verdicts, unmet, verdicts
 from convtui.core.execution import ExecResult
 from convtui.core.models.types import ChatMessage
 
@@ -58,7 +58,8 @@ class RoundPlan:
 @dataclass(frozen=True)
 class PlayedRound:
     """A round played: what was said, replied, extracted and found. ``followed`` covers the
-    instructions given so far; ``checked`` every instruction the round's execution checked."""
+    instructions given so far; ``checked`` every instruction the round's execution checked,
+    ``own`` the same instructions on their own asserts alone."""
 
     plan: RoundPlan
     reply: str
@@ -68,6 +69,7 @@ class PlayedRound:
     checked: dict[str, bool]
     given: tuple[str, ...]
     dropped: frozenset[str]
+    own: dict[str, bool] = field(default_factory=dict)
 
     @property
     def followed(self) -> dict[str, bool]:
@@ -80,6 +82,7 @@ class PlayedRound:
             self.plan.instruction.category,
             self.followed,
             self.dropped,
+            dict(self.own),
         )
 
 
@@ -143,7 +146,8 @@ async def play(
         result = await check(code, checked_on)
         found = verdicts(result, list(checked_on))
         dropped = _dropped(rounds, plan, found)
-        played = PlayedRound(plan, reply, code, result, error, found, given, dropped)
+        own = own_verdicts(result, list(checked_on))
+        played = PlayedRound(plan, reply, code, result, error, found, given, dropped, own)
         rounds.append(played)
         yield played
 

@@ -40,13 +40,16 @@ RoundKind = Literal["instruction", "feedback"]
 @dataclass(frozen=True)
 class Round:
     """One round of one task: ``followed`` maps every instruction given so far (the round's
-    own included) to whether this round's code follows it."""
+    own included) to whether this round's code follows it (the paper's check: the initial
+    asserts too, but for Functionality Extension); ``own`` maps every instruction the round
+    checked to whether its own asserts pass (the authors' scripts' check, authors.py)."""
 
     number: int  # 1-based
     kind: RoundKind
     instruction: str
     followed: Mapping[str, bool]
     dropped: frozenset[str] = field(default_factory=frozenset)
+    own: Mapping[str, bool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.instruction not in self.followed:

@@ -13,14 +13,23 @@ deletes docstrings that open on their own line at four spaces of indentation
 (``remove_triple_quotes_comments``) and drops blank lines (``remove_blank_lines_with_spaces``).
 That is the ``codeif`` protocol's behaviour (:func:`benchmark_preprocess`); it changes what
 some tests see (a docstring so removed is gone from ``__doc__``, and lines numbers shift).
+
+The rest of the ``codeif`` protocol, also read from the authors' harness
+(zhu-zhu-ding/CodeIF-Bench, branch v1, ``static_conversation/function/test/evaluation.py``
+and ``execution.py``): the code is the first ```` ```python ```` block of the reply, else the
+whole reply (``extract_fortran``, :func:`first_python_block`); the base answer is checked as
+extracted, without the pre-processing (``way == 1``), the follow-ups pre-processed
+(``way`` 3 to 7); one script runs the code then the asserts under a 3-second limit
+(``run_test.sh``: ``--timeout 3.0``, :data:`BENCHMARK_LIMITS`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
-from convtui.core.codeif.instructions import Instruction, checked_by
+from convtui.core.codeif.instructions import BASE, Instruction, checked_by
 from convtui.core.execution import ExecRequest, ExecResult, Limits
 from convtui.core.requests import task_imports, task_modules
 from convtui.core.tasks import Task, TestSpec
@@ -28,6 +37,21 @@ from convtui.core.tasks import Task, TestSpec
 # The benchmark's pattern, read from its evaluation script: four spaces, three double quotes,
 # a newline, anything, three double quotes.
 _INDENTED_DOCSTRING = re.compile(r'    """\r?\n(.*?)"""', re.DOTALL)
+# ``extract_fortran``'s pattern: the first block fenced as python, its closing fence anywhere.
+_FIRST_PYTHON_BLOCK = re.compile(r"```python\r?\n(.*?)```", re.DOTALL)
+_BENCHMARK_TIMEOUT_S = 3.0  # run_test.sh: --timeout 3.0, for the whole script
+
+
+def first_python_block(reply: str) -> str:
+    """The code CodeIF-Bench's harness reads out of a reply: the first ```` ```python ````
+    block, else the reply as it is."""
+    found = _FIRST_PYTHON_BLOCK.search(reply)
+    return found.group(1) if found else reply
+
+
+def benchmark_limits(limits: Limits) -> Limits:
+    """``limits`` with the harness's time limit: 3 seconds for the code and all its asserts."""
+    return replace(limits, per_test_s=_BENCHMARK_TIMEOUT_S, wall_s=_BENCHMARK_TIMEOUT_S)
 
 
 def benchmark_preprocess(code: str) -> str:
@@ -53,13 +77,22 @@ def round_request(
     preprocess: bool,
     limits: Limits | None = None,
 ) -> ExecRequest:
-    """The execution that checks ``code`` against every instruction in ``given``."""
+    """The execution that checks ``code`` against every instruction in ``given``. With
+    ``preprocess`` (the ``codeif`` protocol) the harness's time limit holds and the code is
+    pre-processed, unless only the initial instruction is checked: the harness checks base
+    answers as extracted."""
+    base_only = all(i.category == BASE for i in given)
+    limits = limits or Limits()
+    if preprocess:
+        # The harness's script is the code, a newline, then the asserts: the newline ends
+        # the code's last line (pycodestyle's W292 reads inspect.getsource of it).
+        code = (code if base_only else benchmark_preprocess(code)) + "\n"
     return ExecRequest(
-        code=benchmark_preprocess(code) if preprocess else code,
+        code=code,
         tests=round_tests(given),
         known_modules=task_modules(task),
         task_imports=task_imports(task),
-        limits=limits or Limits(),
+        limits=benchmark_limits(limits) if preprocess else limits,
         task_id=task.id,
     )
 
@@ -70,6 +103,13 @@ def verdicts(result: ExecResult, given: Sequence[Instruction]) -> dict[str, bool
     passed = {t.name for t in result.tests if t.status == "pass"}
     base = given[0]
     return {i.category: all(n in passed for n in checked_by(i, base)) for i in given}
+
+
+def own_verdicts(result: ExecResult, given: Sequence[Instruction]) -> dict[str, bool]:
+    """Instruction category -> its own asserts all pass (the initial instruction's are the
+    task's base asserts): what the authors' scripts check an instruction on."""
+    passed = {t.name for t in result.tests if t.status == "pass"}
+    return {i.category: all(name in passed for name, _ in i.tests) for i in given}
 
 
 def unmet(found: Mapping[str, bool]) -> list[str]:

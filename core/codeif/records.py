@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from convtui.core.codeif.conversation import CHECKS_ALL, Mode, PlayedRound, RoundPlan
 from convtui.core.codeif.instructions import Instruction
 from convtui.core.codeif.metrics import RoundKind
-from convtui.core.codeif.programs import verdicts
+from convtui.core.codeif.programs import own_verdicts, verdicts
 from convtui.core.execution import ExecResult
 from convtui.core.feedback import NO_SYNTAX_ERRORS
 from convtui.core.models.types import ChatMessage, Completion
@@ -93,7 +93,17 @@ def rebuild(turns: Sequence[Turn], order: Sequence[Instruction], mode: Mode) -> 
             dropped = dropped | {category}
         error = None if turn.compiled else turn.compile_feedback
         rounds.append(
-            PlayedRound(plan, turn.reply, turn.code, result, error, found, given, dropped)
+            PlayedRound(
+                plan,
+                turn.reply,
+                turn.code,
+                result,
+                error,
+                found,
+                given,
+                dropped,
+                own_verdicts(result, list(checked_on)),
+            )
         )
     return rounds
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from convtui.core.codeif.data_file import load_codeif_data
 from convtui.core.codeif.instructions import BASE, instructions
 from convtui.core.loaders import load_catalog
 from convtui.sessions import Store
@@ -100,7 +101,10 @@ def test_scoring_the_export_gives_back_the_played_runs_scores(exported, tmp_path
     with sqlite3.connect(scored_db) as conn:
         (selection,) = conn.execute("SELECT selection FROM runs").fetchone()
         calls = conn.execute("SELECT count(*) FROM model_calls").fetchone()
-    assert selection.startswith("codeif;mode=static;protocol=codeif;scored=completions.jsonl;")
+    data = load_codeif_data(DATA)
+    assert selection.startswith(
+        f"codeif;mode=static;protocol=codeif;data={data.sha256};scored=completions.jsonl;"
+    )
     assert calls == (0,)
     again = codeif_score(out, scored_db)
     assert json.loads(again.stdout)["sessions_scored"] == 0
@@ -194,8 +198,8 @@ def codeif_score(path: Path, db: Path, *args: str) -> subprocess.CompletedProces
 
 def _scores(codeif_json: dict) -> list:
     (group,) = codeif_json["groups"]
-    rounds = [(r["round"], r["tasks"], r["ia"], r["ca"], r["ifr"]) for r in group["rounds"]]
-    return [rounds, group["ia_by_category"]]
+    # Every metric of every round, with the tasks it averages over, and the definition.
+    return [group["metrics"], group["rounds"], group["ia_by_category"]]
 
 
 def _only_run(db: Path) -> str:

@@ -48,16 +48,24 @@ def played(tmp_path_factory):
     return db, task
 
 
+def paper_rounds(session: dict) -> list[dict]:
+    """A session's rounds with the paper's per-round scores beside them."""
+    scores = session["scores"]
+    assert scores["metrics"] == "paper"
+    return [r | s for r, s in zip(session["rounds"], scores["rounds"], strict=True)]
+
+
 def test_the_json_holds_every_round_and_the_tables_follow_from_it(played, tmp_path):
     db, task = played
-    done = report(db, "--json", "--out", str(tmp_path))
+    done = report(db, "--json", "--out", str(tmp_path), "--metrics", "paper")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["columns"] == []  # not a ConvCodeWorld live column
     groups = {g["mode"]: g for g in data["codeif"]["groups"]}
     assert set(groups) == {"static", "dynamic"}
+    assert {g["metrics"] for g in groups.values()} == {"paper"}
     sessions = {s["mode"]: s for s in data["codeif"]["sessions"]}
-    static = sessions["static"]["rounds"]
+    static = paper_rounds(sessions["static"])
     order = [i.category for i in instructions(task)]
     assert [r["instruction"] for r in static] == order
     # Round 1: the reference code follows the initial instruction. Round 2: the function
@@ -77,13 +85,13 @@ def test_the_json_holds_every_round_and_the_tables_follow_from_it(played, tmp_pa
         assert r["ifr"] == pytest.approx(len(lost) / len(kept) if kept else 0.0)
     # One task per group: the group's round averages are that session's scores.
     for mode, group in groups.items():
-        own = sessions[mode]["rounds"]
+        own = paper_rounds(sessions[mode])
         assert [g["ia"] for g in group["rounds"]] == [r["ia"] for r in own]
         assert [g["ca"] for g in group["rounds"]] == [r["ca"] for r in own]
         assert ("ife" in group["rounds"][0]) == (mode == "dynamic")
     # Dynamic: round 2 gives an instruction the reference code does not follow; the next
     # answer (input ignored) misses it, so a feedback round repeats it.
-    dynamic = sessions["dynamic"]["rounds"]
+    dynamic = paper_rounds(sessions["dynamic"])
     assert dynamic[2]["kind"] == "feedback"
     assert dynamic[2]["instruction"] == dynamic[1]["instruction"]
     # The feedback round's answer is the reference code again, which (round 2 chose so) does
@@ -104,6 +112,39 @@ def test_the_json_holds_every_round_and_the_tables_follow_from_it(played, tmp_pa
         categories = {(r["mode"], r["category"]): r for r in csv.DictReader(handle)}
     assert categories[("static", BASE)]["ia"] == "1.0000"
     assert categories[("static", order[1])]["ia"] == "0.0000"
+
+
+def test_by_default_static_rounds_are_scored_as_the_authors_scripts_score_them(played, tmp_path):
+    """The default definition is the authors' (their scripts made the published numbers);
+    dynamic conversations keep the paper's and say so. The authors' positional rows are
+    recomputed here from each round's own-assert verdicts, as IA_CA.py and IFR.py do."""
+    db, _ = played
+    done = report(db, "--json", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)["codeif"]
+    groups = {g["mode"]: g for g in data["groups"]}
+    assert groups["static"]["metrics"] == "authors"
+    assert groups["dynamic"]["metrics"] == "paper"  # scored by the paper's formulas
+    assert set(data["metrics"]) == {"authors", "paper"}
+    static = next(s for s in data["sessions"] if s["mode"] == "static")
+    rounds = static["rounds"]
+    assert rounds[0]["own"] == {BASE: True}  # the reference code passes the base asserts
+    ia = [float(r["own"][r["instruction"]]) for r in rounds]
+    counted = [r for r in rounds[1:] if r["instruction"] != FUNCTIONALITY_EXTENSION]
+    ca = [ia[0]] + [
+        float(all(r["own"][c] for c in r["followed"] if c != FUNCTIONALITY_EXTENSION))
+        for r in counted
+    ]
+    assert static["scores"]["ia"] == ia
+    assert static["scores"]["ca"] == ca
+    assert len(ca) == len(rounds) - 1  # CodeIF/11 has a Functionality Extension round
+    group_rounds = groups["static"]["rounds"]
+    assert [r["ia"] for r in group_rounds] == ia
+    assert [r.get("ca") for r in group_rounds] == [*ca, None]
+    assert "ifr" not in group_rounds[0]
+    done = report(db, "--out", str(tmp_path))
+    assert "metrics: authors" in done.stdout and "metrics: paper" in done.stdout
+    assert "authors' scripts" in done.stdout
 
 
 def test_the_text_report_prints_the_papers_tables_and_plots_them(played, tmp_path):
