@@ -3,14 +3,16 @@
 The file is in CodeIF-Bench's completions layout (sessions/codeif_export.py): JSON lines (or
 one JSON array) of ``task_id``, ``requirement`` and ``completion``, as ``sessions export
 --format codeif`` writes and as the benchmark's own inference scripts write once their base
-answers (no ``requirement``) are put before the follow-ups. Each task's records, in file
+answers (no ``requirement``) are put before the follow-ups; or a folder holding the base
+answers (``base.jsonl``) and the follow-ups (``n_round.jsonl``), the layout the export writes
+per run and the authors' scripts read. Each task's records, in file
 order, are the rounds of one static conversation: the first answers the initial instruction,
 round i is checked against every instruction given up to it, through the executor exactly as
 ``bench codeif`` checks a model's answer (programs.round_request). No model is called.
 
 Each round is recorded as the turn bench codeif would have recorded (records.round_turn), in
-a run whose selection names the file (``codeif;mode=static;protocol=…;scored=<name>;
-sha256=<digest>``), so ``convtui report`` shows its tables and the same file scored again
+a run whose selection names the data file's digest and the file scored
+(``codeif;mode=static;protocol=…;data=<digest>;scored=<name>;sha256=<digest>``), so ``convtui report`` shows its tables and the same file scored again
 is the same run (nothing runs twice), while a changed file is a new one.
 """
 
@@ -45,7 +47,9 @@ from convtui.core.session import SessionConfig, SessionStatus
 from convtui.core.tasks import Task
 from convtui.sessions import Store
 from convtui.sessions.codeif_export import (
+    BASE_FILE,
     COMPLETION,
+    FOLLOW_UP_FILE,
     MODEL,
     REQUIREMENT,
     TASK_ID,
@@ -94,16 +98,16 @@ class CompletionsFile:
 
 def read_completions(path: Path, catalog: TaskCatalog) -> CompletionsFile:
     """The file's conversations, every record checked before anything runs."""
-    if not path.is_file():
-        raise CompletionsFileError(f"no completions file at {path}")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise CompletionsFileError(f"{path} is not UTF-8 text: {exc}") from None
+    parts = _parts(path)
+    raw = b"".join(part.read_bytes() for part in parts)
     by_task: dict[str, list[ScoredRound]] = {}
     models: set[str] = set()
-    for where, record in _records(path, text):
+    found = (
+        (f"{part.name} {where}" if part != path else where, record)
+        for part in parts
+        for where, record in _records(part, _text(part))
+    )
+    for where, record in found:
         task = _task(path, where, record, catalog)
         scored = _round(path, where, record, task)
         if task.id not in by_task and scored.instruction.category != BASE:
@@ -131,6 +135,30 @@ def read_completions(path: Path, catalog: TaskCatalog) -> CompletionsFile:
             ScoredTask(catalog[task_id], tuple(rounds)) for task_id, rounds in by_task.items()
         ),
     )
+
+
+def _parts(path: Path) -> list[Path]:
+    """The files to read: ``path``, or a folder's base answers then its follow-ups (the
+    layout ``sessions export --format codeif`` writes per run, and the authors' scripts
+    read)."""
+    if path.is_dir():
+        base, follow_ups = path / BASE_FILE, path / FOLLOW_UP_FILE
+        if not base.is_file():
+            raise CompletionsFileError(
+                f"{path} is a folder without {BASE_FILE}: give a completions file, or a folder "
+                f"holding {BASE_FILE} and {FOLLOW_UP_FILE}"
+            )
+        return [base, follow_ups] if follow_ups.is_file() else [base]
+    if not path.is_file():
+        raise CompletionsFileError(f"no completions file at {path}")
+    return [path]
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CompletionsFileError(f"{path} is not UTF-8 text: {exc}") from None
 
 
 def _records(path: Path, text: str) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -3,6 +3,7 @@ options, read or export, and print what was found or written."""
 
 from __future__ import annotations
 
+import io
 import os
 import sqlite3
 import sys
@@ -185,7 +186,7 @@ def export(options: ExportOptions) -> ExportResult:
             selected = sum(s.sessions for s in sets if not s.added)
             return ExportResult("convcodebench", selected, str(folder), tuple(sets))
         if options.format == "codeif":
-            return _export_codeif(store, ids, options.out, options.include_unfinished)
+            return _export_codeif(store, ids, options.out, options.include_unfinished, options.db)
         if to_stdout:
             count = export_jsonl(
                 store, ids, sys.stdout, include_unfinished=options.include_unfinished
@@ -197,18 +198,26 @@ def export(options: ExportOptions) -> ExportResult:
 
 
 def _export_codeif(
-    store: Store, ids: Sequence[str], out: Path | None, unfinished: bool
+    store: Store, ids: Sequence[str], out: Path | None, unfinished: bool, db: Path
 ) -> ExportResult:
-    if out is not None and out.is_dir():
-        raise ConvtuiError(f"{out} is a folder; --format codeif writes one file")
+    """A folder (the default, ``<db>-codeif`` beside the database; or any ``--out`` that is
+    a folder or names no file): one set of the benchmark's files per run. ``--out FILE``
+    (``.jsonl``/``.json``) or ``-``: one stream, one conversation per task."""
     planned = plan_codeif(store, ids, include_unfinished=unfinished)  # refuse before writing
-    if out is None or str(out) == "-":
-        planned.write(sys.stdout)
-        out = Path("-")
-    else:
+    rounds = len(planned.records)
+    if out is not None and str(out) == "-":
+        buffer = io.StringIO()
+        planned.write(buffer)  # refused before anything reaches stdout
+        sys.stdout.write(buffer.getvalue())
+        return ExportResult("codeif", planned.sessions, "-", rounds=rounds)
+    if out is not None and not out.is_dir() and out.suffix in (".jsonl", ".json"):
+        planned.write(io.StringIO())  # refused before the file is touched
         with _replacing(out) as handle:
             planned.write(handle)
-    return ExportResult("codeif", planned.sessions, str(out), rounds=len(planned.records))
+        return ExportResult("codeif", planned.sessions, str(out), rounds=rounds)
+    folder = out or db.parent / f"{db.stem}-codeif"
+    planned.write_folder(folder)
+    return ExportResult("codeif", planned.sessions, str(folder), rounds=rounds)
 
 
 def _select(

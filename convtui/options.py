@@ -375,8 +375,11 @@ ExportOutOpt = Annotated[
     Path | None,
     typer.Option(
         "--out",
-        help="jsonl and codeif: a file, or - for stdout (the default). convcodebench: a "
-        "folder (default: <db name>-static-logs beside the database).",
+        help="jsonl: a file, or - for stdout (the default). convcodebench: a folder "
+        "(default: <db name>-static-logs beside the database). codeif: a folder, one set of "
+        "the benchmark's files per run (base.jsonl and n_round.jsonl as its scripts read "
+        "them; default: <db name>-codeif beside the database), or a .jsonl file or - for one "
+        "stream, one conversation per task.",
         show_default=False,
     ),
 ]

@@ -7,17 +7,25 @@ answer; a ```` ```python ```` block in it is what runs, else the whole text). It
 script writes the base answers (the task's prompt alone) without a ``requirement``, to a
 file of their own; its IFR evaluation names that initial instruction ``Base``.
 
-Here one file holds every round of every selected conversation, in task order and round
-order: the first round of each is ``requirement: "Base"``, its ``completion`` is the round's
-extracted code, and ``model`` (not read by the benchmark) names the model that wrote it, so
-``convtui bench codeif --score-only`` can put the scores back under that name.
+A folder export (the default) writes each run's conversations as those scripts read them:
+``<out>/<mode>-<model>-<run>/base.jsonl`` (the base answers) and ``n_round.jsonl`` (the
+follow-ups, in each task's round order) for static conversations (and replays and app
+sessions, which have one instruction per round too), ``rounds.jsonl`` for dynamic ones, and
+``<out>/convtui-export.json`` listing every set; so a database holding static and dynamic
+runs exports whole. A single file (``--out FILE`` or ``-``) holds every round of one
+conversation per task, the base round first (``requirement: "Base"``). Each record's
+``completion`` is the round's extracted code, and ``model`` (not read by the benchmark)
+names the model that wrote it, so ``convtui bench codeif --score-only`` (which reads both
+forms) can put the scores back under that name.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 from convtui.core.codeif.records import round_source
@@ -29,11 +37,17 @@ from convtui.sessions.export import select_for_export
 from convtui.sessions.records import SessionRow
 from convtui.sessions.store import Store
 
-# The keys of one record, as the benchmark's scripts spell them (MODEL is ours).
+# The keys of one record, as the benchmark's scripts spell them (MODEL and KIND are ours).
 TASK_ID = "task_id"
 REQUIREMENT = "requirement"
 COMPLETION = "completion"
 MODEL = "model"
+KIND = "kind"  # a dynamic round's kind: instruction or feedback
+BASE_CATEGORY = "Base"
+BASE_FILE = "base.jsonl"
+FOLLOW_UP_FILE = "n_round.jsonl"
+DYNAMIC_FILE = "rounds.jsonl"
+MANIFEST = "convtui-export.json"
 
 _TASK_PREFIX = f"{SUITE_PREFIX['codeif']}/"
 
@@ -64,42 +78,134 @@ def round_category(turn: Turn) -> str | None:
 
 
 @dataclass(frozen=True)
-class CodeifExport:
-    """What an export writes: the records, in task and round order, of ``sessions``
-    conversations."""
+class CodeifConversations:
+    """The conversations of one run (or one app session), in task order: what one set of
+    the benchmark's files holds."""
 
-    sessions: int
+    label: str  # a folder name: <mode>-<model>-<run or session id>
+    run_id: str | None
+    session_id: str | None  # an app session's (no run)
+    mode: str  # static, dynamic, replay, or person (a session played in the app)
+    protocol: str
+    model: str
     records: tuple[dict[str, Any], ...]
+    sessions: int
+
+    @property
+    def files(self) -> dict[str, tuple[dict[str, Any], ...]]:
+        """File name -> records. A static conversation is written as the authors' scripts
+        read it: the base answers in ``base.jsonl`` (their inference's zero-shot file:
+        ``task_id``, ``completion``; ``evaluation.py`` ``way == 1``), the follow-ups in
+        ``n_round.jsonl`` (``task_id``, ``requirement``, ``completion``; ways 3 to 7). A
+        dynamic one repeats instructions in feedback rounds, which those scripts cannot read:
+        every round goes to ``rounds.jsonl`` in order, its kind named."""
+        if self.mode == "dynamic":
+            return {DYNAMIC_FILE: self.records}
+        base = tuple(
+            {k: v for k, v in r.items() if k not in (REQUIREMENT, KIND)}
+            for r in self.records
+            if r[REQUIREMENT] == BASE_CATEGORY
+        )
+        follow_ups = tuple(
+            {k: v for k, v in r.items() if k != KIND}
+            for r in self.records
+            if r[REQUIREMENT] != BASE_CATEGORY
+        )
+        return {BASE_FILE: base, FOLLOW_UP_FILE: follow_ups}
+
+
+@dataclass(frozen=True)
+class CodeifExport:
+    """What an export writes: one :class:`CodeifConversations` per run (or app session)."""
+
+    groups: tuple[CodeifConversations, ...]
+
+    @property
+    def sessions(self) -> int:
+        return sum(g.sessions for g in self.groups)
+
+    @property
+    def records(self) -> tuple[dict[str, Any], ...]:
+        return tuple(r for g in self.groups for r in g.records)
 
     def write(self, out: TextIO) -> None:
+        """One stream, every round of one conversation per task, the base round first (what
+        ``bench codeif --score-only`` reads); refused when a task has two conversations."""
+        if len(self.groups) > 1:
+            tasks = [
+                r[TASK_ID]
+                for g in self.groups
+                for r in g.records
+                if r[REQUIREMENT] == BASE_CATEGORY
+            ]
+            if len(tasks) != len(set(tasks)):
+                twice = sorted({t for t in tasks if tasks.count(t) > 1})[0]
+                raise ExportError(
+                    f"two conversations of {_TASK_PREFIX}{twice} ({self.groups[0].label} and "
+                    f"others): one file holds one per task; give --out a folder (one set of "
+                    "files per run) or choose with --run or session ids"
+                )
         for record in self.records:
-            out.write(json.dumps(record) + "\n")  # as the benchmark's write_jsonl writes
+            out.write(_line({k: v for k, v in record.items() if k != KIND}))
+
+    def write_folder(self, folder: Path) -> list[Path]:
+        """Each run's files under ``folder/<label>/``, and ``convtui-export.json`` listing
+        them; returns the files written."""
+        written = []
+        manifest = []
+        for group in self.groups:
+            where = folder / group.label
+            where.mkdir(parents=True, exist_ok=True)
+            for name, records in group.files.items():
+                path = where / name
+                path.write_text("".join(_line(r) for r in records), encoding="utf-8")
+                written.append(path)
+            manifest.append(
+                {
+                    "folder": group.label,
+                    "run_id": group.run_id,
+                    "session_id": group.session_id,
+                    "mode": group.mode,
+                    "protocol": group.protocol,
+                    "model": group.model,
+                    "conversations": group.sessions,
+                    "files": sorted(group.files),
+                }
+            )
+        index = folder / MANIFEST
+        index.write_text(json.dumps({"codeif": manifest}, indent=1) + "\n", encoding="utf-8")
+        return [*written, index]
+
+
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record) + "\n"  # as the benchmark's write_jsonl writes
 
 
 def codeif_records(row: SessionRow, turns: Sequence[Turn]) -> list[dict[str, Any]]:
     """One session's rounds as completion records; none when it is not a CodeIF
     conversation (its turns are not CodeIF rounds)."""
-    categories = [round_category(t) for t in turns]
-    if not turns or None in categories:
+    found = [round_source(t.received) for t in turns]
+    if not turns or None in found:
         return []
     return [
         {
             TASK_ID: benchmark_task_id(row.task_id),
-            REQUIREMENT: category,
+            REQUIREMENT: source[1],
             COMPLETION: turn.code,
             MODEL: row.model,
+            KIND: source[0],
         }
-        for turn, category in zip(turns, categories, strict=True)
+        for turn, source in zip(turns, found, strict=True)
+        if source is not None
     ]
 
 
 def plan_codeif(
     store: Store, session_ids: Sequence[str], *, include_unfinished: bool = False
 ) -> CodeifExport:
-    """The CodeIF conversations among ``session_ids`` in the benchmark's completions layout,
-    read in one snapshot. Refused when the selection holds no CodeIF conversation, an
-    unfinished one (unless ``include_unfinished``), or two of one task (the benchmark's files
-    hold one per task)."""
+    """The CodeIF conversations among ``session_ids``, one group per run (or app session),
+    read in one snapshot. Refused when the selection holds no CodeIF conversation, or an
+    unfinished one (unless ``include_unfinished``)."""
     with store.reading():
         rows = [
             row
@@ -109,25 +215,50 @@ def plan_codeif(
         if rows:
             ids = [row.id for row in rows]
             rows = select_for_export(store, ids, include_unfinished=include_unfinished)
-        by_task: dict[str, tuple[SessionRow, list[dict[str, Any]]]] = {}
+        by_group: dict[str, list[tuple[SessionRow, list[dict[str, Any]]]]] = {}
         for row in rows:
             records = codeif_records(row, store.load_turns(row.id))
-            if not records:
-                continue
-            if row.task_id in by_task:
-                other = by_task[row.task_id][0]
-                raise ExportError(
-                    f"two conversations of {row.task_id} ({_where(other)} and {_where(row)}); "
-                    "CodeIF-Bench's files hold one per task: choose with --run or session ids"
-                )
-            by_task[row.task_id] = (row, records)
-    if not by_task:
+            if records:
+                by_group.setdefault(row.run_id or f"session:{row.id}", []).append((row, records))
+        groups = [_group(store, key, found) for key, found in sorted(by_group.items())]
+    if not groups:
         raise ExportError(
             "no CodeIF-Bench conversation to export in this selection: record some with "
             "convtui bench codeif"
         )
-    ordered = sorted(by_task, key=benchmark_task_id)
-    return CodeifExport(len(ordered), tuple(r for t in ordered for r in by_task[t][1]))
+    return CodeifExport(tuple(groups))
+
+
+def _group(
+    store: Store, key: str, found: list[tuple[SessionRow, list[dict[str, Any]]]]
+) -> CodeifConversations:
+    row = found[0][0]
+    if row.run_id is None:
+        mode, protocol, ident = "person", "convtui", row.id
+    else:
+        fields = _selection_fields(store.run(row.run_id).selection)
+        mode, protocol, ident = fields.get("mode", "static"), fields.get("protocol", ""), key
+    ordered = sorted(found, key=lambda f: benchmark_task_id(f[0].task_id))
+    model = _folder_part(row.model)
+    return CodeifConversations(
+        label=f"{mode}-{model}-{ident[:12]}",
+        run_id=row.run_id,
+        session_id=None if row.run_id else row.id,
+        mode=mode,
+        protocol=protocol,
+        model=row.model,
+        records=tuple(r for _, records in ordered for r in records),
+        sessions=len(ordered),
+    )
+
+
+def _selection_fields(selection: str) -> dict[str, str]:
+    """``codeif;mode=static;protocol=codeif;…`` -> its ``key=value`` fields."""
+    return dict(p.split("=", 1) for p in selection.split(";")[1:] if "=" in p)
+
+
+def _folder_part(model: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_")[:60] or "model"
 
 
 def _where(row: SessionRow) -> str:

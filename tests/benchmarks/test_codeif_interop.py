@@ -78,7 +78,7 @@ def test_the_export_holds_one_record_per_round_in_the_benchmarks_layout(exported
     assert all(r["completion"].lstrip().startswith("def remove_occ") for r in records)
     assert {r["model"] for r in records} == {model}
     # stdout holds the same bytes as the file.
-    done = cli("sessions", "export", "--format", "codeif", "--db", str(db))
+    done = cli("sessions", "export", "--format", "codeif", "--db", str(db), "--out", "-")
     assert done.returncode == 0, done.stderr
     assert done.stdout == out.read_text(encoding="utf-8")
 
@@ -128,21 +128,55 @@ def test_a_file_as_the_benchmarks_inference_writes_it_scores_the_same(exported, 
     assert _scores(scored) == _scores(codeif_report(db, tmp_path / "p"))
 
 
-def test_export_refuses_two_conversations_of_one_task_until_a_run_is_chosen(exported, tmp_path):
-    db, out, _, model = exported
+def test_a_database_of_static_and_dynamic_runs_exports_one_set_of_files_per_run(exported, tmp_path):
+    """The default export is a folder in the authors' layout: a static run's base answers in
+    base.jsonl and follow-ups in n_round.jsonl (what their evaluation.py reads, way 1 and ways
+    3 to 7), a dynamic run's rounds in rounds.jsonl; one stream (-) holds one conversation
+    per task, so there a mixed database needs --run."""
+    db, out, task, model = exported
     both = tmp_path / "both.db"
     with sqlite3.connect(db) as source, sqlite3.connect(both) as copy:
         source.backup(copy)
     played = _only_run(both)
     done = codeif(both, "--mode", "dynamic", "--model", model)
     assert done.returncode == 0, done.stderr
-    refused = cli("sessions", "export", "--format", "codeif", "--db", str(both))
+    done = cli("sessions", "export", "--format", "codeif", "--db", str(both))
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "both-codeif"
+    manifest = json.loads((folder / "convtui-export.json").read_text(encoding="utf-8"))
+    sets = {s["mode"]: s for s in manifest["codeif"]}
+    assert set(sets) == {"static", "dynamic"}
+    assert sets["static"]["run_id"] == played
+    static = folder / sets["static"]["folder"]
+    assert sets["static"]["files"] == ["base.jsonl", "n_round.jsonl"]
+    base, follow_ups = lines(static / "base.jsonl"), lines(static / "n_round.jsonl")
+    # Their zero-shot base file: no requirement; then every follow-up in the task's order.
+    assert [set(r) for r in base] == [{"task_id", "completion", "model"}]
+    order = [i.category for i in instructions(task)]
+    assert [r["requirement"] for r in follow_ups] == order[1:]
+    # Together they are the single-file export, base first.
+    single = lines(out)
+    assert [r["completion"] for r in base + follow_ups] == [r["completion"] for r in single]
+    dynamic = lines(folder / sets["dynamic"]["folder"] / "rounds.jsonl")
+    assert {r["kind"] for r in dynamic} <= {"instruction", "feedback"}
+    assert dynamic[0]["requirement"] == BASE
+    refused = cli("sessions", "export", "--format", "codeif", "--db", str(both), "--out", "-")
     assert refused.returncode == 2
     assert "two conversations of CodeIF/11" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
-    chosen = cli("sessions", "export", "--format", "codeif", "--db", str(both), "--run", played)
+    assert refused.stdout == ""
+    chosen = cli(
+        "sessions", "export", "--format", "codeif", "--db", str(both), "--run", played, "--out", "-"
+    )
     assert chosen.returncode == 0, chosen.stderr
     assert chosen.stdout == out.read_text(encoding="utf-8")
+    # The folder scores as the single file does.
+    scored_db = tmp_path / "folder.db"
+    done = codeif_score(static, scored_db)
+    assert done.returncode == 0, done.stderr
+    assert _scores(codeif_report(scored_db, tmp_path / "f")) == _scores(
+        codeif_report(db, tmp_path / "p")
+    )
 
 
 def test_export_without_a_codeif_conversation_is_one_line(tmp_path):
