@@ -17,9 +17,12 @@ Each rule below is the script's, read from zhu-zhu-ding/CodeIF-Bench, branch v1,
    follow-up that is not Functionality Extension (every later one moves up a place).
 4. **IFR** (``way == 7``, ``IFR.py``): 0 where the round's CA is 1; otherwise, of the
    instructions passed before (the base answer if its round passed, then each earlier
-   follow-up whose CA round passed), the share whose own asserts now fail (the base one on
-   the base asserts). ``IFR.py`` numbers its rounds from the first follow-up, without the
-   base row: its Round k is CA's round k+1, and is shown there.
+   follow-up whose CA round passed), the share whose own asserts now fail. The base answer's
+   check is a quirk of the script: ``accumulated_tests`` *is* the task's ``test`` list,
+   extended in place each round, so "Base" is checked on every accumulated assert, the very
+   check that just failed: a base answer passed before always counts as broken here.
+   ``IFR.py`` numbers its rounds from the first follow-up, without the base row: its Round k
+   is CA's round k+1, and is shown there.
 5. **Averages**: per round, over the tasks that have a row at that position (``round_total``).
 
 Dynamic conversations are not scored by these rules (the authors' dynamic script plays a
@@ -78,7 +81,8 @@ def task_rows(rounds: Sequence[Round]) -> TaskRows:
             ifr.append(0.0)
             passed_before.append(r.instruction)
             continue
-        broken = sum(not r.own.get(c, False) for c in passed_before)
+        # Base: checked on the accumulated asserts (rule 4's quirk), which just failed.
+        broken = sum(c == BASE or not r.own.get(c, False) for c in passed_before)
         ifr.append(broken / len(passed_before) if passed_before else 0.0)
     return TaskRows(tuple(ia), tuple(ca), tuple(ifr))
 

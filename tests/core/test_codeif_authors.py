@@ -70,6 +70,24 @@ def test_a_failed_base_answer_is_never_forgotten() -> None:
     assert rows.ia == (0.0, 1.0, 1.0)
 
 
+def test_a_base_answer_passed_before_counts_as_broken_whenever_ca_fails() -> None:
+    # way 7's accumulated_tests is the task's own test list, extended in place: "Base" is
+    # checked on every accumulated assert, the check that just failed, even though the base
+    # asserts alone still pass here. IO's round: passed before {Base} -> 1/1.
+    rows = task_rows([rnd(1, B, {B: True}), rnd(2, IO, {B: True, IO: False})])
+    assert rows.ca == (1.0, 0.0)
+    assert rows.ifr == (None, 1.0)
+    # With IO passed before too (its own asserts still pass): Base broken, IO kept -> 1/2.
+    rows = task_rows(
+        [
+            rnd(1, B, {B: True}),
+            rnd(2, IO, {B: True, IO: True}),
+            rnd(3, EH, {B: True, IO: True, EH: False}),
+        ]
+    )
+    assert rows.ifr == (None, 0.0, 0.5)
+
+
 def test_nothing_passed_before_gives_ifr_zero() -> None:
     rows = task_rows([rnd(1, B, {B: False}), rnd(2, IO, {B: False, IO: False})])
     assert rows.ifr == (None, 0.0)
