@@ -240,3 +240,51 @@ def _only_run(db: Path) -> str:
     with sqlite3.connect(db) as conn:
         ((run_id,),) = conn.execute("SELECT id FROM runs").fetchall()
     return run_id
+
+
+V0 = DATA / "CodeIF-Bench-L1-function-v0.jsonl"
+
+
+@pytest.mark.skipif(not V0.exists(), reason=f"no v0 CodeIF data in {DATA}")
+def test_a_run_scored_on_other_data_records_that_file_and_report_reads_it(tmp_path):
+    """--data picks the tests (the published verdicts were graded on v0); the file's digest
+    is part of the run, its path and digest are recorded with it, report rebuilds the rounds
+    against it and names it, and says in one line when it has gone."""
+    v0 = load_codeif_data(V0)
+    current = load_codeif_data(DATA)
+    assert v0.sha256 != current.sha256
+    task = v0.catalog.get(TASK)
+    code = task.ground_truth.replace("\r\n", "\n")
+    moved = tmp_path / "data" / V0.name
+    moved.parent.mkdir()
+    moved.write_bytes(V0.read_bytes())
+    path = tmp_path / "v0.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"task_id": 11, "requirement": i.category, "completion": code}) + "\n"
+            for i in instructions(task)
+        ),
+        encoding="utf-8",
+    )
+    db = tmp_path / "v0.db"
+    done = codeif_score(path, db, "--data", str(moved))
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(db) as conn:
+        selection, settings = conn.execute("SELECT selection, settings_json FROM runs").fetchone()
+    assert f";data={v0.sha256};" in selection
+    recorded = json.loads(settings)
+    assert recorded["data"] == {"path": str(moved.resolve()), "sha256": v0.sha256}
+    assert recorded["metrics"] == "authors"
+    got = codeif_report(db, tmp_path / "r")
+    (group,) = got["groups"]
+    assert group["data_sha256"] == v0.sha256
+    # v0's instructions for CodeIF/11, not today's (its multi-turn order differs).
+    rounds = got["sessions"][0]["rounds"]
+    assert [r["instruction"] for r in rounds] == [i.category for i in instructions(task)]
+    text = cli("report", "--db", str(db), "--out", str(tmp_path / "t"))
+    assert f"data {v0.sha256}" in " ".join(text.stdout.split())
+    moved.unlink()
+    gone = cli("report", "--db", str(db), "--out", str(tmp_path / "g"))
+    assert gone.returncode == 2
+    (line,) = gone.stderr.strip().splitlines()
+    assert line.startswith("error: ") and str(moved.resolve()) in line
