@@ -6,6 +6,7 @@ it is full of square brackets."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -261,28 +262,24 @@ def export_view(result: ExportResult) -> RenderableType:
         title=Text(
             f"{result.sessions} session(s) in {len(result.sets)} log set(s) under {result.out}"
         ),
-        caption=Text(
-            "ConvCodeWorld's print_results.py reads them from that folder with --model_name "
-            "as shown (a static replay: --option static --ref_model_name as its reference's); "
-            "convtui-export.json lists every argument"
-        ),
         header_style="bold",
     )
     table.add_column("log set (folder)", overflow="fold")
     table.add_column("model", overflow="fold")
-    table.add_column("--model_name", overflow="fold")
     table.add_column("Ω", no_wrap=True)
     table.add_column("sessions", justify="right")
     table.add_column("files", justify="right")
     for s in result.sets:
         name = f"static/{s.reference}/{s.name}" if s.reference else s.name
         sessions = f"{s.sessions} (reference)" if s.added else str(s.sessions)
-        table.add_row(
-            Text(name),
-            Text(s.model),
-            Text(s.model_name),
-            Text(s.feedback),
-            sessions,
-            str(len(s.files)),
-        )
-    return table
+        table.add_row(Text(name), Text(s.model), Text(s.feedback), sessions, str(len(s.files)))
+    # How ConvCodeWorld's own script reads each set: the names in the files are not the specs.
+    reads = [
+        Text(f"  python print_results.py {shlex.join(s.print_results_args)}")
+        for s in result.sets
+        if s.print_results_args and not s.added
+    ]
+    if not reads:
+        return table
+    where = Text(f"ConvCodeWorld's print_results.py reads them when run in {result.out}:")
+    return Group(table, where, *reads)

@@ -105,6 +105,7 @@ class WrittenLogSet:
     reference: str | None = None  # a static replay: the reference set's folder name
     reference_model_name: str | None = None  # ... and its --ref_model_name
     added: bool = False  # a reference set written because a selected replay needs it
+    print_results_args: tuple[str, ...] = ()  # what print_results.py takes to read the set
 
 
 def task_order(task_id: str) -> tuple[str, int, int, str]:
@@ -299,6 +300,7 @@ def write_log_sets(
                 reference=reference.name if reference else None,
                 reference_model_name=reference.model_name if reference else None,
                 added=plan.added,
+                print_results_args=tuple(print_results_args(plan)),
             )
         )
     files = _serialise(tables, dates)
