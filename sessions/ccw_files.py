@@ -45,7 +45,6 @@ STATIC_DIR = f"{RESULTS_DIR}/static"
 TURN0_DIR = "bigcodebench/sanitized_calibrated_samples/instruct"
 # What print_results.py reads as turn 0: BigCodeBench's greedy sample (temperature 0, one
 # sample) of the instruct split, sanitized and calibrated; only the backend varies.
-TURN0_SUFFIX = "--bigcodebench-instruct--vllm-0-1-sanitized-calibrated.jsonl"
 TURN0_SUFFIXES = {
     backend: f"--bigcodebench-instruct--{backend}-0-1-sanitized-calibrated.jsonl"
     for backend in ("vllm", "openai")
