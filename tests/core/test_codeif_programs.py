@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 
 from convtui.core.codeif.instructions import BASE, CATEGORIES, checked_by, instructions
-from convtui.core.codeif.programs import benchmark_preprocess, round_request, verdicts
+from convtui.core.codeif.programs import (
+    benchmark_preprocess,
+    first_python_block,
+    own_verdicts,
+    round_request,
+    verdicts,
+)
 from convtui.core.executor import Executor
 from convtui.core.loaders import load_catalog
 
@@ -65,3 +71,50 @@ def test_every_l1_task_passes_its_initial_asserts_on_its_own_code(tasks) -> None
             followed.update(c for c, ok in found.items() if ok)
     assert followed[BASE] == len(tasks) == 50
     print({c: followed[c] for c in CATEGORIES})
+
+
+def test_a_correct_annotated_answer_follows_annotation_coverage_under_both_protocols(
+    tasks,
+) -> None:
+    """CodeIF/11's Annotation Coverage asks for ``s: str, ch: str -> str``; the reference code
+    annotated so follows it, checked as the benchmark's harness checks (pre-processed, its
+    first python block) and as written. (The runner's own ``from __future__ import
+    annotations`` once leaked into candidates and made every such answer fail.)"""
+    task = next(t for t in tasks if t.id == "CodeIF/11")
+    order = instructions(task)
+    annotation = next(i for i in order if i.category == "Annotation Coverage")
+    assert "{'s': str, 'ch': str, 'return': str}" in annotation.tests[0][1]
+    code = task.ground_truth.replace("\r\n", "\n").replace(
+        "def remove_occ(s,ch):", "def remove_occ(s: str, ch: str) -> str:"
+    )
+    assert "-> str" in code
+    reply = f"Here it is:\n```python\n{code}\n```\nAnd another:\n```python\nx = 1\n```"
+    given = [order[0], annotation]
+    with Executor(jobs=1) as executor:
+        for preprocess, answer in ((True, first_python_block(reply)), (False, code)):
+            result = executor.run(round_request(task, answer, given, preprocess=preprocess))
+            assert verdicts(result, given) == {BASE: True, "Annotation Coverage": True}
+            assert own_verdicts(result, given)["Annotation Coverage"] is True
+    # The same code without its annotations does not.
+    with Executor(jobs=1) as executor:
+        bare = executor.run(round_request(task, task.ground_truth, given, preprocess=True))
+    assert verdicts(bare, given)["Annotation Coverage"] is False
+
+
+def test_the_codeif_protocol_reads_and_runs_code_as_the_benchmarks_harness_does(tasks) -> None:
+    """extract_fortran: the first ```python block, else the whole reply; way 1 runs the base
+    answer as extracted, ways 3-7 pre-process follow-ups; the script is the code, a newline,
+    the asserts; run_test.sh's --timeout 3.0."""
+    assert first_python_block("a\n```python\nx = 1\n```\n```python\ny = 2\n```") == "x = 1\n"
+    assert first_python_block("```python\r\nx = 1\r\n```") == "x = 1\r\n"
+    assert first_python_block("```py\nx = 1\n```") == "```py\nx = 1\n```"  # not a python fence
+    task = next(t for t in tasks if t.id == "CodeIF/11")
+    order = instructions(task)
+    code = 'def f():\n    """\n    Doc.\n    """\n\n    return 1'
+    base = round_request(task, code, order[:1], preprocess=True)
+    assert base.code == code + "\n"
+    later = round_request(task, code, order[:2], preprocess=True)
+    assert later.code == "def f():\n    return 1\n"
+    assert (later.limits.wall_s, later.limits.per_test_s) == (3.0, 3.0)
+    as_written = round_request(task, code, order[:2], preprocess=False)
+    assert as_written.code == code and as_written.limits.wall_s > 3.0
