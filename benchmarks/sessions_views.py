@@ -187,6 +187,10 @@ def turn_view(turn: Turn, feedback_label: str) -> list[RenderableType]:
         tests.add_column("seconds", justify="right")
         for test in result.tests:
             tests.add_row(Text(test.name), status_text(test.status), seconds(test))
+            # What failed inside it (failing subtests, then its own failure), one row each:
+            # the entries BigCodeBench's details hold for it.
+            for issue in test.issues:
+                tests.add_row(Text(f"  {issue.name}", style="dim"), status_text(issue.status), "")
         parts.append(tests)
     parts.append(
         Panel(Text(turn.compile_feedback), title="compilation feedback", title_align="left")

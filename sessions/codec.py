@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, fields
 from typing import Any
 
@@ -214,13 +214,22 @@ def test_columns(execution_id: int, tests: Iterable[TestOutcome]) -> list[dict[s
     return rows
 
 
+def _issue_test(issue: str, names: Sequence[str]) -> str:
+    """The test an issue row belongs to: the longest test name that is the issue's name or
+    starts it, then a space. Test methods are identifiers, so that is the issue's first word;
+    a test imported from BigCodeBench's details may be named by a key with spaces in it
+    (sessions/ccw_import.py)."""
+    owners = [name for name in names if issue == name or issue.startswith(name + " ")]
+    return max(owners, key=len) if owners else issue.split(" ", 1)[0]
+
+
 def exec_result_from_rows(row: Mapping[str, Any], tests: Iterable[Mapping[str, Any]]) -> ExecResult:
     ordered = sorted(tests, key=lambda t: t["position"])
     total = row["tests_total"]
     issues: dict[str, list[TestIssue]] = {}
+    names = [t["name"] for t in ordered[:total]]
     for t in ordered[total:]:
-        # Test names are identifiers (unittest methods): the issue's test is its first word.
-        issues.setdefault(t["name"].split(" ", 1)[0], []).append(
+        issues.setdefault(_issue_test(t["name"], names), []).append(
             TestIssue(t["name"], t["status"], t["traceback"])
         )
     outcomes = tuple(

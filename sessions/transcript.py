@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from convtui.core.execution import ExecResult
+from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.session import Turn
 from convtui.sessions.browse import SessionDetail
 from convtui.sessions.records import SessionRow
@@ -50,16 +50,25 @@ def execution_record(result: ExecResult | None) -> dict[str, Any] | None:
         "isolation": result.isolation,
         "missing_module": result.missing_module,
         "tampered": result.tampered,
-        "tests": [
-            {
-                "name": test.name,
-                "status": test.status,
-                "duration_s": test.duration_s,
-                "traceback": test.traceback,
-            }
-            for test in result.tests
-        ],
+        "tests": [_test_record(test) for test in result.tests],
     }
+
+
+def _test_record(test: TestOutcome) -> dict[str, Any]:
+    """One test; ``issues`` (what unittest filed for a test whose subtests failed, in order)
+    only where there are some, so transcripts of tests without them keep their bytes."""
+    record: dict[str, Any] = {
+        "name": test.name,
+        "status": test.status,
+        "duration_s": test.duration_s,
+        "traceback": test.traceback,
+    }
+    if test.issues:
+        record["issues"] = [
+            {"name": issue.name, "status": issue.status, "traceback": issue.traceback}
+            for issue in test.issues
+        ]
+    return record
 
 
 def turn_record(turn: Turn) -> dict[str, Any]:
