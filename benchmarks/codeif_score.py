@@ -12,8 +12,9 @@ round i is checked against every instruction given up to it, through the executo
 
 Each round is recorded as the turn bench codeif would have recorded (records.round_turn), in
 a run whose selection names the data file's digest and the file scored
-(``codeif;mode=static;protocol=…;data=<digest>;scored=<name>;sha256=<digest>``), so ``convtui report`` shows its tables and the same file scored again
-is the same run (nothing runs twice), while a changed file is a new one.
+(``codeif;mode=static;protocol=…;data=<digest>;scored=<name>;sha256=<digest>``), so
+``convtui report`` shows its tables and the same file scored again is the same run (nothing
+runs twice), while a changed file is a new one.
 """
 
 from __future__ import annotations
