@@ -1,3 +1,3 @@
 """The pure library: tasks, code extraction, the executor, feedback, metrics.
 
-Knows nothing of Textual, typer or SQLite (see DESIGN.md, Architecture)."""
+Knows nothing of Textual, typer or SQLite (see docs/design.md#architecture)."""

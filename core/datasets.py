@@ -1,6 +1,6 @@
 """Where dataset files come from.
 
-Datasets are never shipped with convtui (DESIGN.md, Data). A dataset file is looked up, in
+Datasets are never shipped with convtui (docs/design.md#data). A dataset file is looked up, in
 order, at an explicit path (``--data``), in ``$CONVTUI_DATA_DIR``, in the user cache
 (``$XDG_CACHE_HOME/convtui`` or ``~/.cache/convtui``), and finally downloaded from the
 dataset's public release into that cache. ``$CONVTUI_DATA_URL`` replaces the release URL with a

@@ -1,6 +1,6 @@
 """Typed records at the executor's seams: what a run is asked to do and what it found.
 
-See DESIGN.md, "Executor contract"."""
+See docs/design.md#executor-contract."""
 
 from __future__ import annotations
 

@@ -453,8 +453,8 @@ class Executor:
             return self._fingerprint
 
     def cache_key(self, request: ExecRequest) -> str:
-        """Key of the result cache (DESIGN.md): code, tests, limits, isolation, runner
-        version and environment fingerprint."""
+        """Key of the result cache (docs/design.md#executor-contract): code, tests, limits,
+        isolation, runner version and environment fingerprint."""
         blob = json.dumps(
             {
                 "code": request.code,
@@ -485,7 +485,8 @@ def _profile(request: ExecRequest) -> str:
 def _make_undumpable() -> None:
     """Keep candidates out of this process's memory and /proc/PID/environ, where API keys
     live: a non-dumpable process is off limits to processes of the same uid that lack
-    CAP_SYS_PTRACE, and the runner drops every capability (notes/harness.md §1.4.1)."""
+    CAP_SYS_PTRACE, and the runner drops every capability
+    (docs/harness-notes.md#never-fork-from-the-harness)."""
     if sys.platform != "linux":
         return
     with contextlib.suppress(OSError, AttributeError):

@@ -1,4 +1,4 @@
-"""Pull Python code out of a model reply (DESIGN.md, "One turn", step 2).
+"""Pull Python code out of a model reply (docs/design.md#one-turn, step 2).
 
 Two modes:
 
@@ -8,7 +8,8 @@ Two modes:
 - ``ccw``: ConvCodeWorld's lossy parser, reproduced byte for byte for parity runs:
   ``ProgramOfThought.parse_code`` (CCW:``convcodeworld/pot.py:408-434``) followed by the header
   prefix of CCW:``convcodeworld/run.py:187-189`` (``code_prompt.split('def task_func')[0] +
-  code``). See ``notes/harness.md`` §2.7 for the measured failure modes.
+  code``). The measured failure modes and the short names CCW/BCB are in
+  docs/harness-notes.md (#code-extraction, #sources).
 """
 
 from __future__ import annotations
@@ -164,7 +165,7 @@ def _has_statements(code: str) -> bool:
 def _ccw_parse_code(reply: str) -> str:
     """ConvCodeWorld's ``parse_code`` (CCW:``pot.py:408-434``), quirks included."""
     # The cut at the first triple newline is the lossy step: PEP 8's two blank lines between
-    # functions end the code there (harness.md §2.7).
+    # functions end the code there (docs/harness-notes.md#code-extraction).
     code = reply.split("\n\n---\n\n", 1)[0].split("\n\n\n", 1)[0]
     match = _CCW_PYTHON_FENCE.search(code)
     if match is None:

@@ -1,6 +1,7 @@
 """Compilation and execution feedback text (f_c and f_e), exact to ConvCodeWorld.
 
-What each piece reproduces (``notes/harness.md`` §2.2-2.6, DESIGN.md "Parity"):
+What each piece reproduces (docs/harness-notes.md#convcodeworld-feedback, which also names the
+repositories behind the CCW/BCB short names; docs/design.md#parity-with-convcodeworld):
 
 - :func:`compile_feedback`: ``compile_code`` and ``get_compilation_feedback``
   (CCW:``convcodeworld/pot.py:21-26``, ``:437-447``), its frame with a machine-independent path.
@@ -77,7 +78,8 @@ _ERROR_STATUSES = frozenset({"error", "timeout", "missing", "not_run"})
 # leaves every test "not_run", which BCB reports as `details["ALL"] = str(exc)`.
 _RAN_AND_FAILED = frozenset({"fail", "error", "timeout"})
 # Overall statuses reported as ALL when no test ran and failed. Not "timeout": BCB loses its
-# details on a timeout, and CCW then shows the empty string (harness.md §2.3).
+# details on a timeout, and CCW then shows the empty string
+# (docs/harness-notes.md#execution-feedback).
 _MODULE_FAILURE_STATUSES = frozenset({"error", "crash", "env_error"})
 # Only used when the executor left a traceback empty, so the block still says something.
 _EMPTY_TRACEBACK_TEXT = {

@@ -1,4 +1,4 @@
-"""The turn loop (DESIGN.md, "One turn"): generate, extract, compile, execute, render
+"""The turn loop (docs/design.md#one-turn): generate, extract, compile, execute, render
 feedback, ask the user, and hand the finished turn to the caller before the next begins.
 
 Front ends drive it as an async iterator of events; the iterator is suspended while the

@@ -1,4 +1,4 @@
-"""Benchmark metrics as pure functions of per-turn verdicts (DESIGN.md, Metrics).
+"""Benchmark metrics as pure functions of per-turn verdicts (docs/design.md#metrics).
 
 A task's outcome is a :data:`TurnPasses`: one bool per turn, index = turn, True when that
 turn's code passed every test. Index 0 is the first attempt and 1..N the feedback turns, so the
@@ -6,7 +6,7 @@ published ConvCodeWorld setting (10 feedback turns) gives vectors of 11. Every t
 one function must have the same number of turns; :func:`carry_forward` stretches a session
 that stopped early to that length the way ConvCodeWorld would have recorded it.
 
-Two protocols share these definitions (DESIGN.md, "Parity with ConvCodeWorld"):
+Two protocols share these definitions (docs/design.md#parity-with-convcodeworld):
 
 - ``convcodeworld`` reproduces ConvCodeWorld's ``print_results.py`` exactly: live MRR, Recall
   and per-turn Pass@1 (:func:`live_mrr`, :func:`live_recall`, :func:`live_pass_at_turn`), and
@@ -88,8 +88,8 @@ def live_pass_at_turn(tasks: Sequence[TurnPasses]) -> list[float]:
 
 
 def cumulative_pass_at_turn(tasks: Sequence[TurnPasses]) -> list[float]:
-    """Cumulative Pass@1, the ``convtui`` protocol (DESIGN.md, Metrics): row t (t = 0..N) is the
-    share of tasks that passed at any turn <= t, so the curve never decreases. Not
+    """Cumulative Pass@1, the ``convtui`` protocol (docs/design.md#metrics): row t (t = 0..N) is
+    the share of tasks that passed at any turn <= t, so the curve never decreases. Not
     ConvCodeWorld's rule; see :func:`live_pass_at_turn`."""
     firsts = [first_pass(p) for p in tasks]
     return [

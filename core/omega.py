@@ -1,4 +1,4 @@
-"""The feedback configuration Ω = ⟨f_c, f_e, f_v⟩ (DESIGN.md, Vocabulary).
+"""The feedback configuration Ω = ⟨f_c, f_e, f_v⟩ (docs/design.md#vocabulary).
 
 Written on the command line as ``CF,EF:partial,VF:novice``; compilation feedback is always
 on. ``all`` stands for the 9 combinations."""

@@ -1,5 +1,5 @@
 """Static replay (ConvCodeBench): a target model played against a reference session's
-recorded turns instead of a live user (DESIGN.md, "Metrics"; ConvCodeWorld ``run.py --option
+recorded turns instead of a live user (docs/design.md#metrics; ConvCodeWorld ``run.py --option
 static`` and ``pot.py``).
 
 At turn t >= 1 the target is handed the reference's turn t-1 — its code, its recorded

@@ -81,7 +81,7 @@ def exec_request(task: Task, code: str, limits: Limits | None = None) -> ExecReq
     )
 
 
-# What a deliberately broken solution does: the "body replaced by a raise". A plain
+# What a deliberately broken solution does: its body is replaced by a raise. A plain
 # RuntimeError with a message says what it is in every traceback the doctor shows.
 BROKEN_BODY = 'raise RuntimeError("convtui doctor: deliberately broken solution")'
 

@@ -89,7 +89,7 @@ class TurnFeedback:
 
 @dataclass(frozen=True)
 class Turn:
-    """One model reply plus the feedback it received (DESIGN.md vocabulary).
+    """One model reply plus the feedback it received (docs/design.md#vocabulary).
 
     ``execution_feedback`` and ``verbal_feedback`` are what the *next* turn's prompt carries
     about this turn's code; ``feedback_source`` says who gave the verbal part

@@ -1,11 +1,11 @@
 """Simulated users: a novice and an expert who give verbal feedback on the model's code.
 
-When they speak follows ConvCodeWorld (notes/harness.md §2.5): the novice sees only the task,
-the code and the compiler/test feedback, and with execution feedback on stays silent when the
-tests it can see pass; without execution feedback it speaks only about compile errors. The
-expert also sees the ground truth and is always asked; its reply must not reveal that ground
-truth, so a reply that copies it is regenerated once and then redacted, and the turn's notes
-say so."""
+When they speak follows ConvCodeWorld (docs/harness-notes.md#simulated-users): the novice sees
+only the task, the code and the compiler/test feedback, and with execution feedback on stays
+silent when the tests it can see pass; without execution feedback it speaks only about compile
+errors. The expert also sees the ground truth and is always asked; its reply must not reveal
+that ground truth, so a reply that copies it is regenerated once and then redacted, and the
+turn's notes say so."""
 
 from __future__ import annotations
 

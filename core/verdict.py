@@ -1,4 +1,5 @@
-"""Turn what a run reported into a verdict, by the rules of DESIGN.md's executor contract.
+"""Turn what a run reported into a verdict, by the rules of the executor contract
+(docs/design.md#executor-contract).
 
 The child's report is evidence, not the verdict: ``pass`` requires the final record, a clean
 exit, every expected test (computed by the harness) passing, nothing unexpected, and every

@@ -13,7 +13,7 @@ commits out yourself, e.g.::
     python scripts/codeif_parity.py --experiments ref-v0 --scripts ref-v1 \\
         --data ../shared/data/CodeIF-Bench-L1-function-v0.jsonl --out parity
 
-For each model it writes the completions file the issue describes (the base rows, then the
+For each model it writes a completions file in the published layout (the base rows, then the
 ``n_round`` rows, as published), scores it (``convtui bench codeif --score-only … --protocol
 codeif``), reads ``convtui report --metrics authors --json``, and compares:
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tmux smoke test of the session TUI (STYLE.md §9 item 5).
+# tmux smoke test of the session TUI.
 #
 # Drives the real app (typer entry point, real terminal driver, by default the embedded
 # local:smollm2 model) in a detached 120x40 tmux pane through one human-feedback turn, then

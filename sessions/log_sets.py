@@ -1,7 +1,7 @@
 """Log sets in a store: the recorded sessions a static replay can be played against.
 
-A log set (DESIGN.md vocabulary) is the sessions of one reference model under one Ω with one
-kind of user: a simulator, nobody (no verbal feedback), or one person (each annotator's
+A log set (docs/design.md#vocabulary) is the sessions of one reference model under one Ω with
+one kind of user: a simulator, nobody (no verbal feedback), or one person (each annotator's
 sessions are a set of their own, human and assisted alike). It holds at most one session per
 task — the newest finished one — since a replay has one reference per task. Replays are never
 references themselves, and a session that recorded no turn has nothing to hand on.

@@ -1,6 +1,6 @@
-"""What the session's background work reports to the screen (STYLE.md §4): every message is
-posted from the runner thread with ``post_message``, which is thread-safe, and says what
-happened in the past tense."""
+"""What the session's background work reports to the screen: every message is posted from
+the runner thread with ``post_message``, which is thread-safe, and says what happened in the
+past tense."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ summed over tasks, divided by jobs), verdicts and the peak memory of the harness
 sandboxes.
 
 Run: python benchmarks/perf/executor_subsets.py [--repeats 3] [--jobs 2] [--json out.json]
-Compare with the reference figures in ../shared/perf/README.md.
+Compare with BigCodeBench's own figures in docs/harness-notes.md#executor-reference-figures.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Harness time of a static replay (`convtui bench static`) whose model calls and executions
 are all cached: what re-running a ConvCodeBench replay costs when nothing needs a model or a
-sandbox run. Target (issue 10): 1,140 tasks x 11 turns in under 2 minutes on 2 cores, about
+sandbox run. Target: 1,140 tasks x 11 turns in under 2 minutes on 2 cores, about
 10 ms a turn.
 
 1. A synthetic reference journal: one live run of a made-up reference model over every

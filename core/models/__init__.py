@@ -1,4 +1,4 @@
-"""Model backends behind one interface, chosen by a spec string (DESIGN.md, Models).
+"""Model backends behind one interface, chosen by a spec string (docs/design.md#models).
 
 Importing this package is cheap: the ``openai`` client, llama.cpp and vLLM are imported only
 when a backend that needs them is opened."""

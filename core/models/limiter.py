@@ -1,9 +1,9 @@
 """Bounded concurrency per endpoint, shared by every backend object in the process.
 
 The code model and the simulated user often talk to the same server; one limiter per
-``connection_key()`` keeps their sum under the bound (harness notes §4.2). The limiter is not
-tied to one event loop (asyncio.Semaphore is), because the registry outlives any single
-``asyncio.run``: the CLI and the tests run several loops in one process."""
+``connection_key()`` keeps their sum under the bound (docs/harness-notes.md#model-access). The
+limiter is not tied to one event loop (asyncio.Semaphore is), because the registry outlives any
+single ``asyncio.run``: the CLI and the tests run several loops in one process."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ template; OpenAI and Azure, which serve chat models only, get the prompt as one 
 (``base.prompt_as_chat``), as ConvCodeWorld sent it to them.
 
 The SDK's own retries are off (``max_retries=0``): the retry layer here counts and reports
-every attempt once (harness notes §4.2)."""
+every attempt once (docs/harness-notes.md#model-access)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""From a spec string to a backend (DESIGN.md, Models).
+"""From a spec string to a backend (docs/design.md#models).
 
 Accepted specs:
 

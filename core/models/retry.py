@@ -1,7 +1,8 @@
 """Retrying a model call: classifying failures, backing off, honouring the server's waits.
 
 Every attempt is reported once (to ``on_attempt``) and every retry sleeps first: BigCodeBench
-retried some errors without sleeping and hot-looped forever on a 400 (harness notes §4.1).
+retried some errors without sleeping and hot-looped forever on a 400
+(BCB:``bigcodebench/gen/util/openai_request.py``; docs/harness-notes.md#model-access).
 Here a 400 is fatal, a retry always waits at least ``min_delay_s``, and a call gives up after
 ``max_retries`` retries or ``call_timeout_s`` seconds, whichever comes first."""
 
@@ -150,7 +151,7 @@ def retry_after_s(headers: Mapping[str, str], now: float | None = None) -> float
 
 
 def classify_status(status: int, message: str, headers: Mapping[str, str]) -> Failure:
-    """Map an HTTP error answer to a failure kind (harness notes §4.2)."""
+    """Map an HTTP error answer to a failure kind (docs/harness-notes.md#what-convtui-does)."""
     text = f"HTTP {status}: {message}"
     wait = retry_after_s(headers)
     if status == 429:

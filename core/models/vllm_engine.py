@@ -1,8 +1,9 @@
 """``vllm:<hf-model>``: vLLM's in-process engine, one ``LLM.chat`` call per batch of chats,
 one ``LLM.generate`` call per batch of raw prompts (no chat template).
 
-For turn-level batching (harness notes §4.2): the loop gathers every session's prompt for a
-turn and ``complete_many`` (``complete_text_many``) generates them all in one engine call.
+For turn-level batching (docs/harness-notes.md#what-convtui-does): the loop gathers every
+session's prompt for a turn and ``complete_many`` (``complete_text_many``) generates them all
+in one engine call.
 vLLM needs a GPU and is an optional extra; it is imported only when this backend is used. The
 engine call itself (``_engine`` and ``_run``) needs a GPU: the tests run it against a stand-in
 engine that records what it was given, and everything around it for real."""

@@ -1,10 +1,10 @@
 """The line above the footer: which turn, what is happening, elapsed time, model and Ω.
 Background results land here too, since notifications time out.
 
-Turns are numbered from 0 everywhere (DESIGN: turn 0 is the first attempt), as the timeline's
-``T0`` and the code pane's ``turn 0`` are; the status line adds how far into the budget that
-turn is: ``turn 2 · 3 of 10``. Once the session has ended it names the last turn played and
-how it ended, never a turn that will not come."""
+Turns are numbered from 0 everywhere (turn 0 is the first attempt, docs/design.md#vocabulary),
+as the timeline's ``T0`` and the code pane's ``turn 0`` are; the status line adds how far into
+the budget that turn is: ``turn 2 · 3 of 10``. Once the session has ended it names the last
+turn played and how it ended, never a turn that will not come."""
 
 from __future__ import annotations
 
