@@ -41,8 +41,11 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
     return done.stdout
 
 
-def theirs(scripts: Path, files: Path, data: Path) -> dict[str, list[tuple[float, int]]]:
-    """Their IA, CA and IFR per round, as their scripts print them."""
+def theirs(
+    scripts: Path, files: Path, data: Path, keep: Path
+) -> dict[str, list[tuple[float, int]]]:
+    """Their IA, CA and IFR per round, as their scripts print them; their verdict files are
+    kept in ``keep``."""
     test_dir = (scripts / "static_conversation" / "function" / "test").resolve()
     env = {
         **os.environ,
@@ -70,7 +73,31 @@ def theirs(scripts: Path, files: Path, data: Path) -> dict[str, list[tuple[float
         shutil.copy(work / "n_round.jsonl_IFA_result.jsonl", work / "IFA_result.jsonl")
         out = run([sys.executable, str(test_dir / "IFR.py")], work, env)
         found["ifr"] = [(float(c), int(t)) for _, c, t in ROUND_LINE.findall(out) if int(t)]
+        keep.mkdir(parents=True, exist_ok=True)
+        for verdicts in work.glob("*.jsonl"):
+            shutil.copy(verdicts, keep / verdicts.name)
     return found
+
+
+def differing_ia(keep: Path, db: Path, run_id: str, out: Path) -> list[str]:
+    """Follow-ups whose IA verdict differs: (task, requirement, theirs, ours)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "convtui", "report", "--db", str(db), "--run", run_id,
+         "--metrics", "authors", "--json", "--out", str(out)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    ours_own = {}
+    for s in json.loads(done.stdout)["codeif"]["sessions"]:
+        task = int(s["task_id"].split("/")[1])
+        for r in s["rounds"][1:]:
+            ours_own[(task, r["instruction"])] = r["own"][r["instruction"]]
+    lines = []
+    for row in map(json.loads, (keep / "n_round.jsonl_IA.jsonl").read_text().splitlines()):
+        key = (row["task_id"], row["requirement"])
+        if ours_own.get(key) != row["passed"]:
+            theirs_said = row["result"].splitlines()[-1][:200] if row["result"] else ""
+            lines.append(f"task {key[0]} {key[1]}: theirs {row['passed']} ({theirs_said})")
+    return lines
 
 
 def ours(db: Path, run_id: str, out: Path) -> dict[str, list[tuple[float, int]]]:
@@ -108,7 +135,7 @@ def main() -> None:
     )  # fmt: skip
     manifest = json.loads((exported / "convtui-export.json").read_text("utf-8"))
     (found,) = manifest["codeif"]
-    their = theirs(args.scripts, exported / found["folder"], args.data)
+    their = theirs(args.scripts, exported / found["folder"], args.data, args.out / "theirs")
     our = ours(args.db, args.run, args.out)
     same = True
     for metric in ("ia", "ca", "ifr"):
@@ -116,6 +143,8 @@ def main() -> None:
         same &= agree
         print(f"{metric.upper()}: theirs {their[metric]}")
         print(f"{'':>{len(metric) + 2}}ours   {our[metric]}  {'equal' if agree else 'DIFFER'}")
+    for line in differing_ia(args.out / "theirs", args.db, args.run, args.out):
+        print(f"  IA differs: {line}")
     sys.exit(0 if same else 1)
 
 

@@ -19,8 +19,8 @@ The rest of the ``codeif`` protocol, also read from the authors' harness
 and ``execution.py``): the code is the first ```` ```python ```` block of the reply, else the
 whole reply (``extract_fortran``, :func:`first_python_block`); the base answer is checked as
 extracted, without the pre-processing (``way == 1``), the follow-ups pre-processed
-(``way`` 3 to 7); one script runs the code then the asserts under a 3-second limit
-(``run_test.sh``: ``--timeout 3.0``, :data:`BENCHMARK_LIMITS`).
+(``way`` 3 to 7); each check is one script, the code then the asserts, under a 3-second
+limit (``run_test.sh``: ``--timeout 3.0``; :func:`benchmark_limits`).
 """
 
 from __future__ import annotations
@@ -49,9 +49,18 @@ def first_python_block(reply: str) -> str:
     return found.group(1) if found else reply
 
 
-def benchmark_limits(limits: Limits) -> Limits:
-    """``limits`` with the harness's time limit: 3 seconds for the code and all its asserts."""
-    return replace(limits, per_test_s=_BENCHMARK_TIMEOUT_S, wall_s=_BENCHMARK_TIMEOUT_S)
+def benchmark_limits(limits: Limits, tests: int) -> Limits:
+    """``limits`` with the harness's time limit, 3 seconds, for each of ``tests`` asserts.
+
+    The harness checks an instruction on its own asserts (IA, IFR) in a script of its own,
+    each with 3 seconds: so one assert that hangs must not take the others' verdicts with it,
+    and the run as a whole gets 3 seconds per assert (and 3 for loading the code). An
+    accumulated check (CA), one script in the harness, fails here too when any of its asserts
+    times out; one whose asserts each finish within 3 seconds but not all together passes
+    here where the harness's would time out, which none of the published verdicts shows."""
+    return replace(
+        limits, per_test_s=_BENCHMARK_TIMEOUT_S, wall_s=_BENCHMARK_TIMEOUT_S * (tests + 1)
+    )
 
 
 def benchmark_preprocess(code: str) -> str:
@@ -87,12 +96,13 @@ def round_request(
         # The harness's script is the code, a newline, then the asserts: the newline ends
         # the code's last line (pycodestyle's W292 reads inspect.getsource of it).
         code = (code if base_only else benchmark_preprocess(code)) + "\n"
+    tests = round_tests(given)
     return ExecRequest(
         code=code,
-        tests=round_tests(given),
+        tests=tests,
         known_modules=task_modules(task),
         task_imports=task_imports(task),
-        limits=benchmark_limits(limits) if preprocess else limits,
+        limits=benchmark_limits(limits, len(tests.snippets)) if preprocess else limits,
         task_id=task.id,
     )
 
