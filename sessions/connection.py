@@ -36,6 +36,35 @@ def check_sqlite() -> None:
         )
 
 
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def refuse_foreign_file(path: Path) -> None:
+    """Raise a one-line StoreError when ``path`` is something other than a SQLite database
+    (or an empty file, which SQLite makes one of): a folder, a file of other bytes. Checked
+    before any connection, so the file is left exactly as it was."""
+    if path.is_dir():
+        raise StoreError(f"{path} is a folder, not a database: pass --db a database file")
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror}") from None
+    if header != _SQLITE_HEADER:
+        raise StoreError(
+            f"{path} is not a SQLite database (it was left as it is): pass --db a convtui "
+            "database, or a new file name to create one"
+        )
+
+
+def remove_database(path: Path) -> None:
+    """Delete a database file this process created, with its WAL and shared-memory files."""
+    for name in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        name.unlink(missing_ok=True)
+
+
 def connect(path: Path, busy_timeout_s: float) -> Database:
     """One connection with the store's per-connection settings.
 

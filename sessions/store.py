@@ -27,6 +27,8 @@ from convtui.sessions.connection import (
     check_sqlite,
     enable_wal,
     reading,
+    refuse_foreign_file,
+    remove_database,
     rows,
     writing,
 )
@@ -53,18 +55,26 @@ _FINAL_MARKS = ", ".join("?" * len(_FINAL))
 class Store:
     """Persistence for convtui (see SCHEMA.md for the tables)."""
 
-    def __init__(self, path: Path, connections: Connections) -> None:
+    def __init__(self, path: Path, connections: Connections, *, created: bool = False) -> None:
         self.path = path
         self._connections = connections
+        # Made by this open: a command that fails before recording anything removes it again.
+        self._created = created
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, busy_timeout_s: float = 30.0) -> Store:
-        """Open (creating if needed) the store at ``path`` and bring its schema up to date."""
+        """Open (creating if needed) the store at ``path`` and bring its schema up to date.
+
+        A file that is not a SQLite database is refused before anything touches it. Used as
+        a context manager, a store this call created is deleted again when the block raises
+        before any run or session was recorded: a failed command leaves no empty database."""
         check_sqlite()
         if str(path) == ":memory:":
             # Every thread has its own connection, and each would see its own empty database.
             raise StoreError("the convtui store needs a file; :memory: is not supported")
         target = Path(path)
+        refuse_foreign_file(target)
+        created = not target.exists()
         target.parent.mkdir(parents=True, exist_ok=True)
         connections = Connections(target, busy_timeout_s)
         try:
@@ -73,8 +83,10 @@ class Store:
             migrate(db)
         except BaseException:
             connections.close()
+            if created:
+                remove_database(target)
             raise
-        return cls(target, connections)
+        return cls(target, connections, created=created)
 
     def close(self) -> None:
         """Close every thread's connection; the store cannot be used afterwards."""
@@ -89,7 +101,20 @@ class Store:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        empty = exc_type is not None and self._created and self._holds_nothing()
         self.close()
+        if empty:
+            remove_database(self.path)
+
+    def _holds_nothing(self) -> bool:
+        try:
+            db = self._connections.get()
+            return not any(
+                db.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
+                for table in ("runs", "sessions", "executions", "model_calls")
+            )
+        except Exception:  # a broken store is not ours to judge empty: keep it
+            return False
 
     @property
     def db(self) -> Database:
