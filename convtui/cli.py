@@ -4,6 +4,7 @@ end; front ends are imported inside commands so that ``convtui --help`` stays fa
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import typer
@@ -324,7 +325,7 @@ def bench_codeif(
     Task ids are the benchmark's own: CodeIF/11 to CodeIF/60 (--ids 11-20 takes ten).
 
     Example: [bold]convtui bench codeif --mode dynamic --ids 11-20 --db codeif.db[/bold]"""
-    with user_errors():
+    with user_errors(), _interruptible(db):
         from convtui.benchmarks.codeif_command import CodeifOptions, bench_codeif_command
 
         exit_code = bench_codeif_command(
@@ -381,7 +382,7 @@ def bench_live(
     Killed or failed? Run the same command again: it continues where it stopped.
 
     Example: [bold]convtui bench live --ids 0-19 --feedback all --turns 10 --db results.db[/bold]"""
-    with user_errors():
+    with user_errors(), _interruptible(db):
         from convtui.benchmarks.live_command import bench_live_command
 
         exit_code = bench_live_command(
@@ -443,7 +444,7 @@ def bench_static(
     t-1 passed, that code is the target's turn t. Killed? Run the same command again.
 
     Example: [bold]convtui bench static --logs live.db --db replay.db[/bold]"""
-    with user_errors():
+    with user_errors(), _interruptible(db):
         from convtui.benchmarks.static import ReplaySettings
         from convtui.benchmarks.static_command import StaticOptions, bench_static_command
         from convtui.core.omega import parse_feedback
@@ -479,6 +480,13 @@ def bench_static(
             )
         )
     raise typer.Exit(exit_code)
+
+
+def _interruptible(db: Path) -> AbstractContextManager[None]:
+    """Ctrl+C in a bench command: what was kept and the command that goes on (exit 130)."""
+    from convtui.benchmarks.interrupted import on_interrupt
+
+    return on_interrupt(db)
 
 
 def _task_ids(ids: str, data: Path | None) -> frozenset[str]:
