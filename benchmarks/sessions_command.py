@@ -9,12 +9,17 @@ import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Literal, TextIO, get_args
 
 from convtui.benchmarks.output import console, print_json
-from convtui.benchmarks.sessions_views import export_view, session_detail, session_table
+from convtui.benchmarks.sessions_views import (
+    export_view,
+    left_out_note,
+    session_detail,
+    session_table,
+)
 from convtui.core.errors import ConvtuiError
 from convtui.core.loaders import load_catalog
 from convtui.core.session import SessionStatus
@@ -25,6 +30,7 @@ from convtui.sessions.browse import (
     list_sessions,
     load_session,
     resolve_session_ids,
+    sessions_by_id,
     unique_prefix_length,
 )
 from convtui.sessions.codeif_export import plan_codeif
@@ -145,6 +151,9 @@ class ExportResult:
     out: str  # the file, "-" for stdout, or the folder
     sets: tuple[WrittenLogSet, ...] = ()
     rounds: int | None = None  # codeif: the records written
+    # Chosen by --all or a filter but still running or planned, so left out (named ids are
+    # refused instead: naming one says it is wanted).
+    unfinished_left_out: int = 0
 
 
 def export_command(options: ExportOptions) -> None:
@@ -152,6 +161,8 @@ def export_command(options: ExportOptions) -> None:
     result = export(options)
     if result.out != "-":
         console().print(export_view(result), soft_wrap=True)
+    elif result.unfinished_left_out:  # the export is on stdout: say it on stderr
+        console(stderr=True).print(left_out_note(result), soft_wrap=True)
 
 
 def export(options: ExportOptions) -> ExportResult:
@@ -173,28 +184,49 @@ def export(options: ExportOptions) -> ExportResult:
     with open_existing(options.db) as store:
         # An empty default selection for codeif is refused by plan_codeif, naming CodeIF.
         ids = _select(store, options, statuses, allow_empty=options.format == "codeif")
-        if options.format == "convcodebench":
-            folder = options.out or options.db.parent / f"{options.db.stem}-static-logs"
-            sets = export_convcodebench(
-                store,
-                ids,
-                folder,
-                include_unfinished=options.include_unfinished,
-                headers=_code_headers(store, ids),
-                model_name=options.model_name,
-            )
-            selected = sum(s.sessions for s in sets if not s.added)
-            return ExportResult("convcodebench", selected, str(folder), tuple(sets))
-        if options.format == "codeif":
-            return _export_codeif(store, ids, options.out, options.include_unfinished, options.db)
-        if to_stdout:
-            count = export_jsonl(
-                store, ids, sys.stdout, include_unfinished=options.include_unfinished
-            )
-            return ExportResult("jsonl", count, "-")
-        assert options.out is not None
-        count = _export_jsonl_file(store, ids, options.out, options.include_unfinished)
-        return ExportResult("jsonl", count, str(options.out))
+        left_out = 0
+        if not options.ids and not options.include_unfinished:
+            ids, left_out = _finished_only(store, ids)
+        result = _export_selected(store, options, ids, to_stdout)
+    return replace(result, unfinished_left_out=left_out)
+
+
+def _finished_only(store: Store, ids: Sequence[str]) -> tuple[list[str], int]:
+    """The finished sessions among ``ids`` and how many were not; refused when none is."""
+    rows = sessions_by_id(store, ids)
+    finished = [row.id for row in rows if row.finished]
+    if rows and not finished:
+        raise ConvtuiError(
+            f"the {len(rows)} session(s) selected are all unfinished (planned or running): "
+            "pass --include-unfinished to export them as they are"
+        )
+    return finished, len(rows) - len(finished)
+
+
+def _export_selected(
+    store: Store, options: ExportOptions, ids: list[str], to_stdout: bool
+) -> ExportResult:
+    """Write ``ids`` in the format asked for."""
+    if options.format == "convcodebench":
+        folder = options.out or options.db.parent / f"{options.db.stem}-static-logs"
+        sets = export_convcodebench(
+            store,
+            ids,
+            folder,
+            include_unfinished=options.include_unfinished,
+            headers=_code_headers(store, ids),
+            model_name=options.model_name,
+        )
+        selected = sum(s.sessions for s in sets if not s.added)
+        return ExportResult("convcodebench", selected, str(folder), tuple(sets))
+    if options.format == "codeif":
+        return _export_codeif(store, ids, options.out, options.include_unfinished, options.db)
+    if to_stdout:
+        count = export_jsonl(store, ids, sys.stdout, include_unfinished=options.include_unfinished)
+        return ExportResult("jsonl", count, "-")
+    assert options.out is not None
+    count = _export_jsonl_file(store, ids, options.out, options.include_unfinished)
+    return ExportResult("jsonl", count, str(options.out))
 
 
 def _export_codeif(

@@ -255,6 +255,18 @@ def _verbal(turn: Turn) -> list[RenderableType]:
 
 
 def export_view(result: ExportResult) -> RenderableType:
+    shown = _export_view(result)
+    return Group(shown, left_out_note(result)) if result.unfinished_left_out else shown
+
+
+def left_out_note(result: ExportResult) -> Text:
+    return Text(
+        f"{result.unfinished_left_out} unfinished session(s) (planned or running) left out; "
+        "--include-unfinished exports them as they are"
+    )
+
+
+def _export_view(result: ExportResult) -> RenderableType:
     if result.format == "jsonl":
         return Text(f"{result.sessions} session(s) written to {result.out} (JSONL)")
     if result.format == "codeif":

@@ -148,12 +148,28 @@ def test_export_jsonl_to_stdout_and_to_a_file(db: Path, tmp_path: Path) -> None:
     assert len(out.read_text(encoding="utf-8").splitlines()) == 2
 
 
-def test_export_refuses_unfinished_sessions_and_writes_no_file(db: Path, tmp_path: Path) -> None:
+def test_export_all_leaves_unfinished_sessions_out_and_says_so(db: Path, tmp_path: Path) -> None:
+    """--all (or a filter) exports the finished sessions and says how many unfinished ones
+    it left out (an app's database nearly always holds one); naming an unfinished session
+    is refused in one line and writes no file."""
     out = tmp_path / "sessions.jsonl"
     done = convtui("sessions", "export", "--db", str(db), "--all", "--out", str(out))
-    assert_one_line_error(done, session_ids(db)["BigCodeBench/2"], "--include-unfinished")
-    assert not out.exists()
-    assert not [p for p in tmp_path.iterdir() if "sessions.jsonl" in p.name]
+    assert done.returncode == 0, done.stderr
+    (line,) = out.read_text(encoding="utf-8").splitlines()
+    assert json.loads(line)["session"]["task_id"] == "BigCodeBench/13"
+    said = " ".join(done.stdout.split())
+    assert "1 unfinished session(s) (planned or running) left out" in said
+    assert "--include-unfinished" in said
+    # On stdout the export stays clean: the note goes to stderr.
+    streamed = convtui("sessions", "export", "--db", str(db), "--all")
+    assert streamed.returncode == 0, streamed.stderr
+    assert len(streamed.stdout.splitlines()) == 1
+    assert "left out" in streamed.stderr
+    named = tmp_path / "named.jsonl"
+    running = session_ids(db)["BigCodeBench/2"]
+    refused = convtui("sessions", "export", running, "--db", str(db), "--out", str(named))
+    assert_one_line_error(refused, running, "--include-unfinished")
+    assert not [p for p in tmp_path.iterdir() if "named.jsonl" in p.name]
 
 
 def test_export_convcodebench_writes_a_log_set(db: Path, tmp_path: Path) -> None:
