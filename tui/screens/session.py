@@ -280,7 +280,6 @@ class SessionScreen(Screen):
     @on(msg.SessionFinished)
     def _finished(self, event: msg.SessionFinished) -> None:
         self.phase = event.status  # the status line says how it ended
-        self.query_one(StatusLine).note = ""
         self._refresh()
 
     @on(msg.TurnFailed)

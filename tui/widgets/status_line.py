@@ -23,12 +23,18 @@ class StatusLine(Static):
     max_turns: reactive[int] = reactive(10)
     elapsed_s: reactive[float] = reactive(0.0)
     note: reactive[str] = reactive("")
-    """The latest background result (an error, a re-run's outcome)."""
+    """The latest background result (an error, a re-run's outcome, a cancel on its way).
+    It speaks of the phase it was written in, so a change of phase clears it: "cancelling
+    the turn…" must not outlive the cancel, nor an error the retry that followed it."""
 
     def __init__(self, model: str, feedback: str, **kwargs) -> None:
         super().__init__("", markup=False, **kwargs)
         self._model = model
         self._feedback = feedback
+
+    def watch_phase(self, old: str, new: str) -> None:
+        if old != new:
+            self.note = ""
 
     def render(self) -> Text:
         busy = self.phase in ("generating", "executing", "simulating", "saving", "starting")
