@@ -331,7 +331,7 @@ class SessionScreen(Screen):
 
     @on(TestResultsTable.TracebackRequested)
     def _traceback(self, event: TestResultsTable.TracebackRequested) -> None:
-        self.app.push_screen(TracebackModal(event.row))
+        self.app.push_screen(TracebackModal(event.row, event.run_detail))
 
     # --- state pushed down ---------------------------------------------------------------------
 

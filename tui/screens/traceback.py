@@ -1,4 +1,4 @@
-"""The full traceback of one test."""
+"""The full traceback of one test, or what its status means when it left none."""
 
 from __future__ import annotations
 
@@ -15,11 +15,14 @@ from convtui.tui.viewmodels import TestRow
 class TracebackModal(DetailModal):
     BINDINGS = [Binding("escape,q,enter", "dismiss", "Close", id="convtui.close-traceback")]
 
-    def __init__(self, row: TestRow) -> None:
+    def __init__(self, row: TestRow, run_detail: str = "") -> None:
         super().__init__()
         self._row = row
+        self._run_detail = run_detail
 
     def compose(self) -> ComposeResult:
         title = f"{render.status_word(self._row.status)} · {self._row.name}"
         with self.frame(title):
-            yield Static(Text(self._row.traceback or "(no traceback: the test passed)"))
+            row = self._row
+            text = render.traceback_text(row.status, row.traceback, self._run_detail)
+            yield Static(Text(text), id="traceback-text")

@@ -34,11 +34,14 @@ class TestResultsTable(DataTable):
     @dataclass
     class TracebackRequested(Message):
         row: TestRow
+        run_detail: str = ""
+        """Why the run as a whole went as it did (a test that never ran left no words)."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.border_title = "Tests"
         self._rows: tuple[TestRow, ...] = ()
+        self._detail = ""
 
     def on_mount(self) -> None:
         if not self.columns:  # results may have arrived before the table was mounted
@@ -59,6 +62,7 @@ class TestResultsTable(DataTable):
         self.clear(columns=True)
         self._add_columns(result.rows if result else ())
         self._rows = result.rows if result else ()
+        self._detail = result.detail if result else ""
         if result is None:
             self.border_title = "Tests"
             self.border_subtitle = note
@@ -75,4 +79,5 @@ class TestResultsTable(DataTable):
 
     def action_open_traceback(self) -> None:
         if self._rows and 0 <= self.cursor_row < len(self._rows):
-            self.post_message(self.TracebackRequested(self._rows[self.cursor_row]))
+            row = self._rows[self.cursor_row]
+            self.post_message(self.TracebackRequested(row, self._detail))
