@@ -214,7 +214,8 @@ def parse_codeif(row: dict[str, Any], where: str = "CodeIF row") -> Task:
         raise DataFormatError(f"{where}: field 'requirements' is not an object")
     for category, spec in raw_reqs.items():
         req_where = f"{where} requirement {category!r}"
-        snippets = _snippets(_field(spec, "unit_test", req_where), req_where)
+        unit_test = _field(spec, "unit_test", req_where)
+        snippets = _snippets(unit_test, req_where)
         sources.extend(snippets)
         slug = _slug(category)
         requirements.append(
@@ -225,6 +226,7 @@ def parse_codeif(row: dict[str, Any], where: str = "CodeIF row") -> Task:
                     "snippets",
                     snippets=tuple((f"{slug}_{i}", s) for i, s in enumerate(snippets, start=1)),
                 ),
+                one_string=isinstance(unit_test, str),
             )
         )
 

@@ -33,6 +33,10 @@ class Requirement:
     category: str
     text: str
     tests: TestSpec
+    # The data file holds this ``unit_test`` as one bare string, not a list of snippets: the
+    # loader reads it as one snippet, but the authors' dynamic script iterates it character by
+    # character (core/codeif/authors_dynamic.py), which needs to know.
+    one_string: bool = False
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,10 @@ Each rule below is the script's, read from zhu-zhu-ding/CodeIF-Bench, branch v1,
    is CA's round k+1, and is shown there.
 5. **Averages**: per round, over the tasks that have a row at that position (``round_total``).
 
-Dynamic conversations are not scored by these rules (the authors' dynamic script plays a
-different conversation, ``dynamic_conversation/``); their tables keep the paper's
-definitions and say so.
+Dynamic conversations are not scored by these rules: one played by the authors' dynamic
+script (``--protocol codeif``) is scored as that script scores it (authors_dynamic.py); one
+played by convtui's rules (``--protocol convtui``) by the paper's formulas, and its tables say
+so.
 """
 
 from __future__ import annotations

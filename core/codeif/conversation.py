@@ -5,14 +5,16 @@ who answers (a model, a script) and where the checks run is the caller's.
 - **static** (①): round 1 gives the initial instruction, round i the i-th instruction of the
   task's order; the model sees (I1, A1, I2, A2, ..., I_i), its own earlier answers and no
   feedback; round i's code is checked against every instruction given so far.
-- **dynamic** (②): instruction rounds and feedback rounds, at most twice as many rounds as
-  instructions. An instruction round gives the first instruction, in the task's order, that
-  the current code does not follow and that was not dropped (so an instruction already met
-  is never given, and one forgotten is given again); when it is not followed, a feedback
-  round repeats it with what went wrong (compiler errors, the instructions not followed); an
-  instruction failed in both is dropped. The conversation ends when the code follows every
-  instruction not dropped. Every round checks every instruction, given or not, since the next
-  choice depends on all of them; the metrics count the given ones.
+- **dynamic** (②, ``--protocol convtui``; under ``--protocol codeif`` the authors' dynamic
+  script is played instead, authors_dynamic.py): instruction rounds and feedback rounds, at
+  most twice as many rounds as instructions. An instruction round gives the first
+  instruction, in the task's order, that the current code does not follow and that was not
+  dropped (so an instruction already met is never given, and one forgotten is given again);
+  when it is not followed, a feedback round repeats it with what went wrong (compiler
+  errors, the instructions not followed); an instruction failed in both is dropped. The
+  conversation ends when the code follows every instruction not dropped. Every round checks
+  every instruction, given or not, since the next choice depends on all of them; the metrics
+  count the given ones.
 - **person**: a person plays the user (``convtui session --task CodeIF/…``). Round 1 gives
   the initial instruction; before each later round ``choose`` is handed the static order's
   next instruction not yet given and returns what the round says (that instruction, edited,

@@ -16,12 +16,15 @@ whether the round's code follows it. From that, per round:
 Averages are over the tasks that reached a round; IA by category is over the instruction
 rounds that gave an instruction of that category (feedback rounds excluded).
 
-Where the benchmark's scripts differ from the paper, the paper wins: its dynamic script
-leaves Functionality Extension out of the conversation altogether and checks follow-ups
-without the initial asserts; here it takes part, and every instruction is checked as the
-static evaluation checks it (programs.py). An instruction dropped in a dynamic conversation
-(failed in its round and in its feedback round) still counts in CA and IFE, as in the script:
-it was given.
+These are the ``paper`` definition, and what scores convtui's dynamic conversation
+(``--protocol convtui``) under either definition. Where the benchmark's scripts differ from the
+paper, the paper wins here: its dynamic script leaves Functionality Extension out of the
+conversation altogether and checks follow-ups without the initial asserts; in convtui's
+dynamic conversation it takes part, and every instruction is checked as the static evaluation
+checks it (programs.py). An instruction dropped in a dynamic conversation (failed in its round
+and in its feedback round) still counts in CA and IFE, as in the script: it was given. The
+authors' own definitions are authors.py (static) and authors_dynamic.py (their dynamic script,
+played under ``--protocol codeif``).
 """
 
 from __future__ import annotations
