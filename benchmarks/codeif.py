@@ -6,7 +6,10 @@ command after a kill continues: the recorded rounds are rebuilt and the conversa
 
 A run's mode (static or dynamic) and protocol are part of its selection, so runs of the two
 modes never mix; ``--protocol codeif`` checks candidates as the benchmark's evaluation does
-(pre-processed, programs.py), ``convtui`` as written.
+(pre-processed, programs.py), ``convtui`` as written. A dynamic conversation under ``--protocol
+codeif`` is the authors' dynamic script's (core/codeif/authors_dynamic.py: its turns, words,
+code reading and checks), and its selection says so (``conversation=authors``); under
+``convtui`` it is convtui's (core/codeif/conversation.py).
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from convtui.benchmarks.live import LEASE_S, claim_run
 from convtui.core.calls import journaled_call
+from convtui.core.codeif import authors_dynamic
 from convtui.core.codeif.conversation import Mode, PlayedRound, RoundPlan, play, rounds_limit
 from convtui.core.codeif.instructions import Instruction, instructions
 from convtui.core.codeif.programs import first_python_block, round_request
@@ -33,6 +38,7 @@ from convtui.sessions import Store, run_config_hash
 from convtui.sessions.records import SessionRow
 
 SELECTION_PREFIX = "codeif;"  # every CodeIF run's selection starts so: report keeps them apart
+AUTHORS_CONVERSATION = "authors"  # selection field conversation=: the authors' dynamic script
 
 
 @dataclass(frozen=True)
@@ -46,10 +52,24 @@ class CodeifSettings:
     replay: bool = False
 
     @property
+    def authors_dynamic(self) -> bool:
+        """A dynamic conversation as the authors' script plays it (``--protocol codeif``)."""
+        return self.mode == "dynamic" and self.preprocess and not self.replay
+
+    @property
     def selection_prefix(self) -> str:
         protocol = "codeif" if self.preprocess else "convtui"
         mode = "replay" if self.replay else self.mode
-        return f"{SELECTION_PREFIX}mode={mode};protocol={protocol}"
+        # Dynamic runs recorded before the authors' script was followed lack the field, so
+        # they are neither resumed by it nor scored as its conversations.
+        authors = f";conversation={AUTHORS_CONVERSATION}" if self.authors_dynamic else ""
+        return f"{SELECTION_PREFIX}mode={mode};protocol={protocol}{authors}"
+
+    def rounds_limit(self, task: Task) -> int:
+        """The most rounds one conversation of ``task`` plays."""
+        if self.authors_dynamic:
+            return authors_dynamic.Script.of(task).max_turns
+        return rounds_limit(instructions(task), self.play_mode)
 
     @property
     def play_mode(self) -> Mode:
@@ -64,9 +84,9 @@ class CodeifProgress:
     error: str = ""
 
 
-def most_rounds(tasks: Sequence[Task], mode: Mode) -> int:
-    """The most rounds any of ``tasks`` plays in ``mode``."""
-    return max(rounds_limit(instructions(t), mode) for t in tasks)
+def most_rounds(tasks: Sequence[Task], settings: CodeifSettings) -> int:
+    """The most rounds any of ``tasks`` plays under ``settings``."""
+    return max(settings.rounds_limit(t) for t in tasks)
 
 
 def plan_codeif_run(
@@ -100,7 +120,12 @@ class CodeifPlayer:
         store, mode = self.store, self.settings.play_mode
         order = instructions(task)
         journal = store.journal(row.id)
-        prior = rebuild(store.load_turns(row.id), order, mode)
+        turns = store.load_turns(row.id)
+        authors = authors_dynamic.Script.of(task) if self.settings.authors_dynamic else None
+        if authors is None:
+            prior = rebuild(turns, order, mode)
+        else:
+            prior = authors_dynamic.rebuild(turns, authors)
         store.set_session_status(row.id, "running")
         made: dict[int, tuple[Completion, tuple[ChatMessage, ...]]] = {}
 
@@ -140,20 +165,32 @@ class CodeifPlayer:
             ) -> RoundPlan | None:
                 return script.get(len(rounds) + 1)
 
+        if authors is None:
+            rounds = play(order, mode, ask, check, extract, prior, choose)
+            status_of = round_status
+        else:
+            rounds = authors_dynamic.play(authors, ask, partial(self._check, task, authors), prior)
+            status_of = authors_dynamic.round_status
+        limit = self.settings.rounds_limit(task)
         last = prior[-1] if prior else None
-        async for played in play(order, mode, ask, check, extract, prior, choose):
+        async for played in rounds:
             completion, messages = made[played.plan.number]
             key = request_hash(self.backend.spec, messages, self.config.params)
-            ended = played.plan.number >= rounds_limit(order, mode)
-            status: SessionStatus = round_status(played) if ended else "running"
+            ended = played.plan.number >= limit
+            status: SessionStatus = status_of(played) if ended else "running"
             store.save_turn(row.id, round_turn(played, completion, messages, key, mode), status)
             store.take_lease(self.run_id, seconds=LEASE_S)
             last = played
             if self.on_progress:
                 self.on_progress(CodeifProgress(task.id, played, status))
-        final = round_status(last) if last is not None else "stalled"
+        final = status_of(last) if last is not None else "stalled"
         store.set_session_status(row.id, final)
         return final
+
+    async def _check(self, task: Task, script: authors_dynamic.Script, code: str) -> ExecResult:
+        """The authors' dynamic script's checks of ``code`` (authors_dynamic.script_request)."""
+        request = authors_dynamic.script_request(task, code, script, self.config.limits)
+        return await self.execute(request)
 
 
 async def run_codeif(player: CodeifPlayer, tasks: Sequence[Task], concurrency: int) -> int:

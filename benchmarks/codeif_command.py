@@ -94,7 +94,7 @@ def bench_codeif_command(options: CodeifOptions) -> int:
             "the task selection is empty: check --ids (convtui tasks list --suite codeif)"
         )
     settings = CodeifSettings(options.mode, preprocess=options.protocol == "codeif")
-    config = _config(options.model, most_rounds(tasks, options.mode), options.max_tokens)
+    config = _config(options.model, most_rounds(tasks, settings), options.max_tokens)
     selection = f"{settings.selection_prefix};data={data.sha256};ids={options.ids or ''}"
     run_id, resumed, failed, played = asyncio.run(
         _execute(options, settings, config, selection, tasks, data=data)
@@ -116,7 +116,7 @@ def _replay_command(options: CodeifOptions, logs: Path) -> int:
     with Store.open(options.db) as store:
         references = gather_references(logs, store, catalog, wanted)
     tasks = [catalog.get(r.task_id) for r in references]
-    config = _config(options.model, most_rounds(tasks, "person"), options.max_tokens)
+    config = _config(options.model, most_rounds(tasks, settings), options.max_tokens)
     prefix = f"{settings.selection_prefix};data={data.sha256}"
     selection = replay_selection(prefix, logs, references)
 

@@ -7,9 +7,12 @@ so anyone can recompute the metrics without convtui.
 
 Two definitions, named in every table, CSV row and JSON group (``--metrics``, else what the
 run recorded, else ``authors``): ``authors``, what the authors' scripts compute
-(core/codeif/authors.py, the published numbers), and ``paper``, the paper's §3.2 formulas
-(core/codeif/metrics.py). Dynamic conversations are scored by the paper's formulas under
-either (the authors' dynamic script plays another conversation), and their tables say so.
+(core/codeif/authors.py for static conversations, the published numbers), and ``paper``, the
+paper's §3.2 formulas (core/codeif/metrics.py). A dynamic conversation played by the authors'
+dynamic script (``--protocol codeif``, core/codeif/authors_dynamic.py) is scored under
+``authors`` as that script scores each turn, and its table is ``report.py``'s: the turns
+averaged in pairs ("1-2", "3-4", ...) and an "avg" row. One played by convtui's rules
+(``--protocol convtui``) is scored by the paper's formulas under either, and its tables say so.
 
 Verdicts are not re-run: each round's recorded execution is read back through
 :func:`convtui.core.codeif.records.rebuild`, the same code that resumes a run, against the
@@ -23,8 +26,10 @@ import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from convtui.benchmarks.codeif import SELECTION_PREFIX
+from convtui.benchmarks.codeif import AUTHORS_CONVERSATION, SELECTION_PREFIX
+from convtui.core.codeif import authors_dynamic
 from convtui.core.codeif.authors import Cell, authors_per_round, task_rows
+from convtui.core.codeif.authors_dynamic import PAIR_METRICS, ScriptTurn, pair_rows, task_pairs
 from convtui.core.codeif.conversation import MODES, Mode, PlayedRound
 from convtui.core.codeif.data_file import catalog_for_run
 from convtui.core.codeif.instructions import BASE, CATEGORIES, instructions
@@ -37,6 +42,8 @@ from convtui.sessions.results import sessions_by_selection
 REPLAY = "replay"  # bench codeif --logs: people's conversations replayed
 AUTHORS, PAPER = "authors", "paper"
 DEFINITIONS = (AUTHORS, PAPER)
+# The note of the authors' definition for their dynamic script's conversations.
+AUTHORS_DYNAMIC_NOTE = "authors (dynamic)"
 METRICS_NOTES = {
     AUTHORS: (
         "authors: as the CodeIF-Bench authors' scripts compute them (IA_CA.py, IFR.py, "
@@ -55,6 +62,19 @@ METRICS_NOTES = {
         "followed in the previous round that are no longer followed. IFE (dynamic): "
         "instructions followed per round played. Averages over the tasks that reached a round."
     ),
+    AUTHORS_DYNAMIC_NOTE: (
+        "authors (dynamic): as the CodeIF-Bench authors' dynamic conversation scores each turn "
+        "and averages the turns (zhu-zhu-ding/CodeIF-Bench, branch v1, dynamic_conversation/"
+        "multi_turn_function_eval.py and report.py). Each "
+        "instruction is checked on its own tests. IA: the turn's instruction is followed. CA: "
+        "share of the instructions given so far (an instruction given again counts again; the "
+        "base one always) that are followed. IFR: share of the instructions still asked whose "
+        "passed flag is set (followed in their turn or retry, never cleared) that now fail. "
+        "IFE: the number CA counts divided by the turn's number. The base answer's turn and its "
+        "retry score IA = CA = pass, IFR 0, IFE 1 (0.5 on the retry). Rows are report.py's: "
+        "each task's turns in pairs (1-2, 3-4, ...; an odd last turn alone), each pair averaged "
+        "over the tasks that have it; avg is the mean of the pairs' averages. All in percent."
+    ),
 }
 
 
@@ -70,14 +90,25 @@ class CodeifSession:
     protocol: str
     status: str
     rounds: tuple[Round, ...]
-    metrics: str = AUTHORS  # the definition asked for; dynamic ones are scored by the paper's
+    metrics: str = AUTHORS  # the definition asked for (see scored_by)
     data: str = ""  # the first 16 hex digits of the data file's SHA-256, "" if not recorded
+    # "authors": a dynamic conversation played by the authors' script (authors_dynamic.py),
+    # with its rows as that script logs them in ``script_turns``; "" for any other.
+    conversation: str = ""
+    script_turns: tuple[ScriptTurn, ...] = ()
+
+    @property
+    def authors_dynamic(self) -> bool:
+        return self.mode == "dynamic" and self.conversation == AUTHORS_CONVERSATION
 
     @property
     def scored_by(self) -> str:
-        return PAPER if self.mode == "dynamic" else self.metrics
+        """The definition asked for, but a dynamic conversation by convtui's rules is scored
+        by the paper's formulas under either."""
+        return PAPER if self.mode == "dynamic" and not self.authors_dynamic else self.metrics
 
     def to_json(self) -> dict:
+        conversation = {"conversation": self.conversation} if self.authors_dynamic else {}
         return {
             "session_id": self.session_id,
             "run_id": self.run_id,
@@ -85,6 +116,7 @@ class CodeifSession:
             "model": self.model,
             "mode": self.mode,
             "protocol": self.protocol,
+            **conversation,
             "status": self.status,
             "data_sha256": self.data,
             "rounds": [
@@ -102,6 +134,20 @@ class CodeifSession:
         }
 
     def _scores(self) -> dict:
+        if self.scored_by == AUTHORS and self.authors_dynamic:
+            # Each turn as the script logs it, then report.py's pairs of this session alone.
+            return {
+                "metrics": AUTHORS,
+                "turns": [
+                    {"turn": t.number, "kind": t.kind, "instruction": t.instruction}
+                    | {m: getattr(t, m) for m in PAIR_METRICS}
+                    | {"given": list(t.given), "dropped": sorted(t.dropped)}
+                    for t in self.script_turns
+                ],
+                "pairs": [
+                    {"turns": name} | values for name, values in task_pairs(self.script_turns)
+                ],
+            }
         if self.scored_by == AUTHORS:
             rows = task_rows(self.rounds)
             # Positional lists, as the scripts number them (authors.py rule 3).
@@ -119,7 +165,9 @@ class CodeifSession:
 @dataclass(frozen=True)
 class CodeifGroup:
     """The scores of one model × mode × protocol × definition × data file: per round (index
-    0 = round 1), each metric's cell; a metric with no row at a round is absent."""
+    0 = round 1), each metric's cell; a metric with no row at a round is absent. The authors'
+    dynamic conversations scored by their definition have report.py's rows instead, named in
+    ``labels`` ("1-2", "3-4", ..., "avg")."""
 
     model: str
     mode: str
@@ -129,22 +177,34 @@ class CodeifGroup:
     tasks: int
     rounds: tuple[Mapping[str, Cell], ...]
     categories: dict[str, tuple[int, float]]  # category -> (rounds that gave it, mean IA)
+    conversation: str = ""  # "authors": the authors' dynamic script played it
+    labels: tuple[str, ...] = ()  # the rows' names when they are not rounds 1, 2, ...
 
     @property
     def label(self) -> str:
         return f"{self.model} · {self.mode} · {self.protocol} · {self.metrics}"
 
+    @property
+    def note(self) -> str:
+        """The key of its definition's note in METRICS_NOTES."""
+        return AUTHORS_DYNAMIC_NOTE if self.labels else self.metrics
+
+    def row_name(self, i: int) -> str:
+        return self.labels[i] if self.labels else str(i + 1)
+
     def to_json(self) -> dict:
+        conversation = {"conversation": self.conversation} if self.conversation else {}
         return {
             "model": self.model,
             "mode": self.mode,
             "protocol": self.protocol,
+            **conversation,
             "metrics": self.metrics,
-            "metrics_note": METRICS_NOTES[self.metrics],
+            "metrics_note": METRICS_NOTES[self.note],
             "data_sha256": self.data,
             "tasks": self.tasks,
             "rounds": [
-                {"round": i + 1}
+                ({"turns": self.labels[i]} if self.labels else {"round": i + 1})
                 | {m: c.value for m, c in cells.items()}
                 | {f"{m}_tasks": c.tasks for m, c in cells.items()}
                 for i, cells in enumerate(self.rounds)
@@ -182,9 +242,17 @@ def read_codeif(
         turns = db_store.load_turns(s.session_id)
         if not turns:
             continue
-        # A replay checks every instruction each round, as the person's conversation did.
-        checks: Mode = "person" if mode == REPLAY else mode  # type: ignore[assignment]
-        played: list[PlayedRound] = rebuild(turns, instructions(catalog[s.task_id]), checks)
+        task = catalog[s.task_id]
+        conversation = fields.get("conversation", "") if mode == "dynamic" else ""
+        script_turns: tuple[ScriptTurn, ...] = ()
+        if conversation == AUTHORS_CONVERSATION:
+            script = authors_dynamic.Script.of(task)
+            played: list[PlayedRound] = authors_dynamic.rebuild(turns, script)
+            script_turns = authors_dynamic.turn_rows(script, played)
+        else:
+            # A replay checks every instruction each round, as the person's conversation did.
+            checks: Mode = "person" if mode == REPLAY else mode  # type: ignore[assignment]
+            played = rebuild(turns, instructions(task), checks)
         sessions.append(
             CodeifSession(
                 session_id=s.session_id,
@@ -197,6 +265,8 @@ def read_codeif(
                 rounds=tuple(p.as_round() for p in played),
                 metrics=definition,
                 data=digest,
+                conversation=conversation,
+                script_turns=script_turns,
             )
         )
     return tuple(sessions)
@@ -205,13 +275,21 @@ def read_codeif(
 def build_groups(sessions: Sequence[CodeifSession]) -> tuple[CodeifGroup, ...]:
     """One group per model × mode × protocol × definition × data file; a task recorded by
     several runs of one group counts once (the newest run's session)."""
-    newest: dict[tuple[str, str, str, str, str], dict[str, CodeifSession]] = {}
+    newest: dict[tuple[str, str, str, str, str, str], dict[str, CodeifSession]] = {}
     for s in sorted(sessions, key=lambda s: s.run_id):
-        key = (s.model, s.mode, s.protocol, s.scored_by, s.data)
+        key = (s.model, s.mode, s.protocol, s.scored_by, s.data, s.conversation)
         newest.setdefault(key, {})[s.task_id] = s
     groups = []
-    for (model, mode, protocol, definition, data), by_task in sorted(newest.items()):
+    for (model, mode, protocol, definition, data, conversation), by_task in sorted(newest.items()):
         tasks = [s.rounds for s in by_task.values()]
+        labels: tuple[str, ...] = ()
+        rounds: tuple[Mapping[str, Cell], ...]
+        if definition == AUTHORS and conversation == AUTHORS_CONVERSATION:
+            rows = pair_rows([s.script_turns for s in by_task.values()])
+            labels = tuple(r.label for r in rows)
+            rounds = tuple({m: Cell(r.values[m], r.tasks) for m in PAIR_METRICS} for r in rows)
+        else:
+            rounds = _rounds(tasks, definition, mode)
         groups.append(
             CodeifGroup(
                 model=model,
@@ -220,8 +298,10 @@ def build_groups(sessions: Sequence[CodeifSession]) -> tuple[CodeifGroup, ...]:
                 metrics=definition,
                 data=data,
                 tasks=len(tasks),
-                rounds=_rounds(tasks, definition, mode),
+                rounds=rounds,
                 categories=_categories_ia(tasks, definition),
+                conversation=conversation,
+                labels=labels,
             )
         )
     return tuple(groups)
@@ -252,11 +332,16 @@ def _categories_ia(
     return ia_by_category(own)
 
 
+def metrics_notes(groups: Sequence[CodeifGroup]) -> dict[str, str]:
+    """The notes of the definitions ``groups`` are scored by."""
+    return {key: METRICS_NOTES[key] for key in sorted({g.note for g in groups})}
+
+
 def codeif_json(groups: Sequence[CodeifGroup], sessions: Sequence[CodeifSession]) -> dict:
     return {
         "groups": [g.to_json() for g in groups],
         "sessions": [s.to_json() for s in sessions],
-        "metrics": {d: METRICS_NOTES[d] for d in sorted({g.metrics for g in groups})},
+        "metrics": metrics_notes(groups),
     }
 
 
@@ -265,7 +350,8 @@ CSV_METRICS = ("ia", "ca", "ifr", "ife")
 
 def rounds_csv(groups: Sequence[CodeifGroup]) -> str:
     """One row per group and round; each metric with the tasks it averages over (blank
-    where the definition has no row at that round)."""
+    where the definition has no row at that round). The authors' dynamic rows are report.py's,
+    their ``round`` its row name ("1-2", ..., "avg")."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(
@@ -278,7 +364,9 @@ def rounds_csv(groups: Sequence[CodeifGroup]) -> str:
             for m in CSV_METRICS:
                 cell = cells.get(m)
                 values += [f"{cell.value:.4f}", cell.tasks] if cell else ["", ""]
-            writer.writerow([g.model, g.mode, g.protocol, g.metrics, g.data, i + 1, *values])
+            writer.writerow(
+                [g.model, g.mode, g.protocol, g.metrics, g.data, g.row_name(i), *values]
+            )
     return out.getvalue()
 
 
@@ -318,9 +406,33 @@ def round_table(groups: Sequence[CodeifGroup], metric: str, title: str):
     return table
 
 
+def pair_table(group: CodeifGroup):
+    """The authors' dynamic rows of one group, as report.py prints them: a row per pair of
+    turns, then avg; IA, IFR, CA and IFE in percent."""
+    from rich.table import Table
+
+    title = "CodeIF-Bench dynamic, per pair of turns as the authors' report.py averages (%)"
+    table = Table(
+        title=title,
+        min_width=len(title),
+        header_style="bold",
+        caption=" · ".join(
+            [*_header(group).split("\n"), "(n) = tasks with that pair; avg = mean of the pairs."]
+        ),
+    )
+    table.add_column("turns", justify="right")
+    for metric in PAIR_METRICS:
+        table.add_column(metric.upper(), justify="right")
+    for i, cells in enumerate(group.rounds):
+        shown = [f"{100 * cells[m].value:.1f} ({cells[m].tasks})" for m in PAIR_METRICS]
+        table.add_row(group.row_name(i), *shown)
+    return table
+
+
 def _header(g: CodeifGroup) -> str:
     data = f" · data {g.data}" if g.data else ""
-    return f"{g.model}\n{g.mode} · {g.protocol}\nmetrics: {g.metrics}{data}"
+    mode = f"{g.mode} (authors' script)" if g.conversation else g.mode
+    return f"{g.model}\n{mode} · {g.protocol}\nmetrics: {g.metrics}{data}"
 
 
 def _definitions_caption(groups: Sequence[CodeifGroup]) -> str:
@@ -333,8 +445,13 @@ def _definitions_caption(groups: Sequence[CodeifGroup]) -> str:
         }[d]
         for d in found
     )
-    dynamic = any(g.mode == "dynamic" for g in groups)
-    tail = "; dynamic conversations are scored by the paper's formulas" if dynamic else ""
+    by_paper = any(g.mode == "dynamic" and not g.conversation for g in groups)
+    tail = (
+        "; dynamic conversations by convtui's rules (--protocol convtui) are scored by the "
+        "paper's formulas"
+        if by_paper
+        else ""
+    )
     return f"(n) = tasks with a row at that round. Metrics: {shown}{tail}."
 
 
@@ -361,16 +478,21 @@ def category_table(groups: Sequence[CodeifGroup]):
 
 def codeif_tables(groups: Sequence[CodeifGroup]) -> list:
     """The paper's tables: IA, CA and IFR per round; IFE per round for dynamic groups; IA by
-    category. Cells read ``score (tasks that reached the round)``."""
-    tables = [
-        round_table(groups, "ia", "CodeIF-Bench IA per round (%)"),
-        round_table(groups, "ca", "CodeIF-Bench CA per round (%)"),
-        round_table(groups, "ifr", "CodeIF-Bench IFR per round (%)"),
-    ]
-    dynamic = [g for g in groups if g.mode == "dynamic"]
+    category. Cells read ``score (tasks that reached the round)``. The authors' dynamic
+    groups have report.py's table each (:func:`pair_table`) instead of the per-round ones."""
+    by_round = [g for g in groups if not g.labels]
+    tables = []
+    if by_round:
+        tables += [
+            round_table(by_round, "ia", "CodeIF-Bench IA per round (%)"),
+            round_table(by_round, "ca", "CodeIF-Bench CA per round (%)"),
+            round_table(by_round, "ifr", "CodeIF-Bench IFR per round (%)"),
+        ]
+    dynamic = [g for g in by_round if g.mode == "dynamic"]
     if dynamic:
         title = "CodeIF-Bench IFE per round (dynamic; instructions followed per round)"
         tables.append(round_table(dynamic, "ife", title))
+    tables += [pair_table(g) for g in groups if g.labels]
     tables.append(category_table(groups))
     return tables
 

@@ -7,13 +7,14 @@ Imported only for ``--plot``: matplotlib is slow to import.
 - ``<stem>-live-vs-static-mrr.{png,svg}``: one point per model, live MRR against static MRR,
   the Spearman and Kendall correlation in the title; only when static results exist.
 - ``<stem>-codeif-rounds.{png,svg}``: CodeIF-Bench IA, CA and IFR (%) per round, a panel
-  each, one line per model (static conversations solid, dynamic dashed); only when CodeIF
-  results exist."""
+  each, one line per model (static conversations solid, dynamic dashed); the authors' dynamic
+  rows (report.py's pairs of turns) are drawn at each pair's middle ("1-2" at 1.5), their
+  "avg" row left out; only when CodeIF results exist."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from matplotlib import rcParams
@@ -23,6 +24,8 @@ from matplotlib.figure import Figure
 from convtui.benchmarks.codeif_report import CodeifGroup
 from convtui.benchmarks.correlate import CorrelationRow
 from convtui.benchmarks.report import Report, StaticColumn
+from convtui.core.codeif.authors import Cell
+from convtui.core.codeif.authors_dynamic import AVERAGE
 from convtui.core.omega import ALL_CONFIGS
 
 # Every panel is this size in inches at DPI dots per inch, and figures are saved without
@@ -170,12 +173,13 @@ def _codeif_figure(groups: Sequence[CodeifGroup]) -> Figure:
     models = sorted({g.model for g in groups})
     protocols = {g.protocol for g in groups}
     definitions = {g.metrics for g in groups}
-    most = max(len(g.rounds) for g in groups)
+    most = max(math.ceil(x) for g in groups for x, _ in _codeif_points(g))
     for ax, (metric, name) in zip(axes, metrics, strict=True):
         for g in groups:
             label = f"{g.model} {g.mode}" + (f" ({g.protocol})" if len(protocols) > 1 else "")
             label += f" [{g.metrics}]" if len(definitions) > 1 else ""
-            shown = [(i + 1, cells[metric]) for i, cells in enumerate(g.rounds) if metric in cells]
+            label += " (pairs of turns)" if g.labels else ""
+            shown = [(x, cells[metric]) for x, cells in _codeif_points(g) if metric in cells]
             ax.plot(
                 [number for number, _ in shown],
                 [100 * cell.value for _, cell in shown],
@@ -198,3 +202,15 @@ def _codeif_figure(groups: Sequence[CodeifGroup]) -> Figure:
         fontsize=11,
     )
     return figure
+
+
+def _codeif_points(group: CodeifGroup) -> list[tuple[float, Mapping[str, Cell]]]:
+    """Where each of a group's rows is drawn: round i at i; a pair of turns "a-b" at its
+    middle; report.py's "avg" row nowhere."""
+    if not group.labels:
+        return [(i + 1, cells) for i, cells in enumerate(group.rounds)]
+    return [
+        (int(label.split("-")[0]) + 0.5, cells)
+        for label, cells in zip(group.labels, group.rounds, strict=True)
+        if label != AVERAGE
+    ]

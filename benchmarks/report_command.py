@@ -13,13 +13,13 @@ from pathlib import Path
 
 from convtui.benchmarks.codeif import SELECTION_PREFIX as CODEIF_SELECTION
 from convtui.benchmarks.codeif_report import (
-    METRICS_NOTES,
     CodeifGroup,
     CodeifSession,
     build_groups,
     categories_csv,
     codeif_json,
     codeif_tables,
+    metrics_notes,
     read_codeif,
     rounds_csv,
 )
@@ -130,8 +130,8 @@ def report_command(
     if codeif[0]:
         for table in codeif_tables(codeif[0]):
             screen.print(table)
-        for definition in sorted({g.metrics for g in codeif[0]}):
-            screen.print(METRICS_NOTES[definition], soft_wrap=True)
+        for note in metrics_notes(codeif[0]).values():
+            screen.print(note, soft_wrap=True)
     if correlate:
         if static:
             screen.print(correlation_table(correlations))

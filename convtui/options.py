@@ -519,7 +519,10 @@ CodeifModeOpt = Annotated[
         help="static: every instruction in the task's order, the model's own answers as "
         "context, no feedback (the paper's static conversation); dynamic: the first "
         "instruction the code does not follow, a feedback round after a miss, dropped after "
-        "two, at most twice as many rounds as instructions.",
+        "two; under --protocol codeif exactly as the authors' dynamic script plays it (the "
+        "task's prompt alone first, Functionality Extension left out, each instruction on its "
+        "own tests, at most 2 x requirements + 2 turns), under convtui by convtui's rules "
+        "(every instruction, at most twice as many rounds as instructions).",
         case_sensitive=False,
     ),
 ]
@@ -528,7 +531,8 @@ CodeifProtocolOpt = Annotated[
     typer.Option(
         "--protocol",
         help="codeif: check candidates as CodeIF-Bench's evaluation does (indented docstrings "
-        "and blank lines removed first); convtui: check the code as written.",
+        "and blank lines removed first; dynamic conversations as the authors' dynamic script "
+        "plays and checks them); convtui: check the code as written.",
         case_sensitive=False,
     ),
 ]
@@ -538,7 +542,9 @@ _METRICS_HELP = (
     "accumulated assert passes, Functionality Extension rounds left out, rounds positional; "
     "IFR only where CA fails, against every instruction passed before); paper: the paper's "
     "§3.2 formulas (CA a share per round, IFR against the previous round). Dynamic "
-    "conversations are scored by the paper's formulas under either."
+    "conversations of --protocol codeif are scored under authors as the authors' dynamic "
+    "script scores each turn, averaged in pairs of turns as its report.py does; those of "
+    "--protocol convtui by the paper's formulas under either."
 )
 CodeifMetricsOpt = Annotated[
     CodeifMetricsChoice,

@@ -1,9 +1,11 @@
 """`convtui bench codeif` end to end: a scripted model (``mock:``, so the rounds do not
 depend on what a model writes), the real executor and a real SQLite file. Static: one turn per
 instruction, each given the whole conversation so far and checked against every instruction
-given. Dynamic: a reference-code answer follows the initial instruction, so the next round
-gives the first instruction it does not follow; a missed one gets a feedback round. A run
-cut short continues without paying for a finished call twice."""
+given. Dynamic (by convtui's rules, ``--protocol convtui``): a reference-code answer follows
+the initial instruction, so the next round gives the first instruction it does not follow; a
+missed one gets a feedback round. A run cut short continues without paying for a finished call
+twice. The authors' dynamic script (``--protocol codeif``) is
+test_codeif_bench_authors_dynamic.py's."""
 
 from __future__ import annotations
 
@@ -83,7 +85,9 @@ def test_a_dynamic_conversation_skips_what_is_followed_and_gives_feedback(tmp_pa
     broken = "```python\ndef remove_occ(s, ch):\n    return s\n```"
     model = script(tmp_path / "m.jsonl", [f"```python\n{reference_code}\n```"] + [broken] * 20)
     db = tmp_path / "d.db"
-    done = codeif(db, "--mode", "dynamic", "--model", model)
+    # convtui's dynamic conversation (--protocol codeif plays the authors' script instead:
+    # test_codeif_bench_authors_dynamic.py).
+    done = codeif(db, "--mode", "dynamic", "--protocol", "convtui", "--model", model)
     assert done.returncode == 0, done.stderr
     found = rounds(db)
     sources = [r[1] for r in found]

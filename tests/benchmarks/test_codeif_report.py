@@ -36,14 +36,16 @@ def report(db, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def played(tmp_path_factory):
-    """One database with a static and a dynamic run of CodeIF/11."""
+    """One database with a static run of CodeIF/11 (--protocol codeif) and a dynamic one by
+    convtui's rules (--protocol convtui; the authors' dynamic script's report is
+    test_codeif_bench_authors_dynamic.py's)."""
     folder = tmp_path_factory.mktemp("codeif-report")
     task = load_catalog("codeif", DATA).get(TASK)
     good = f"```python\n{task.ground_truth}\n```"
     model = script(folder / "m.jsonl", [good, BROKEN] * 20)
     db = folder / "c.db"
-    for mode in ("static", "dynamic"):
-        done = codeif(db, "--mode", mode, "--model", model)
+    for mode, protocol in (("static", "codeif"), ("dynamic", "convtui")):
+        done = codeif(db, "--mode", mode, "--protocol", protocol, "--model", model)
         assert done.returncode == 0, done.stderr
     return db, task
 
@@ -116,15 +118,16 @@ def test_the_json_holds_every_round_and_the_tables_follow_from_it(played, tmp_pa
 
 def test_by_default_static_rounds_are_scored_as_the_authors_scripts_score_them(played, tmp_path):
     """The default definition is the authors' (their scripts made the published numbers);
-    dynamic conversations keep the paper's and say so. The authors' positional rows are
-    recomputed here from each round's own-assert verdicts, as IA_CA.py and IFR.py do."""
+    dynamic conversations by convtui's rules keep the paper's and say so. The authors'
+    positional rows are recomputed here from each round's own-assert verdicts, as IA_CA.py
+    and IFR.py do."""
     db, _ = played
     done = report(db, "--json", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)["codeif"]
     groups = {g["mode"]: g for g in data["groups"]}
     assert groups["static"]["metrics"] == "authors"
-    assert groups["dynamic"]["metrics"] == "paper"  # scored by the paper's formulas
+    assert groups["dynamic"]["metrics"] == "paper"  # convtui's rules: the paper's formulas
     assert set(data["metrics"]) == {"authors", "paper"}
     static = next(s for s in data["sessions"] if s["mode"] == "static")
     rounds = static["rounds"]
