@@ -130,6 +130,20 @@ def turn_position(idx: int | None, max_turns: int) -> str:
     return f"turn {idx} · {idx + 1} of {max_turns}"
 
 
+def round_position(idx: int | None, limit: int) -> str:
+    """``round 3 of at most 16``: a CodeIF-Bench session counts rounds from 1, as the paper
+    and the checklist's "given in round 3" do, up to twice as many as it has instructions."""
+    if idx is None:
+        return f"no round played · at most {limit}"
+    return f"round {idx + 1} of at most {limit}"
+
+
+def codeif_summary(instructions: int, limit: int) -> str:
+    """What a CodeIF-Bench session is, in place of the Ω label it has no use for: the person
+    gives instructions, each round's code is checked against all of them."""
+    return f"{instructions} instructions · at most {limit} rounds"
+
+
 def composer_note(phase: str) -> str:
     """What the composer says while it takes no feedback: the turn is still running, it
     stopped (f5 runs it again), or the session ended (and f10 opens the next task)."""

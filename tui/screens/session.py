@@ -17,12 +17,13 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from convtui.core.codeif.conversation import message_for
+from convtui.core.codeif.conversation import message_for, rounds_limit
 from convtui.core.codeif.instructions import Instruction
 from convtui.core.codeif.records import round_source
 from convtui.sessions.browse import CallLine
 from convtui.tui import messages as msg
 from convtui.tui import render
+from convtui.tui.codeif_controller import MODE as CODEIF_MODE
 from convtui.tui.codeif_controller import CodeifController
 from convtui.tui.controller import Services, SessionController, SessionPlan
 from convtui.tui.human import Answer
@@ -67,6 +68,11 @@ class SessionScreen(Screen):
         controller = CodeifController if self.codeif else SessionController
         self.controller = controller(services, plan, self.post_message)
         self.instructions: tuple[Instruction, ...] = getattr(self.controller, "order", ())
+        # A CodeIF session plays rounds until the person stops or the rounds run out; the
+        # config's turn budget is BigCodeBench's and does not apply.
+        self.budget = (
+            rounds_limit(self.instructions, CODEIF_MODE) if self.codeif else plan.config.max_turns
+        )
         self.given: tuple[str, ...] = ()
         """CodeIF: the instructions given so far, in the order given."""
         self.composing: str | None = None
@@ -86,12 +92,22 @@ class SessionScreen(Screen):
 
     # --- layout --------------------------------------------------------------------------------
 
+    def _title(self, session_id: str | None) -> Text:
+        config, task = self.plan.config, self.plan.task
+        if self.codeif:
+            # What the session is, in place of the Ω label it has no use for (its rounds give
+            # instructions, not Ω's feedback); next to the task, so 80 columns still show it.
+            what = render.codeif_summary(len(self.instructions), self.budget)
+            title = f"{task.id} · {what} · {config.model} · user: {self.plan.user}"
+        else:
+            title = f"{task.id} · {config.model} · {config.feedback.label} · user: {self.plan.user}"
+        if session_id:
+            title += f" · session {session_id}"
+        return Text(title, no_wrap=True, overflow="ellipsis")
+
     def compose(self) -> ComposeResult:
         config, task = self.plan.config, self.plan.task
-        title = f"{task.id} · {config.model} · {config.feedback.label} · user: {self.plan.user}"
-        if self.plan.resume_id:
-            title += f" · session {self.plan.resume_id}"
-        yield Static(Text(title, no_wrap=True, overflow="ellipsis"), id="session-title")
+        yield Static(self._title(self.plan.resume_id), id="session-title")
         with Horizontal(id="session-body"):
             yield TurnTimeline(id="timeline")
             with Vertical(id="session-main"):
@@ -107,7 +123,9 @@ class SessionScreen(Screen):
                     yield SimulatedFeedback(
                         self._persona, inside_turn=self._user_inside_turn, id="simulated-feedback"
                     )
-        yield StatusLine(config.model, config.feedback.label, id="status-line")
+        # The status line's tail is short: the title says the rest.
+        tail = f"{len(self.instructions)} instructions" if self.codeif else config.feedback.label
+        yield StatusLine(config.model, tail, rounds=self.codeif, id="status-line")
         yield Footer(compact=True)
 
     def on_resize(self) -> None:
@@ -117,7 +135,7 @@ class SessionScreen(Screen):
 
     def on_mount(self) -> None:
         status = self.query_one(StatusLine)
-        status.max_turns = self.plan.config.max_turns
+        status.max_turns = self.budget
         composer = self.query_one(FeedbackComposer)
         composer.display = self.codeif or (
             self._human_verbal and self.plan.config.feedback.verbal != "none"
@@ -172,16 +190,7 @@ class SessionScreen(Screen):
         self.recorded = [turn_view(t) for t in event.turns]
         if self.codeif:
             self.given = self._given_through(len(self.recorded) - 1)
-        title = self.query_one("#session-title", Static)
-        config, task = self.plan.config, self.plan.task
-        title.update(
-            Text(
-                f"{task.id} · {config.model} · {config.feedback.label} · user: {self.plan.user}"
-                f" · session {event.session_id}",
-                no_wrap=True,
-                overflow="ellipsis",
-            )
-        )
+        self.query_one("#session-title", Static).update(self._title(event.session_id))
         self._refresh()
 
     @on(msg.CallsRecorded)
@@ -372,7 +381,7 @@ class SessionScreen(Screen):
         timeline = self.query_one(TurnTimeline)
         # The row of the turn on screen stays highlighted: the viewed one, else the latest.
         shown = self.viewed if self.viewed is not None else len(labels) - 1
-        timeline.set_turns(labels, shown, self.plan.config.max_turns)
+        timeline.set_turns(labels, shown, self.budget)
         banner = self.query_one("#viewing-banner", Static)
         banner.display = self.viewed is not None
         if self.viewed is not None:

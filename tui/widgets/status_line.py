@@ -27,10 +27,13 @@ class StatusLine(Static):
     It speaks of the phase it was written in, so a change of phase clears it: "cancelling
     the turn…" must not outlive the cancel, nor an error the retry that followed it."""
 
-    def __init__(self, model: str, feedback: str, **kwargs) -> None:
+    def __init__(self, model: str, feedback: str, *, rounds: bool = False, **kwargs) -> None:
+        """``feedback`` is what the session gives the model (the Ω label, or what a CodeIF
+        session is); ``rounds``: count CodeIF-Bench rounds (from 1) instead of turns."""
         super().__init__("", markup=False, **kwargs)
         self._model = model
         self._feedback = feedback
+        self._rounds = rounds
 
     def watch_phase(self, old: str, new: str) -> None:
         if old != new:
@@ -39,7 +42,9 @@ class StatusLine(Static):
     def render(self) -> Text:
         busy = self.phase in ("generating", "executing", "simulating", "saving", "starting")
         parts = [
-            render.turn_position(self.turn, self.max_turns),
+            (render.round_position if self._rounds else render.turn_position)(
+                self.turn, self.max_turns
+            ),
             ("⟳ " if busy else "") + render.PHASES.get(self.phase, self.phase),
             render.clock(self.elapsed_s),
             *([self.note] if self.note else []),

@@ -1,0 +1,54 @@
+"""A CodeIF-Bench session's header, status line and timeline say what it is (its instructions,
+its rounds counted from 1 up to the conversation's limit), not BigCodeBench's Ω and turn budget
+(Pilot; a scripted model answering with the task's reference code)."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+from textual.widgets import Static
+from tui_harness import AppFactory, awaiting_feedback, fenced, play
+
+from convtui.core.codeif.conversation import rounds_limit
+from convtui.core.codeif.instructions import instructions
+from convtui.tui.widgets.status_line import StatusLine
+from convtui.tui.widgets.timeline import TurnTimeline
+
+TASK = "CodeIF/11"
+
+
+def test_the_header_shows_instructions_and_rounds_not_omega(apps: AppFactory) -> None:
+    task = apps.catalog.get(TASK)
+    order = instructions(task)
+    limit = rounds_limit(order, "person")
+    model = apps.script([fenced(task.ground_truth + "\n")], name="codeif.jsonl")
+    seen: dict[str, str] = {}
+
+    async def scenario(pilot: Pilot) -> None:
+        screen = await awaiting_feedback(pilot)
+        seen["title"] = str(screen.query_one("#session-title", Static).render())
+        seen["status"] = str(screen.query_one(StatusLine).render())
+        seen["timeline"] = str(screen.query_one(TurnTimeline).border_subtitle)
+
+    # The harness's config carries Ω and a 3-turn budget, as the command line's would.
+    play(apps, scenario, size=(200, 50), model=model, task=TASK, turns=3)
+    title, status = seen["title"], seen["status"]
+    assert title.startswith(f"{TASK} · {len(order)} instructions · at most {limit} rounds · ")
+    for omega in ("CF", "EF:", "VF:"):
+        assert omega not in title and omega not in status, (title, status)
+    assert f"round 1 of at most {limit}" in status
+    assert "of 3" not in status
+    assert status.endswith(f"· {len(order)} instructions")
+    assert seen["timeline"] == f"1 / {limit}"
+
+
+def test_a_bigcodebench_session_keeps_its_omega_and_turns(apps: AppFactory) -> None:
+    seen: dict[str, str] = {}
+
+    async def scenario(pilot: Pilot) -> None:
+        screen = await awaiting_feedback(pilot)
+        seen["title"] = str(screen.query_one("#session-title", Static).render())
+        seen["status"] = str(screen.query_one(StatusLine).render())
+
+    play(apps, scenario, size=(200, 50), turns=3)
+    assert "· CF,EF:full,VF:novice · user: human" in seen["title"]
+    assert "turn 0 · 1 of 3" in seen["status"]
