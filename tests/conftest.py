@@ -1,11 +1,19 @@
 """Shared test set-up: a test that takes an ``isolation_level`` argument runs once per
-isolation level, skipped (with the reason) where this machine cannot provide it."""
+isolation level, skipped (with the reason) where this machine cannot provide it; the
+session-scoped fixtures (one executor, the catalogs). Helpers live in tests/support/."""
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
+from support.data import BIGCODEBENCH, DATA, data_file
+
+if TYPE_CHECKING:
+    from convtui.core.executor import Executor
+    from convtui.core.loaders import TaskCatalog
 
 ISOLATION_LEVELS = ("bwrap", "namespaces", "landlock", "none")
 
@@ -32,3 +40,42 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             marks = [pytest.mark.skip(reason=f"{level} unavailable: {why}")] if why else []
             params.append(pytest.param(level, id=level, marks=marks))
         metafunc.parametrize("isolation_level", params)
+
+
+# --- session-scoped fixtures: expensive to build, never changed by a test ----------------------
+
+
+@pytest.fixture(scope="session")
+def executor() -> Iterator[Executor]:
+    """One sandboxed executor for the whole session (its zygotes start on first use)."""
+    from convtui.core.executor import Executor
+
+    with Executor(jobs=2) as shared:
+        yield shared
+
+
+@pytest.fixture(scope="session")
+def bigcodebench() -> TaskCatalog:
+    """BigCodeBench's catalog (skips where the data is missing)."""
+    from convtui.core.loaders import load_catalog
+
+    data_file(BIGCODEBENCH.name)
+    return load_catalog("bigcodebench", DATA)
+
+
+@pytest.fixture(scope="session")
+def catalog() -> TaskCatalog:
+    """Every suite's catalog (skips where the data is missing)."""
+    from convtui.core.loaders import load_catalog
+
+    data_file(BIGCODEBENCH.name)
+    return load_catalog("all", DATA)
+
+
+@pytest.fixture(scope="session")
+def codeif() -> TaskCatalog:
+    """CodeIF-Bench's catalog (skips where the data is missing)."""
+    from convtui.core.loaders import load_catalog
+
+    data_file("CodeIF-Bench-L1-function.jsonl")
+    return load_catalog("codeif", DATA)

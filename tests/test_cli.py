@@ -1,46 +1,25 @@
-"""The command line as a user meets it: real `convtui` processes, real data, real sandbox."""
+"""The command line as a user meets it: real data, real sandbox; the command runs in process
+(typer's CliRunner, tests/support/cli.py) except where a real process is the point (no
+terminal, the real entry point's exit code)."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("CONVTUI_DATA_DIR", ROOT.parent / "shared" / "data"))
-pytestmark = pytest.mark.skipif(
-    not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
+from support.cli import (
+    assert_one_line_error,
+    convtui,
+    convtui_argv,
+    env,
+    invoke,
+    run_process,
 )
+from support.data import needs_bigcodebench
 
-
-def convtui(
-    *args: str, stdin: str | None = None, columns: int = 100
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CONVTUI_DATA_DIR": str(DATA), "COLUMNS": str(columns)}
-    return subprocess.run(
-        [sys.executable, "-m", "convtui", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        input=stdin,
-        timeout=300,
-        check=False,
-    )
-
-
-def assert_one_line_error(done: subprocess.CompletedProcess[str], *words: str) -> None:
-    assert done.returncode == 2, done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("error: ")
-    for word in words:
-        assert word in lines[0]
-    assert "Traceback" not in done.stderr
+pytestmark = needs_bigcodebench
 
 
 def test_tasks_show_prints_prompt_tests_and_ground_truth():
@@ -304,17 +283,37 @@ def test_help_still_prints_and_exits_0():
 
 
 def test_session_without_a_terminal_exits_2_at_once_and_creates_nothing(tmp_path):
+    """A real process: what is at stake is its stdin (no terminal) and its exit."""
     db = tmp_path / "results.db"
-    env = {**os.environ, "CONVTUI_DATA_DIR": str(DATA), "COLUMNS": "100"}
     done = subprocess.run(
-        [sys.executable, "-m", "convtui", "session", "--task", "BigCodeBench/2", "--db", str(db)],
+        [*convtui_argv("session", "--task", "BigCodeBench/2", "--db", str(db))],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        env=env,
+        env=env(COLUMNS="100"),
         timeout=120,  # the old code drew into the pipe and waited for keys for ever
         check=False,
     )
     assert_one_line_error(done, "needs a terminal", "convtui bench live")
     assert done.stdout == ""
     assert not db.exists()
+
+
+# --- the real entry point ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["bench", "live", "--protocol", "ccw"], ["--protocol", "'ccw' is not one of"]),
+        (["tasks", "show", "BigCodeBench/99999"], ["BigCodeBench/999"]),
+    ],
+    ids=["option", "library"],
+)
+def test_the_real_entry_point_gives_the_exit_code_and_line_the_tests_see_in_process(args, words):
+    """The other tests run the command in process (typer's CliRunner); ``python -m convtui``
+    answers bad input the same way: exit code 2 and one ``error:`` line on stderr."""
+    real = run_process(*args, timeout=120)
+    assert_one_line_error(real, *words)
+    in_process = invoke(*args)
+    assert (in_process.returncode, in_process.stderr) == (real.returncode, real.stderr)

@@ -1,5 +1,5 @@
-"""`convtui sessions list|show|export` as a user meets them: real processes over a real
-store built in tmp_path (no dataset, model or executor needed)."""
+"""`convtui sessions list|show|export` as a user meets them: the command line (in process)
+over a real store built in tmp_path (no dataset, model or executor needed)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_cli import DATA, assert_one_line_error, convtui
+from support.cli import assert_one_line_error, convtui
 
 from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.models.types import ChatMessage
@@ -289,13 +289,12 @@ def test_ids_stored_by_older_versions_still_list_and_resolve(tmp_path):
         assert done.returncode == 0, done.stderr
 
 
-def test_resume_takes_the_prefix_that_list_shows(db: Path) -> None:
-    from convtui.core.loaders import load_catalog
+def test_resume_takes_the_prefix_that_list_shows(db: Path, bigcodebench) -> None:
     from convtui.sessions.browse import unique_prefix_length
     from convtui.tui.launch import resumed_plan
 
     sid = session_ids(db)["BigCodeBench/2"]  # still running: resumable
-    catalog = load_catalog("bigcodebench", DATA)
+    catalog = bigcodebench
     with Store.open(db) as store:
         prefix = sid[: unique_prefix_length(store, [sid])]
         assert len(prefix) < len(sid)

@@ -18,18 +18,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from convtui.core.ccw.turn import TurnInputs, run_turn
-from convtui.core.execution import ExecResult, TestOutcome
-from convtui.core.executor import Executor
-from convtui.core.feedback import compile_feedback
-from convtui.core.loop import SessionLoop, TurnCompleted, cached_execute
-from convtui.core.models.mock import MockBackend
-from convtui.core.omega import FeedbackConfig
-from convtui.core.protocol import build_config
-from convtui.core.session import Turn
-from convtui.core.tasks import Task
-from tests.core.test_ccw_turn import (
+from support.ccw_turns import (
     BROKEN_AGAIN,
     BROKEN_CODE,
     COMBINATIONS,
@@ -41,21 +30,30 @@ from tests.core.test_ccw_turn import (
     SYNTAX_DETAIL,
     TASK_IDS,
     Script,
-    _tb,
     code_reply,
     ef_text,
     failing_result,
     syntax_error_result,
-    tasks,  # noqa: F401 (the module-scoped fixture)
 )
+from support.ccw_turns import traceback_of as _tb
+
+from convtui.core.ccw.turn import TurnInputs, run_turn
+from convtui.core.execution import ExecResult, TestOutcome
+from convtui.core.feedback import compile_feedback
+from convtui.core.loaders import TaskCatalog
+from convtui.core.loop import SessionLoop, TurnCompleted, cached_execute
+from convtui.core.models.mock import MockBackend
+from convtui.core.omega import FeedbackConfig
+from convtui.core.protocol import build_config
+from convtui.core.session import Turn
+from convtui.core.tasks import Task
 
 CANDIDATES = ("repaired", "stays broken", "fails tests")
 
 
 @pytest.fixture(scope="module")
-def executor():
-    with Executor(jobs=1) as running:
-        yield running
+def tasks(bigcodebench: TaskCatalog) -> dict[str, Task]:
+    return {task_id: bigcodebench[task_id] for task_id in TASK_IDS}
 
 
 def _previous(task: Task, candidate: str) -> tuple[Turn, object]:
@@ -104,7 +102,7 @@ def _script(path: Path, candidate: str) -> MockBackend:
 @pytest.mark.parametrize("task_id", TASK_IDS)
 @pytest.mark.parametrize(("ef", "user"), COMBINATIONS)
 def test_the_loop_sends_what_the_reference_turn_sends(
-    tasks,  # noqa: F811
+    tasks,
     executor,
     tmp_path,
     ef,

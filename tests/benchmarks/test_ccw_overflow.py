@@ -6,11 +6,9 @@ cannot be made to refuse one chosen request."""
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
-from pathlib import Path
 
-import pytest
+from support.data import DATA, needs_bigcodebench
+from support.fault_server import FakeServer, ok, status, text_ok
 
 from convtui.core.executor import Executor
 from convtui.core.loaders import load_catalog
@@ -21,15 +19,7 @@ from convtui.core.omega import FeedbackConfig
 from convtui.core.protocol import build_config
 from convtui.core.simulators import Simulator
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "models"))
-from fault_server import FakeServer, ok, status
-from test_models_text_http import text_ok
-
-ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("CONVTUI_DATA_DIR", ROOT.parent / "shared" / "data"))
-pytestmark = pytest.mark.skipif(
-    not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
-)
+pytestmark = needs_bigcodebench
 
 FAILS = "```python\nimport random\ndef task_func(*args, **kwargs):\n    return None\n```"
 HINT = "help.\nUser Feedback: Return a dictionary keyed by the letters."

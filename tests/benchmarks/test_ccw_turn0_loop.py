@@ -190,7 +190,7 @@ def test_a_server_given_the_models_chat_template_gets_the_open_model_prompt(tmp_
     """llama.cpp's server on loopback does not say which template its model has:
     ``--chat-template`` names it (here the GGUF file itself), and turn 0 is then sent as
     raw text, the same prompt the in-process model gets. Only requests are asserted."""
-    from llama_server import running_llama_server
+    from support.llama_server import running_llama_server
 
     from tests.benchmarks.test_live import bench
 

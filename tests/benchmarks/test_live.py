@@ -11,123 +11,30 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import random
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from support.cli import convtui_argv, env, invoke
+from support.data import DATA, needs_bigcodebench
+from support.live import (
+    FAILS,
+    RUN,
+    bench,
+    calls,
+    calls_started,
+    histories,
+    recorded,
+    report,
+    tables,
+)
+from support.scripted import script
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("CONVTUI_DATA_DIR", ROOT.parent / "shared" / "data"))
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(),
-        reason=f"no BigCodeBench data in {DATA}",
-    ),
-]
-
-# Small but real: three stdlib tasks, three turns, short replies. Our own protocol: under
-# convcodeworld a reply must fill DSPy's fields, so what a session does would depend on what
-# SmolLM2 writes (test_live_ccw.py plays that protocol with scripted replies).
-RUN = [
-    "--ids", "2,3,8", "--turns", "2", "--feedback", "CF,EF:full", "--max-tokens", "200",
-    "--protocol", "convtui",
-]  # fmt: skip
-# A reply that runs and fails every task's tests (no task wants None back).
-FAILS = "```python\nimport random\ndef task_func(*args, **kwargs):\n    return None\n```"
-
-
-def convtui_argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "convtui", *args]
-
-
-def env() -> dict[str, str]:
-    return {**os.environ, "CONVTUI_DATA_DIR": str(DATA), "CI": "true", "COLUMNS": "120"}
-
-
-def bench(db: Path, *extra: str, run: list[str] = RUN) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        convtui_argv("bench", "live", *run, "--db", str(db), "--json", *extra),
-        capture_output=True,
-        text=True,
-        env=env(),
-        timeout=900,
-        check=False,
-    )
-
-
-def report(db: Path) -> dict:
-    done = subprocess.run(
-        convtui_argv("report", "--db", str(db), "--json"),
-        capture_output=True,
-        text=True,
-        env=env(),
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    data = json.loads(done.stdout)
-    data.pop("files")
-    return data
-
-
-def tables(db: Path) -> dict:
-    """The report's tables, without what names the run (its id, its files)."""
-    data = report(db)
-    return {"columns": data["columns"], "max_turns": data["max_turns"]}
-
-
-def recorded(db: Path) -> dict[tuple[str, str, int], str]:
-    """(task, feedback, turn) -> the code recorded for it."""
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute(
-            "SELECT s.task_id, s.feedback, t.idx, t.code FROM turn_texts t "
-            "JOIN sessions s ON s.id = t.session_id"
-        ).fetchall()
-    return {(task, fb, idx): code for task, fb, idx, code in rows}
-
-
-def histories(db: Path) -> dict[tuple[str, str, int], tuple]:
-    """(task, feedback, turn) -> what the next prompt is built from: code and feedback."""
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute(
-            "SELECT s.task_id, s.feedback, t.idx, t.code, t.compile_feedback, "
-            "t.execution_feedback, t.verbal_feedback FROM turn_texts t "
-            "JOIN sessions s ON s.id = t.session_id"
-        ).fetchall()
-    return {(task, fb, idx): tuple(rest) for task, fb, idx, *rest in rows}
-
-
-def script(
-    path: Path, generate: Sequence[str], simulate: Sequence[str] = (), delay_s: float = 0.0
-) -> str:
-    """A ``mock:`` spec: turn i of every session gets ``generate[i]`` (the last repeating),
-    simulated users answer with ``simulate`` in order."""
-    rows = [("generate", text) for text in generate] + [("simulate", text) for text in simulate]
-    path.write_text(
-        "".join(
-            json.dumps({"purpose": purpose, "text": text, "delay_s": delay_s}) + "\n"
-            for purpose, text in rows
-        )
-    )
-    return f"mock:{path}"
-
-
-def calls(db: Path, where: str = "1") -> list[tuple]:
-    """(task, feedback, turn, purpose, status, messages, params) of every model call."""
-    with sqlite3.connect(db) as conn:
-        return conn.execute(
-            "SELECT s.task_id, s.feedback, m.turn_idx, m.purpose, m.status, m.messages_json, "
-            "m.params_json FROM model_calls m JOIN sessions s ON s.id = m.session_id "
-            f"WHERE {where} ORDER BY s.task_id, s.feedback, m.turn_idx, m.id"
-        ).fetchall()
+pytestmark = [pytest.mark.slow, needs_bigcodebench]
 
 
 @pytest.fixture(scope="module")
@@ -256,14 +163,7 @@ def test_a_run_on_the_embedded_model_records_every_turn_and_report_prints_the_ta
     assert column["feedback"] == "CF,EF:full" and column["tasks"] == 3
     assert len(column["pass_at_turn"]) == 3
     assert column["pass_at_turn"] == sorted(column["pass_at_turn"])
-    printed = subprocess.run(
-        convtui_argv("report", "--db", str(reference_db), "--out", str(tmp_path)),
-        capture_output=True,
-        text=True,
-        env=env(),
-        timeout=120,
-        check=False,
-    )
+    printed = invoke("report", "--db", str(reference_db), "--out", str(tmp_path))
     assert "Pass@1 (%) after each turn" in printed.stdout
     assert "MRR and Recall" in printed.stdout
     assert (tmp_path / "results-pass-at-turn.csv").read_text().startswith("turn,")
@@ -282,17 +182,6 @@ def test_rerunning_a_finished_command_changes_nothing(reference_db, tmp_path):
     assert recorded(copy) == recorded(reference_db)
     with sqlite3.connect(copy) as conn:
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone() == (1,)
-
-
-def calls_started(db: Path) -> int:
-    """How many model calls the run in ``db`` has begun (0 before the file exists)."""
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-            return conn.execute("SELECT COUNT(*) FROM model_calls").fetchone()[0]
-    except sqlite3.OperationalError:  # the schema is not written yet
-        return 0
 
 
 def _wait_for_new_calls(db: Path, process: subprocess.Popen, seen: int, timeout_s: float) -> None:
@@ -352,7 +241,7 @@ def test_a_run_through_the_server_sends_the_requests_the_in_process_run_sends(
     in-process model's (the server's prompt cache takes other numerical paths, and both
     change with the build), so the runs are compared on what the harness sends: each
     session's first request, and every request that follows the same history."""
-    from llama_server import running_llama_server
+    from support.llama_server import running_llama_server
 
     # The in-process backend runs with an 8192-token context; the server must match it.
     with running_llama_server(smollm2_path, 8192, tmp_path) as url:

@@ -9,33 +9,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 from pathlib import Path
 
-import pytest
+from support.ccw_live import BROKEN, FAILING, HINT, STILL_BROKEN
+from support.ccw_live import fixed as _fixed
+from support.cli import invoke
+from support.data import DATA, needs_bigcodebench
+from support.live import bench
 
 from convtui.core.ccw.turn import TurnInputs, run_turn
 from convtui.core.evaluate import FeedbackSettings, render_execution
 from convtui.core.loaders import load_catalog
 from convtui.sessions import Store
-from tests.benchmarks.test_live import DATA, bench, convtui_argv, env
 
-pytestmark = pytest.mark.skipif(
-    not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
-)
-
-# Turn 0 goes through BigCodeBench's sanitize, which keeps only code that parses: broken code
-# reaches a feedback turn from turn 1's reply, so these sessions check turn 2.
-FAILING = "```python\ndef task_func(LETTERS):\n    return {}\n```"
-BROKEN = "fix it.\nCode: ```python\ndef task_func(LETTERS):\n    return {\n```"
-STILL_BROKEN = "fix it.\nCode: ```python\ndef task_func(LETTERS):\n    return [\n```"
-HINT = "help.\nUser Feedback: Every letter should be a key, sorted by the mean."
-
-
-def _fixed(code: str) -> str:
-    # A reply in DSPy's chain-of-thought shape: the rest of the "Reasoning:" line, then the
-    # "Code:" field (core/ccw/template.py parses it as DSPy 2.4 would).
-    return f"fix it.\nCode: ```python\n{code}\n```"
+pytestmark = needs_bigcodebench
 
 
 def _script(path: Path, rows: list[tuple[str, str]]) -> str:
@@ -155,14 +142,7 @@ def test_the_expert_reviews_the_repaired_code_and_the_loop_sends_what_the_turn_r
     # run.py writes the solution with the import header prefixed.
     assert _turn_code(db, omega, 2) == alone.solution(task.import_header)
     # `sessions show` lists the turn's calls in order and the feedback they were given.
-    shown = subprocess.run(
-        convtui_argv("sessions", "show", session_id[0], "--db", str(db)),
-        capture_output=True,
-        text=True,
-        env=env(),
-        timeout=120,
-        check=False,
-    )
+    shown = invoke("sessions", "show", session_id[0], "--db", str(db))
     assert shown.returncode == 0, shown.stderr
     assert "model calls: 0:repair, 1:simulate, 2:generate" in shown.stdout
     assert "feedback this turn was given" in shown.stdout

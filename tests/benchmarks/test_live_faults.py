@@ -7,11 +7,10 @@ a real server cannot be made to give); the executor and the SQLite store are rea
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 from pathlib import Path
 
-import pytest
+from support.data import DATA, needs_bigcodebench
+from support.fault_server import FakeServer, ok, status
 
 from convtui.benchmarks.live import plan_run, run_live
 from convtui.core.execution import Limits
@@ -23,14 +22,7 @@ from convtui.core.omega import FeedbackConfig
 from convtui.core.session import SessionConfig
 from convtui.sessions import Store
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "models"))
-from fault_server import FakeServer, ok, status
-
-ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("CONVTUI_DATA_DIR", ROOT.parent / "shared" / "data"))
-pytestmark = pytest.mark.skipif(
-    not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
-)
+pytestmark = needs_bigcodebench
 
 WRONG = "```python\nimport random\ndef task_func(*args, **kwargs):\n    return None\n```"
 

@@ -10,12 +10,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from support.cli import env, invoke
+from support.data import needs_bigcodebench
+from support.live import FAILS, bench
+from support.scripted import script
 
-from tests.benchmarks.test_live import DATA, FAILS, bench, convtui_argv, env, script
-
-pytestmark = pytest.mark.skipif(
-    not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
-)
+pytestmark = needs_bigcodebench
 
 NO_STATIC_LINE = (
     "live vs static rank correlation: no static (replayed, ConvCodeBench) results in this "
@@ -37,14 +37,7 @@ def two_settings_db(tmp_path_factory) -> Path:
 
 
 def convtui(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        convtui_argv(*args),
-        capture_output=True,
-        text=True,
-        env={**env(), "COLUMNS": "200"},
-        timeout=120,
-        check=False,
-    )
+    return invoke(*args, environ={"COLUMNS": "200"})
 
 
 def test_correlate_without_static_results_says_so_and_exits_0(two_settings_db):
@@ -104,6 +97,7 @@ def test_report_without_plot_never_imports_matplotlib(two_settings_db):
         f"report_command(Path({str(two_settings_db)!r}), None, None, True, correlate=True)\n"
         "assert 'matplotlib' not in sys.modules, 'matplotlib was imported'\n"
     )
+    # A process of its own: what this process imported says nothing.
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, env=env(), check=False
     )

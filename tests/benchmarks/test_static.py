@@ -19,36 +19,24 @@ import time
 from pathlib import Path
 
 import pytest
+from support.ccw_live import BROKEN, FAILING, HINT
+from support.ccw_live import fixed as _fixed
+from support.cli import convtui_argv, env, invoke, run_process
+from support.data import DATA, needs_bigcodebench
+from support.live import FAILS, bench, calls_started
+from support.scripted import script
 
 from convtui.core.loaders import load_catalog
-from tests.benchmarks.test_live import (
-    DATA,
-    FAILS,
-    bench,
-    calls_started,
-    convtui_argv,
-    env,
-    script,
-)
-from tests.benchmarks.test_live_ccw import BROKEN, FAILING, HINT, _fixed
 
-pytestmark = pytest.mark.skipif(
-    not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
-)
+pytestmark = needs_bigcodebench
 
 NOVICE = "CF,EF:full,VF:novice"
 LIVE = ["--ids", "2,3,8", "--turns", "2", "--feedback", NOVICE, "--protocol", "convtui"]
 
 
-def replay(db: Path, logs: Path, *extra: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        convtui_argv("bench", "static", "--logs", str(logs), "--db", str(db), "--json", *extra),
-        capture_output=True,
-        text=True,
-        env=env(),
-        timeout=timeout,
-        check=False,
-    )
+def replay(db: Path, logs: Path, *extra: str) -> subprocess.CompletedProcess:
+    """``convtui bench static --logs LOGS --db DB --json EXTRA``, in process."""
+    return invoke("bench", "static", "--logs", str(logs), "--db", str(db), "--json", *extra)
 
 
 def turns_of(db: Path, kind: str) -> dict[tuple[str, int], tuple]:
@@ -253,9 +241,7 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(live_db, novice_model, tmp_pa
         argv[3] = str(tmp_path / args[1])
     else:
         argv += args
-    done = subprocess.run(
-        convtui_argv(*argv), capture_output=True, text=True, env=env(), timeout=300, check=False
-    )
+    done = invoke(*argv)
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and expected in lines[0], done.stderr
@@ -274,7 +260,9 @@ def test_replaying_the_embedded_model_against_its_own_run_gives_the_same_code(tm
            "--context", "markov", "--max-tokens", "96"]  # fmt: skip
     done = bench(db, run=run)
     assert done.returncode == 0, done.stderr
-    again = replay(db, db, "--context", "markov")
+    # A new process: nothing of the live run's model is left in memory.
+    again = run_process("bench", "static", "--logs", str(db), "--db", str(db), "--json",
+                        "--context", "markov")  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert_replay_matches_live(db)
     assert purposes(db, "static").count("simulate") == 0

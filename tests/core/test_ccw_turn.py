@@ -7,16 +7,34 @@ assembled below from the reference's strings (CCW:convcodeworld/pot.py@83bdc84 a
 2.4.12's template), step by step, without convtui.core.ccw.template."""
 
 import json
-import os
 from importlib import resources
-from pathlib import Path
 
 import pytest
+from support.ccw_turns import (
+    BROKEN_AGAIN,
+    BROKEN_CODE,
+    COMBINATIONS,
+    FAILING,
+    FAILING_CODE,
+    REFINED_CODE,
+    REPAIRED_CODE,
+    SIM_REPLY,
+    SYNTAX_DETAIL,
+    TASK_IDS,
+    UF_EXPERT,
+    UF_NOVICE,
+    Outcome,
+    Result,
+    Script,
+    code_reply,
+    ef_text,
+    failing_result,
+    syntax_error_result,
+)
+from support.ccw_turns import traceback_of as _tb
 
 from convtui.core.ccw.turn import (
     CallFailed,
-    ModelCall,
-    Reply,
     TurnInputs,
     TurnOutcome,
     run_turn,
@@ -24,17 +42,11 @@ from convtui.core.ccw.turn import (
 from convtui.core.feedback import (
     PASSED_ALL_TEST_RUNS,
     compile_feedback,
-    execution_feedback,
     trim_feedback,
     trim_schedule,
 )
-from convtui.core.loaders import load_catalog
+from convtui.core.loaders import TaskCatalog
 from convtui.core.tasks import Task
-from tests.core.test_feedback import Outcome, Result
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DATA_DIR = Path(os.environ.get("CONVTUI_DATA_DIR") or REPO_ROOT.parent / "shared" / "data")
-TASK_IDS = ("BigCodeBench/7", "BigCodeBench/100", "BigCodeBench/1")
 
 # --- the reference's strings ----------------------------------------------------------------------
 
@@ -197,93 +209,13 @@ def sim_novice(task: str, code: str, cf: str, ef: str | None = None) -> str:
     return prompt(novice_instructions(list(inputs)), inputs, "user_feedback", example)
 
 
-# --- candidates, replies and execution results ----------------------------------------------------
-
-BROKEN_CODE = (
-    "def task_func(csv_file_path):\n    with open(csv_file_path) as f\n        return f.read()\n"
-)
-FAILING_CODE = "def task_func(*args, **kwargs):\n    return None\n"
-REPAIRED_CODE = (
-    "def task_func(csv_file_path):\n    with open(csv_file_path) as f:\n        return f.read()"
-)
-BROKEN_AGAIN = "def task_func(x)\n    return x"
-REFINED_CODE = "def task_func(*args, **kwargs):\n    return 'refined'"
-
-
-def code_reply(code: str) -> str:
-    """A completion that follows DSPy's format: the rationale, then the Code field."""
-    return f" produce the generated_code. We fix the code.\n\nCode: ```python\n{code}\n```"
-
-
-SIM_REPLY = (
-    " produce the user_feedback. We compare the code.\n\n"
-    "User Feedback: The function returns the wrong value.\n```python\nreturn 2\n```\n"
-    "More text.\n---\nignored"
-)
-# pot.py:532-536: cut at '---' (and at two blank lines); the expert's also at a code fence.
-UF_EXPERT = "The function returns the wrong value."
-UF_NOVICE = "The function returns the wrong value.\n```python\nreturn 2\n```\nMore text.\n"
-
-# Failing tests per task: the first is among the three names partial coverage shows
-# (`setUp, tearDown, test_case_1` for /7), the second is not.
-FAILING = {
-    "BigCodeBench/7": ("test_case_1", "test_case_2"),
-    "BigCodeBench/100": ("test_random_seed_effect", "test_value"),
-    "BigCodeBench/1": ("test_zero_length", "test_negative_length"),
-}
-SYNTAX_DETAIL = "expected ':' (__test__.py, line 6)"
-
-
-def _tb(name: str) -> str:
-    return (
-        f'Traceback (most recent call last):\n  File "__test__.py", line 40, in {name}\n'
-        "AssertionError: None != 'Product B'\n"
-    )
-
-
-def failing_result(task: Task) -> Result:
-    return Result("fail", tests=tuple(Outcome(n, "fail", _tb(n)) for n in FAILING[task.id]))
-
-
-def syntax_error_result(task: Task) -> Result:
-    return Result("error", SYNTAX_DETAIL, tuple(Outcome(n, "not_run") for n in FAILING[task.id]))
-
-
-def ef_text(result: Result, task: Task, coverage: str) -> str | None:
-    """The caller's job: the previous code's execution feedback, untrimmed."""
-    if coverage == "none":
-        return None
-    return execution_feedback(result, coverage=coverage, test_source=task.tests.source)
-
-
 def cf_text(code: str) -> str:
     return compile_feedback(code, compat="ccw").text
 
 
 @pytest.fixture(scope="module")
-def tasks() -> dict[str, Task]:
-    catalog = load_catalog("bigcodebench", DATA_DIR)
-    return {task_id: catalog[task_id] for task_id in TASK_IDS}
-
-
-class Script:
-    """Answers by purpose: repairs with ``repair``, refinements with REFINED_CODE, the
-    simulator with SIM_REPLY; records every call."""
-
-    def __init__(self, repair: str = REPAIRED_CODE, replies: list[Reply] | None = None) -> None:
-        self.repair = repair
-        self.replies = list(replies or [])
-        self.calls: list[ModelCall] = []
-
-    def __call__(self, call: ModelCall) -> Reply:
-        self.calls.append(call)
-        if self.replies:
-            return self.replies.pop(0)
-        if call.role == "simulator":
-            return SIM_REPLY
-        if call.purpose == "repair":
-            return code_reply(self.repair)
-        return code_reply(REFINED_CODE)
+def tasks(bigcodebench: TaskCatalog) -> dict[str, Task]:
+    return {task_id: bigcodebench[task_id] for task_id in TASK_IDS}
 
 
 def turn(task: Task, previous: str, result: Result, ef: str, user: str, script: Script):
@@ -305,11 +237,6 @@ def check(outcome: TurnOutcome, script: Script, expected: list[tuple[str, str, s
         assert g[2] == e[2], f"prompt of call {k} ({g[1]})"
     assert [c.call for c in outcome.calls] == script.calls
     assert outcome.aborted is None
-
-
-COMBINATIONS = [
-    (ef, user) for ef in ("none", "partial", "full") for user in ("none", "novice", "expert")
-]
 
 
 # --- the nine combinations ------------------------------------------------------------------------

@@ -6,10 +6,10 @@ import os
 import sys
 import traceback
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.ccw_turns import Outcome, Result
 
 from convtui.core.execution import ExecResult, TestIssue, TestOutcome
 from convtui.core.feedback import (
@@ -29,20 +29,6 @@ from convtui.core.feedback import (
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    name: str
-    status: str
-    traceback: str = ""
-
-
-@dataclass(frozen=True)
-class Result:
-    status: str
-    detail: str = ""
-    tests: tuple[Outcome, ...] = ()
 
 
 def _tb(name: str, message: str = "AssertionError: 1 != 2") -> str:

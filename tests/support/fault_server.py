@@ -237,3 +237,29 @@ class RecordedSleeps:
     async def __call__(self, seconds: float) -> None:
         self.delays.append(seconds)
         await asyncio.sleep(0)
+
+
+def text_ok(text: str = "x + 1", delay_s: float = 0.0, finish_reason: str = "stop"):
+    """A /v1/completions answer (``text_completion`` objects), plain or streamed as SSE."""
+
+    async def act(server: FakeServer, request: Request, writer: Writer) -> None:
+        if delay_s:
+            await asyncio.sleep(delay_s)
+        base = {"id": "cmpl-fake", "object": "text_completion", "created": 0}
+        base["model"] = "fake-model-2024"
+        usage = {"prompt_tokens": 11, "completion_tokens": 4, "total_tokens": 15}
+        if not request.body.get("stream"):
+            choice = {"index": 0, "text": text, "finish_reason": finish_reason, "logprobs": None}
+            body = json.dumps({**base, "choices": [choice], "usage": usage}).encode()
+            await _send(writer, 200, body, {"Content-Type": "application/json"})
+            return
+        pieces = [text[: len(text) // 2], text[len(text) // 2 :]]
+        chunks = [
+            {**base, "choices": [{"index": 0, "text": p, "finish_reason": None}]} for p in pieces
+        ]
+        chunks.append({**base, "choices": [{"index": 0, "text": "", "finish_reason": "length"}]})
+        chunks.append({**base, "choices": [], "usage": usage})
+        stream = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+        await _send(writer, 200, stream.encode(), {"Content-Type": "text/event-stream"})
+
+    return act

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from tui_harness import (
     ASCENDING,
-    DATA_DIR,
     NOVICE_SAYS,
     REAL_MODEL,
     WRONG,
@@ -20,7 +19,7 @@ from tui_harness import (
 )
 
 from convtui.core.executor import Executor
-from convtui.core.loaders import TaskCatalog, load_catalog
+from convtui.core.loaders import TaskCatalog
 
 
 @pytest.fixture(autouse=True)
@@ -28,17 +27,6 @@ def own_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No test reads or writes the user's remembered theme."""
     monkeypatch.setenv("CONVTUI_CONFIG_DIR", str(tmp_path / "config"))
     return tmp_path / "config" / "tui.json"
-
-
-@pytest.fixture(scope="session")
-def catalog() -> TaskCatalog:
-    return load_catalog("all", DATA_DIR)
-
-
-@pytest.fixture(scope="session")
-def executor() -> Iterator[Executor]:
-    with Executor(jobs=1) as shared:
-        yield shared
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fault_server import FakeServer
+from support.fault_server import FakeServer
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import asyncio
 import socket
 
 import pytest
-from fault_server import FakeServer, RecordedSleeps, drop_mid_answer, hang, ok, status
+from support.fault_server import FakeServer, RecordedSleeps, drop_mid_answer, hang, ok, status
 
 from convtui.core.models import (
     Attempt,

@@ -11,7 +11,7 @@ import itertools
 from collections.abc import Iterator
 
 import pytest
-from llama_server import running_llama_server
+from support.llama_server import running_llama_server
 
 from convtui.core.models import ChatMessage, GenerationParams, open_backend
 

@@ -7,18 +7,17 @@ to text calls come from llama.cpp in test_models_text_real.py."""
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
-from fault_server import (
+from support.fault_server import (
     FakeServer,
     RecordedSleeps,
     Request,
     Writer,
-    _send,
     drop_mid_answer,
     hang,
     status,
+    text_ok,
 )
 
 from convtui.core.models import (
@@ -34,32 +33,6 @@ from convtui.core.models.base import ModelBackend
 
 PROMPT = "Question: add one to x.\n\n---\n\nAnswer:"
 PARAMS = GenerationParams(max_tokens=2048, stop=("\n\n---\n\n",))
-
-
-def text_ok(text: str = "x + 1", delay_s: float = 0.0, finish_reason: str = "stop"):
-    """A /v1/completions answer (``text_completion`` objects), plain or streamed as SSE."""
-
-    async def act(server: FakeServer, request: Request, writer: Writer) -> None:
-        if delay_s:
-            await asyncio.sleep(delay_s)
-        base = {"id": "cmpl-fake", "object": "text_completion", "created": 0}
-        base["model"] = "fake-model-2024"
-        usage = {"prompt_tokens": 11, "completion_tokens": 4, "total_tokens": 15}
-        if not request.body.get("stream"):
-            choice = {"index": 0, "text": text, "finish_reason": finish_reason, "logprobs": None}
-            body = json.dumps({**base, "choices": [choice], "usage": usage}).encode()
-            await _send(writer, 200, body, {"Content-Type": "application/json"})
-            return
-        pieces = [text[: len(text) // 2], text[len(text) // 2 :]]
-        chunks = [
-            {**base, "choices": [{"index": 0, "text": p, "finish_reason": None}]} for p in pieces
-        ]
-        chunks.append({**base, "choices": [{"index": 0, "text": "", "finish_reason": "length"}]})
-        chunks.append({**base, "choices": [], "usage": usage})
-        stream = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-        await _send(writer, 200, stream.encode(), {"Content-Type": "text/event-stream"})
-
-    return act
 
 
 def server_backend(
@@ -133,7 +106,7 @@ def test_a_streamed_text_call_grows_to_its_answer(fake_server):
 def test_openai_gets_the_raw_prompt_as_one_user_chat_message(fake_server, monkeypatch):
     """OpenAI serves chat models only: the documented rule sends the prompt as the one user
     message. The fake server stands in for api.openai.com to record the request."""
-    from fault_server import ok
+    from support.fault_server import ok
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("OPENAI_BASE_URL", fake_server.url)
@@ -150,7 +123,7 @@ def test_openai_gets_the_raw_prompt_as_one_user_chat_message(fake_server, monkey
 
 def test_azure_gets_the_raw_prompt_as_one_user_chat_message(fake_server, monkeypatch):
     """As for OpenAI; the fake server stands in for the Azure endpoint."""
-    from fault_server import ok
+    from support.fault_server import ok
 
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "az-test")
     monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", fake_server.url.removesuffix("/v1"))
@@ -236,7 +209,7 @@ def test_a_server_without_stream_options_is_asked_again_without_them(fake_server
 
 def test_text_and_chat_calls_share_the_endpoint_s_concurrency_bound(fake_server):
     """Fault injection: a slow server, to hold calls in flight and count them there."""
-    from fault_server import ok
+    from support.fault_server import ok
 
     chat, text = ok("slow chat", delay_s=0.2), text_ok("slow text", delay_s=0.2)
 

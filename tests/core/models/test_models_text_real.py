@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Iterator
 
 import pytest
-from llama_server import running_llama_server
+from support.llama_server import running_llama_server
 
 from convtui.core.models import ChatMessage, GenerationParams, ModelError, open_backend
 from convtui.core.models.base import ModelBackend, prompt_as_chat

@@ -1,0 +1,84 @@
+"""`convtui bench live` and `convtui report` as the benchmark tests drive them (in process),
+and what they read back from a run's SQLite file."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from support.cli import invoke
+
+# Small but real: three stdlib tasks, three turns, short replies. Our own protocol: under
+# convcodeworld a reply must fill DSPy's fields, so what a session does would depend on what
+# SmolLM2 writes (test_live_ccw.py plays that protocol with scripted replies).
+RUN = [
+    "--ids", "2,3,8", "--turns", "2", "--feedback", "CF,EF:full", "--max-tokens", "200",
+    "--protocol", "convtui",
+]  # fmt: skip
+# A reply that runs and fails every task's tests (no task wants None back).
+FAILS = "```python\nimport random\ndef task_func(*args, **kwargs):\n    return None\n```"
+
+
+def bench(db: Path, *extra: str, run: Sequence[str] = RUN) -> subprocess.CompletedProcess[str]:
+    """``convtui bench live RUN --db DB --json EXTRA``, in process."""
+    return invoke("bench", "live", *run, "--db", str(db), "--json", *extra)
+
+
+def report(db: Path) -> dict:
+    """``convtui report --db DB --json``, without the files it names."""
+    done = invoke("report", "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    data.pop("files")
+    return data
+
+
+def tables(db: Path) -> dict:
+    """The report's tables, without what names the run (its id, its files)."""
+    data = report(db)
+    return {"columns": data["columns"], "max_turns": data["max_turns"]}
+
+
+def recorded(db: Path) -> dict[tuple[str, str, int], str]:
+    """(task, feedback, turn) -> the code recorded for it."""
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT s.task_id, s.feedback, t.idx, t.code FROM turn_texts t "
+            "JOIN sessions s ON s.id = t.session_id"
+        ).fetchall()
+    return {(task, fb, idx): code for task, fb, idx, code in rows}
+
+
+def histories(db: Path) -> dict[tuple[str, str, int], tuple]:
+    """(task, feedback, turn) -> what the next prompt is built from: code and feedback."""
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT s.task_id, s.feedback, t.idx, t.code, t.compile_feedback, "
+            "t.execution_feedback, t.verbal_feedback FROM turn_texts t "
+            "JOIN sessions s ON s.id = t.session_id"
+        ).fetchall()
+    return {(task, fb, idx): tuple(rest) for task, fb, idx, *rest in rows}
+
+
+def calls(db: Path, where: str = "1") -> list[tuple]:
+    """(task, feedback, turn, purpose, status, messages, params) of every model call."""
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT s.task_id, s.feedback, m.turn_idx, m.purpose, m.status, m.messages_json, "
+            "m.params_json FROM model_calls m JOIN sessions s ON s.id = m.session_id "
+            f"WHERE {where} ORDER BY s.task_id, s.feedback, m.turn_idx, m.id"
+        ).fetchall()
+
+
+def calls_started(db: Path) -> int:
+    """How many model calls the run in ``db`` has begun (0 before the file exists)."""
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT COUNT(*) FROM model_calls").fetchone()[0]
+    except sqlite3.OperationalError:  # the schema is not written yet
+        return 0
