@@ -31,9 +31,10 @@ def import_command(folder: Path, db: Path, as_json: bool, data: Path | None = No
     screen = console()
     for s in imported:
         what = "already in" if s.already else "imported into"
+        restored = "; as recorded, from convtui's export manifest" if s.restored else ""
         screen.print(
             f"{s.name}: {s.sessions} sessions, {s.turns} turns each at most, {what} {db} "
-            f"as run {s.run_id} ({s.model}, {s.feedback}, --protocol convcodeworld)",
+            f"as run {s.run_id} ({s.model}, {s.feedback}, --protocol {s.protocol}{restored})",
             soft_wrap=True,
         )
     screen.print(
@@ -52,6 +53,9 @@ def _json(imported: ImportedSet) -> dict:
         "sessions": imported.sessions,
         "turns": imported.turns,
         "already_imported": imported.already,
+        "protocol": imported.protocol,
+        # Config, users, statuses and turns as our export's manifest recorded them.
+        "restored": imported.restored,
     }
 
 

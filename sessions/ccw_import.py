@@ -11,6 +11,14 @@ renders the eval's ``details``. A line with no compilation feedback after turn 0
 on unchanged ("Already solved", or a session that stopped): the session ends before it.
 Importing the same folder again adds nothing.
 
+A folder that convtui exported (``sessions export --format convcodebench``) holds our
+manifest beside the files (sessions/static_logs.py). A set whose files are byte for byte the
+ones it lists is given back as it was recorded instead: the run takes the recorded config (its
+protocol, model spec, Ω, context ...), its sessions the recorded user, annotator, status and
+error, and each turn its recorded verdict, feedback and notes, with the code from the files.
+A set whose files changed since (or an export from before the manifest held turns) is read as
+ConvCodeWorld's logs, like any other.
+
 The turn-0 file may carry any name BigCodeBench gives an instruct-split sample file (any
 backend, ``vllm`` or ``openai`` among them, temperature, sample count and version: see
 sessions/ccw_files.py); it belongs to the turn files whose model one name spells both ways,
@@ -19,6 +27,7 @@ as ConvCodeWorld's scripts derive both from one ``--model_name``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import defaultdict
@@ -42,9 +51,12 @@ from convtui.sessions.ccw_files import (
     parse_turn0_file,
     parse_turn_file,
 )
-from convtui.sessions.codec import run_config_hash
+from convtui.sessions.codec import config_from_json, run_config_hash
 from convtui.sessions.errors import ImportFormatError
+from convtui.sessions.records import UserKind
+from convtui.sessions.static_logs import MANIFEST, STATIC_FORMAT
 from convtui.sessions.store import Store
+from convtui.sessions.transcript import turn_from_record
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,19 @@ class ImportedSet:
     sessions: int
     turns: int
     already: bool  # imported before: nothing was added
+    protocol: str = "convcodeworld"  # the imported run's
+    restored: bool = False  # given back as our export's manifest recorded it
+
+
+@dataclass(frozen=True)
+class RecordedSet:
+    """What our export's manifest recorded of one log set whose files it lists unchanged."""
+
+    config: SessionConfig
+    user_kind: UserKind
+    sessions: Mapping[str, Mapping[str, Any]]  # task id -> the manifest's entry
+    digest: str  # of the set's files: two different exports of one set are two runs
+    code_version: str | None  # of the runs that recorded them, where that was one version
 
 
 def find_sets(folder: Path) -> list[FolderSet]:
@@ -173,10 +198,6 @@ def set_config(found: FolderSet) -> SessionConfig:
 def _import_set(
     store: Store, folder: Path, found: FolderSet, tasks: Mapping[str, Task]
 ) -> ImportedSet:
-    config = set_config(found)
-    label = config.feedback.label
-    selection = f"imported;{found.name.stem}"
-    key = run_config_hash(config, [label])
     lines = [_lines(path, first=k == 0) for k, path in enumerate(found.files)]
     evals = [_evals(path) for path in found.files]
     task_ids = list(lines[0])
@@ -186,16 +207,47 @@ def _import_set(
                 f"{found.files[0]}: task {task_id} is not in the task catalog "
                 "(is CONVTUI_DATA_DIR set to the BigCodeBench data?)"
             )
+    recorded = recorded_set(folder, found, task_ids)
+    config = set_config(found) if recorded is None else recorded.config
+    label = config.feedback.label
+    selection = f"imported;{found.name.stem}"
+    if recorded is not None:
+        selection += f";{recorded.digest}"
+    key = run_config_hash(config, [label])
+
+    def imported(run_id: str, already: bool) -> ImportedSet:
+        return ImportedSet(
+            run_id,
+            found.name.stem,
+            config.model if recorded else found.model,
+            label,
+            len(task_ids),
+            len(lines),
+            already,
+            config.protocol,
+            recorded is not None,
+        )
+
     existing = store.find_finished_run(key, selection)
     if existing is not None:
-        return ImportedSet(
-            existing, found.name.stem, found.model, label, len(task_ids), len(lines), True
-        )
+        return imported(existing, True)
     run_id = store.create_run(
-        "live", config, selection, task_ids, origin=f"imported from {folder.resolve()}"
+        "live",
+        config,
+        selection,
+        task_ids,
+        code_version=None if recorded is None else recorded.code_version,
+        origin=f"imported from {folder.resolve()}",
+        user_kind=None if recorded is None else recorded.user_kind,
+        annotators=None
+        if recorded is None
+        else {t: entry.get("annotator") for t, entry in recorded.sessions.items()},
     )
     settings = FeedbackSettings.of(config)
     for row in store.run_sessions(run_id):
+        if recorded is not None:
+            _restore_session(store, row.id, recorded.sessions[row.task_id], lines, found)
+            continue
         task = tasks[row.task_id]
         turns = _task_turns(row.task_id, task, lines, evals, found, settings)
         for turn in turns:
@@ -204,9 +256,86 @@ def _import_set(
                 status = _final_status(turns, config.max_turns)
             store.save_turn(row.id, turn, status)
     store.finish_run(run_id, "done")
-    return ImportedSet(
-        run_id, found.name.stem, found.model, label, len(task_ids), len(lines), False
-    )
+    return imported(run_id, False)
+
+
+def recorded_set(folder: Path, found: FolderSet, task_ids: Sequence[str]) -> RecordedSet | None:
+    """What our manifest in ``folder`` recorded of ``found``, when it lists the set and every
+    one of its files unchanged (its SHA-256); None otherwise, and for ConvCodeWorld's own
+    logs. A manifest that lists the files unchanged but not as convtui writes it is refused:
+    it is an export that was damaged, not someone else's logs."""
+    path = folder / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict) or manifest.get("format") != STATIC_FORMAT:
+        return None
+    try:
+        hashes = {entry["name"]: entry["sha256"] for entry in manifest["files"]}
+        where = found.files[-1].parent.relative_to(folder).as_posix()
+        entry = next(
+            (
+                entry
+                for entry in manifest["log_sets"]
+                if (entry["name"], entry["folder"]) == (found.name.stem, where)
+            ),
+            None,
+        )
+        names = [
+            p.relative_to(folder).as_posix()
+            for path in found.files
+            for p in (path, path.with_name(eval_file(path.name)))
+        ]
+        digests = [_sha256(folder / name) for name in names]
+        if entry is None or any(hashes.get(n) != d for n, d in zip(names, digests, strict=True)):
+            return None
+        sessions = {str(s["task_id"]): s for s in entry["sessions"]}
+        if "turns" not in next(iter(sessions.values()), {}):
+            return None  # written before the manifest kept turns: nothing more to restore
+        if sorted(sessions) != sorted(task_ids):
+            raise ValueError("its sessions are not the files' tasks")
+        return RecordedSet(
+            config_from_json(json.dumps(entry["config"])),
+            entry["user_kind"],
+            sessions,
+            hashlib.sha256("".join(digests).encode()).hexdigest()[:16],
+            versions[0] if len(versions := entry["code_versions"]) == 1 else None,
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise ImportFormatError(
+            f"{path} lists {found.name.stem}'s files unchanged but is not as convtui writes "
+            f"it ({error}): remove it to import the files as ConvCodeWorld's logs"
+        ) from None
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _restore_session(
+    store: Store,
+    session_id: str,
+    entry: Mapping[str, Any],
+    lines: Sequence[Mapping[str, dict[str, Any]]],
+    found: FolderSet,
+) -> None:
+    """Record a session's turns as the manifest recorded them, each with turn k's code from
+    file k, and end it as it ended."""
+    records = entry["turns"]
+    if len(records) > len(lines):
+        raise ImportFormatError(
+            f"{found.name.stem}: the manifest has {len(records)} turns of {entry['task_id']} "
+            f"and the files {len(lines)}"
+        )
+    for k, record in enumerate(records):
+        code = str(lines[k][entry["task_id"]].get("solution") or "")
+        last = k + 1 == len(records)
+        store.save_turn(
+            session_id, turn_from_record(record, code), entry["status"] if last else "running"
+        )
+    if entry.get("error"):
+        store.set_session_status(session_id, entry["status"], entry["error"])
 
 
 def _final_status(turns: Sequence[Turn], max_turns: int) -> SessionStatus:

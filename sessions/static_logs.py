@@ -10,7 +10,10 @@ session it was handed) are written where ``run.py --option static`` writes a rep
 ``results/v0.3.6/static/<reference set>/``, and the reference log set they replayed is
 written beside them, since ``print_results.py --option static`` reads both. Beside
 ConvCodeWorld's folders, ``convtui-export.json`` lists the sets, their sessions and configs,
-the names to give ConvCodeWorld's scripts, and a SHA-256 per file.
+the names to give ConvCodeWorld's scripts, and a SHA-256 per file. It also keeps, per session,
+who gave the feedback, how the session ended and, per turn, what ConvCodeWorld's files cannot
+hold (every test's verdict, where each turn's feedback was recorded, who said it, notes), so
+that ``sessions import`` of the folder gives the sessions back as they were recorded.
 """
 
 from __future__ import annotations
@@ -46,10 +49,11 @@ from convtui.sessions.ccw_files import (
 from convtui.sessions.errors import ExportError
 from convtui.sessions.records import SessionRow
 from convtui.sessions.store import Store
-from convtui.sessions.transcript import json_line
+from convtui.sessions.transcript import json_line, turn_record
 
 STATIC_FORMAT = "convtui-convcodebench-export"
-STATIC_VERSION = 3
+# 4: sessions carry their annotator, error and turns (what sessions import restores).
+STATIC_VERSION = 4
 # Ours, beside ConvCodeWorld's folders: what was exported, from where, and each file's hash.
 MANIFEST = "convtui-export.json"
 
@@ -562,7 +566,23 @@ def _manifest(store: Store, plan: LogSetPlan) -> dict[str, Any]:
                 "turns_done": row.turns_done,
                 "first_pass_turn": row.first_pass_turn,
                 "reference_session_id": row.reference_session_id,
+                "annotator": row.annotator,
+                "error": row.error,
+                "turns": [_turn_entry(turn) for turn in store.load_turns(row.id)],
             }
             for row in plan.sessions
         ],
     }
+
+
+# The code is in ConvCodeWorld's files; the prompt (the whole conversation again, each turn)
+# is left to the JSONL transcript export; the rest are derived.
+_NOT_IN_MANIFEST = ("code", "prompt", "prompt_hash", "passed", "feedback_edited")
+
+
+def _turn_entry(turn: Turn) -> dict[str, Any]:
+    """What ``sessions import`` needs beside the files to give ``turn`` back as recorded: the
+    files hold BigCodeBench's verdict (failing tests only) and the feedback with the turn it
+    was given to, under either protocol."""
+    record = turn_record(turn)
+    return {key: value for key, value in record.items() if key not in _NOT_IN_MANIFEST}

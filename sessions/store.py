@@ -139,6 +139,8 @@ class Store:
         *,
         code_version: str | None = None,
         origin: str | None = None,
+        user_kind: UserKind | None = None,
+        annotators: Mapping[str, str | None] | None = None,
     ) -> str:
         """Create a run and all its sessions (one per task and feedback label, status
         ``planned``) in one transaction; returns the run id.
@@ -146,7 +148,12 @@ class Store:
         ``feedback_labels`` (``--feedback`` values; ``all`` gives the nine) defaults to
         ``config.feedback``'s label; each session runs ``config`` with its own feedback. The
         run's config hash is ``run_config_hash(config, labels)``, what
-        :meth:`find_resumable_run` looks for."""
+        :meth:`find_resumable_run` looks for.
+
+        Sessions are given feedback by ``config.simulator`` (or none, without verbal
+        feedback) unless ``user_kind`` says who did, as sessions recorded elsewhere and
+        imported may: then ``annotators`` (task id -> name) names the person of a human or
+        assisted session, and the simulator is kept only where one drafted the words."""
         # Spelled as Ω.label, so that "CF, EF:full" and "cf,ef:full" name one configuration.
         omegas = [
             omega
@@ -183,8 +190,8 @@ class Store:
             )
             db.conn.executemany(
                 "INSERT INTO sessions (id, run_id, task_id, model, feedback, user_kind, "
-                "simulator, max_turns, status, created_utc, updated_utc) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?)",
+                "simulator, max_turns, status, created_utc, updated_utc, annotator) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?, ?)",
                 [
                     (
                         new_id(),
@@ -192,11 +199,11 @@ class Store:
                         task_id,
                         config.model,
                         label,
-                        _user_kind(verbal[label], config.simulator),
-                        config.simulator if verbal[label] else None,
+                        *_who(verbal[label], config.simulator, user_kind),
                         config.max_turns,
                         now,
                         now,
+                        (annotators or {}).get(task_id) if user_kind in _PEOPLE else None,
                     )
                     # Task-major: an interrupted run has every configuration of its first
                     # tasks, so its columns stay comparable.
@@ -488,5 +495,14 @@ class Store:
         return StoreExecutionCache(self._connections)
 
 
-def _user_kind(verbal: bool, simulator: str | None) -> UserKind:
-    return "simulator" if verbal and simulator else "none"
+_PEOPLE = ("human", "assist")
+
+
+def _who(
+    verbal: bool, simulator: str | None, given: UserKind | None
+) -> tuple[UserKind, str | None]:
+    """A run session's user kind and simulator: its simulator's, or ``given``'s, whose
+    simulator is kept as :meth:`Store.create_interactive_session` keeps it."""
+    if given is None:
+        return ("simulator" if verbal and simulator else "none"), (simulator if verbal else None)
+    return given, (simulator if given in ("simulator", "assist") else None)

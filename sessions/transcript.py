@@ -8,11 +8,12 @@ same text (:func:`json_line` sorts keys), so two exports of one database are byt
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from convtui.core.execution import ExecResult, TestOutcome
-from convtui.core.session import Turn
+from convtui.core.execution import ExecResult, TestIssue, TestOutcome
+from convtui.core.session import Turn, TurnFeedback
 from convtui.sessions.browse import SessionDetail
 from convtui.sessions.records import SessionRow
 
@@ -52,6 +53,35 @@ def execution_record(result: ExecResult | None) -> dict[str, Any] | None:
         "tampered": result.tampered,
         "tests": [_test_record(test) for test in result.tests],
     }
+
+
+def execution_from_record(record: Mapping[str, Any] | None) -> ExecResult | None:
+    """The ``ExecResult`` an :func:`execution_record` was made from, less the captured output
+    it leaves out."""
+    if record is None:
+        return None
+    return ExecResult(
+        status=record["status"],
+        tests=tuple(
+            TestOutcome(
+                test["name"],
+                test["status"],
+                test["duration_s"],
+                test["traceback"],
+                tuple(
+                    TestIssue(issue["name"], issue["status"], issue["traceback"])
+                    for issue in test.get("issues", ())
+                ),
+            )
+            for test in record["tests"]
+        ),
+        duration_s=record["duration_s"],
+        isolation=record["isolation"],
+        detail=record["detail"],
+        missing_module=record["missing_module"],
+        tampered=record["tampered"],
+        error_message=record["error_message"],
+    )
 
 
 def _test_record(test: TestOutcome) -> dict[str, Any]:
@@ -94,6 +124,26 @@ def turn_record(turn: Turn) -> dict[str, Any]:
         # were given, about the previous code or a repair; null otherwise.
         "received": None if turn.received is None else asdict(turn.received),
     }
+
+
+def turn_from_record(record: Mapping[str, Any], code: str) -> Turn:
+    """The ``Turn`` a :func:`turn_record` was made from, less its prompt; ``code`` is given
+    (the export's manifest leaves both out: sessions/static_logs.py)."""
+    received = record.get("received")
+    return Turn(
+        idx=record["idx"],
+        reply=record["reply"],
+        code=code,
+        compiled=record["compiled"],
+        compile_feedback=record["compile_feedback"],
+        execution=execution_from_record(record["execution"]),
+        execution_feedback=record["execution_feedback"],
+        verbal_feedback=record["verbal_feedback"],
+        feedback_source=record["feedback_source"],
+        notes=tuple(record["notes"]),
+        feedback_draft=record["feedback_draft"],
+        received=None if received is None else TurnFeedback(**received),
+    )
 
 
 def session_meta(row: SessionRow) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from convtui.sessions.ccw_files import parse_turn_file
 from convtui.sessions.ccw_import import result_from_eval
 from convtui.sessions.errors import ImportFormatError
 from convtui.sessions.export import export_convcodebench
+from convtui.sessions.static_logs import MANIFEST
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "ccw_static"
 DATA = Path(os.environ.get("CONVTUI_DATA_DIR", "../shared/data"))
@@ -160,6 +161,9 @@ def test_export_then_import_loses_no_code_feedback_or_verdict(tmp_path: Path) ->
     )
     lines = {json.loads(x)["task_id"]: json.loads(x) for x in last.read_text().splitlines()}
     assert lines["BigCodeBench/8"]["compilation_feedback"] is None
+    # The files alone, as ConvCodeWorld's scripts read them: with our manifest beside them the
+    # sessions come back as recorded instead (test_ccw_restore.py).
+    (tmp_path / "out" / MANIFEST).unlink()
     with Store.open(tmp_path / "back.db") as store:
         (imported,) = import_logs(store, tmp_path / "out")
         back = {

@@ -1,0 +1,161 @@
+"""`sessions export --format convcodebench` then `sessions import`: a session convtui recorded
+comes back as it was recorded (user, annotator, status, protocol, model, every turn), read from
+the export's manifest where the files are unchanged; a folder whose files changed imports as
+ConvCodeWorld's logs. Real processes over stores built by hand (no model or executor)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from convtui.core.execution import ExecResult, TestOutcome
+from convtui.core.omega import FeedbackConfig
+from convtui.core.protocol import build_config
+from convtui.core.session import Turn
+from convtui.sessions import Store
+
+DATA = Path(os.environ.get("CONVTUI_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
+pytestmark = pytest.mark.skipif(
+    not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
+)
+
+TASK = "BigCodeBench/13"
+CONFIG = build_config(
+    "convtui",
+    model="local:smollm2",
+    feedback=FeedbackConfig("full", "novice"),
+    simulator=None,
+    turns=3,
+)
+
+
+def convtui(*args: str, columns: int = 100) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CONVTUI_DATA_DIR": str(DATA), "COLUMNS": str(columns)}
+    return subprocess.run(
+        [sys.executable, "-m", "convtui", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+def a_turn(idx: int, said: str | None) -> Turn:
+    """A failing turn (one test of two fails); ``said``: the person's words about it."""
+    code = f"def task_func(xs):\n    return sum(xs) + {idx + 1}\n"
+    trace = "Traceback (most recent call last):\nAssertionError: 7 != 6\n"
+    return Turn(
+        idx=idx,
+        reply=f"Here you go:\n```python\n{code}```",
+        code=code,
+        compiled=True,
+        compile_feedback="No syntax errors",
+        execution=ExecResult(
+            "fail",
+            (TestOutcome("test_empty", "pass", 0.01), TestOutcome("test_sum", "fail", 0.02, trace)),
+            duration_s=0.5,
+            isolation="landlock",
+            detail="1 test failed",
+        ),
+        execution_feedback="TEST_SUM\nAssertionError: 7 != 6\n",
+        verbal_feedback=said,
+        feedback_source="human" if said else "none",
+        notes=("extracted the last code block",),
+    )
+
+
+@pytest.fixture
+def exported(tmp_path: Path) -> tuple[Path, str, Path]:
+    """A human's session under --protocol convtui, given up after two turns (the person's
+    words on the first), exported: (its database, its id, the export folder)."""
+    db = tmp_path / "app.db"
+    with Store.open(db) as store:
+        sid = store.create_interactive_session(TASK, CONFIG, "human", annotator="ana")
+        store.save_turn(sid, a_turn(0, "You add [one] too many."), "running")
+        store.save_turn(sid, a_turn(1, None), "abandoned")
+    out = tmp_path / "logs"
+    done = convtui(
+        "sessions", "export", sid, "--db", str(db), "--format", "convcodebench", "--out", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    return db, sid, out
+
+
+def import_into(db: Path, folder: Path) -> dict:
+    done = convtui("sessions", "import", str(folder), "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    (imported,) = json.loads(done.stdout)
+    return imported
+
+
+def only_session(db: Path) -> str:
+    with Store.open(db) as store:
+        (sid,) = [row[0] for row in store.db.execute("SELECT id FROM sessions").fetchall()]
+    return sid
+
+
+# Header rows that name this copy (its id, its run, the code that imported it, when).
+_OWN_ROWS = re.compile(r"^│ (session|run|code|time) .*\n", re.MULTILINE)
+
+
+def shown(db: Path, sid: str) -> str:
+    done = convtui("sessions", "show", sid, "--db", str(db), columns=120)
+    assert done.returncode == 0, done.stderr
+    return _OWN_ROWS.sub("", done.stdout.replace(sid, "ID"))
+
+
+def test_a_given_up_human_session_comes_back_as_it_was_recorded(
+    exported: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    db, sid, out = exported
+    back_db = tmp_path / "back.db"
+    imported = import_into(back_db, out)
+    assert imported["protocol"] == "convtui" and imported["restored"] is True
+    assert imported["model"] == "local:smollm2"
+    back = only_session(back_db)
+    with Store.open(db) as store:
+        before, before_config = store.session(sid), store.session_config(sid)
+        before_turns = store.load_turns(sid)
+    with Store.open(back_db) as store:
+        after, after_config = store.session(back), store.session_config(back)
+        after_turns = store.load_turns(back)
+    assert (after.user_kind, after.annotator, after.simulator) == ("human", "ana", None)
+    assert after.status == before.status == "abandoned"
+    assert (after.model, after.feedback) == (before.model, before.feedback)
+    assert after_config == before_config  # protocol, model spec, Ω, context, rules, limits
+    assert after_turns == before_turns
+    assert shown(back_db, back) == shown(db, sid)
+
+
+def test_importing_the_export_again_adds_nothing(
+    exported: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    _, _, out = exported
+    back_db = tmp_path / "back.db"
+    first = import_into(back_db, out)
+    again = import_into(back_db, out)
+    assert again["already_imported"] is True and again["run_id"] == first["run_id"]
+    only_session(back_db)
+
+
+def test_an_export_whose_files_changed_imports_as_convcodeworld_logs(
+    exported: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    _, _, out = exported
+    (turn1,) = [p for p in out.rglob("*.jsonl") if "too many" in p.read_text()]
+    turn1.write_text(turn1.read_text().replace("too many", "too much"))
+    imported = import_into(tmp_path / "back.db", out)
+    assert imported["protocol"] == "convcodeworld" and imported["restored"] is False
+    with Store.open(tmp_path / "back.db") as store:
+        row = store.session(only_session(tmp_path / "back.db"))
+        turns = store.load_turns(row.id)
+    # What the files say, read as ConvCodeWorld's: the words sit with the turn they were given to.
+    assert row.model == "local_smollm2"
+    assert turns[1].received is not None and turns[1].received.user == "You add [one] too much."
