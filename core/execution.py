@@ -44,6 +44,9 @@ class ExecRequest:
     tests): a missing one is the environment's fault (``env_error``), not the candidate's.
     ``task_imports`` are the dotted names the task's own code imports (never the candidate's):
     the executor may import the heavy ones once in its zygote instead of in every run.
+    ``as_main``: the candidate's module is named ``__main__``, as when a harness runs it with
+    ``python file.py`` (CodeIF-Bench's): an ``if __name__ == "__main__":`` block then runs,
+    and what it raises counts. BigCodeBench loads it as a module, which is the default.
     """
 
     code: str
@@ -52,6 +55,7 @@ class ExecRequest:
     task_imports: frozenset[str] = frozenset()
     limits: Limits = field(default_factory=Limits)
     task_id: str = ""
+    as_main: bool = False
 
 
 # What unittest files for a test: assertion failures, errors, and (ours) per-test timeouts.

@@ -319,6 +319,7 @@ class Executor:
             "canary_snippets": [list(s) for s in plan.canary_snippets],
             "exit_code": plan.exit_code,
             "limits": request.limits.as_dict(),
+            "as_main": request.as_main,
             "env": {},
         }
         profile = _profile(request)
@@ -462,6 +463,8 @@ class Executor:
                 "task": request.task_id,
                 "known": sorted(request.known_modules),
                 "limits": request.limits.as_dict(),
+                # Absent when False, so every key made before the field existed stays valid.
+                **({"as_main": True} if request.as_main else {}),
                 "isolation": self.isolation.label,
                 "runner": RUNNER_VERSION,
                 "env": self.fingerprint(),

@@ -202,6 +202,7 @@ def script_request(
             wall_s=float(SCRIPT_TIMEOUT_S * len(checked)),
         ),
         task_id=task.id,
+        as_main=True,  # their script runs `python file.py`
     )
 
 

@@ -19,7 +19,8 @@ The rest of the ``codeif`` protocol, also read from the authors' harness
 and ``execution.py``): the code is the first ```` ```python ```` block of the reply, else the
 whole reply (``extract_fortran``, :func:`first_python_block`); the base answer is checked as
 extracted, without the pre-processing (``way == 1``), the follow-ups pre-processed
-(``way`` 3 to 7); each check is one script, the code then the asserts, under a 3-second
+(``way`` 3 to 7); each check is one script run as ``python file.py`` (so the code's
+``if __name__ == "__main__":`` block runs), the code then the asserts, under a 3-second
 limit (``run_test.sh``: ``--timeout 3.0``; :func:`benchmark_limits`).
 """
 
@@ -103,6 +104,7 @@ def round_request(
         known_modules=task_modules(task),
         task_imports=task_imports(task),
         limits=benchmark_limits(limits, len(tests.snippets)) if preprocess else limits,
+        as_main=preprocess,  # the harness runs `python file.py`
         task_id=task.id,
     )
 

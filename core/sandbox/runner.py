@@ -476,9 +476,12 @@ def _run(request: dict, emitter: _Emitter) -> int:
     linecache.cache[MODULE_FILE] = (len(source), None, lines, MODULE_FILE)
     with open(MODULE_FILE, "w", encoding="utf-8") as fh:  # inspect.getsource needs a real file
         fh.write(source)
-    module = types.ModuleType("__test__")
+    # Run as a script (``python file.py``) when the harness being reproduced does so.
+    module = types.ModuleType("__main__" if request.get("as_main") else "__test__")
     module.__file__ = MODULE_FILE
     sys.modules["__test__"] = module
+    if request.get("as_main"):
+        sys.modules["__main__"] = module
     started = time.monotonic()
     try:
         _timed(float(limits["wall_s"]))

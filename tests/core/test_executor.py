@@ -772,3 +772,30 @@ def test_random_state_differs_between_runs(executor):
     assert len(draws) == 3
     assert len({d.split()[1] for d in draws}) == 3
     assert len({d.split()[2] for d in draws}) == 3
+
+
+def test_a_candidate_run_as_main_runs_its_main_block_and_its_errors_count(executor):
+    """CodeIF-Bench's harness runs ``python file.py``: a ``__main__`` block runs there (and an
+    exception it raises fails every check), while BigCodeBench loads the code as a module."""
+    code = (
+        "def f(x):\n    return x + 1\n\n"
+        "if __name__ == '__main__':\n    raise ValueError('example usage failed')\n"
+    )
+    tests = Spec("snippets", snippets=(("test_f", "assert f(1) == 2"),))
+    as_module = run(executor(), code, tests)
+    assert as_module.status == "pass"
+    as_main = executor().run(ExecRequest(code=code, tests=tests, limits=LIMITS, as_main=True))
+    assert as_main.status == "error"
+    assert "example usage failed" in as_main.error_message
+    named = executor().run(
+        ExecRequest(
+            code="NAME = __name__\n",
+            tests=Spec("snippets", snippets=(("test_name", "assert NAME == '__main__', NAME"),)),
+            limits=LIMITS,
+            as_main=True,
+        )
+    )
+    assert named.status == "pass", named.tests
+    ex = executor()
+    plain = ExecRequest(code=code, tests=tests, limits=LIMITS)
+    assert ex.cache_key(plain) != ex.cache_key(ExecRequest(**{**plain.__dict__, "as_main": True}))
