@@ -65,18 +65,18 @@ def status_word(status: str) -> str:
 # What the traceback view says of a test that left none, by the test's status: each says what
 # is true of that status (a test that never ran did not pass).
 NO_TRACEBACK = {
-    "pass": "No traceback: the test passed.",
-    "fail": "No traceback: the test failed, but the harness recorded none.",
-    "error": "No traceback: the test raised an error, but the harness recorded none.",
-    "timeout": "No traceback: the test ran past its time limit and was stopped.",
-    "skipped": "No traceback: the test skipped itself.",
+    "pass": "(no traceback: the test passed)",
+    "fail": "(no traceback: the test failed, but the harness recorded none)",
+    "error": "(no traceback: the test raised an error, but the harness recorded none)",
+    "timeout": "(no traceback: the test ran past its time limit and was stopped)",
+    "skipped": "(no traceback: the test skipped itself)",
     "missing": (
-        "No traceback: the harness expected this test, but the run never reported it (the "
-        "run was cut short, or the code removed or replaced the test)."
+        "(no traceback: the harness expected this test, but the run never reported it; the "
+        "run was cut short, or the code removed or replaced the test)"
     ),
     "not_run": (
-        "No traceback: the test never ran; the run stopped before any test started (the "
-        "code did not compile or load)."
+        "(no traceback: the test never ran; the run stopped before any test started, as "
+        "when the code does not compile or load)"
     ),
 }
 
@@ -85,7 +85,7 @@ def traceback_text(status: str, traceback: str, run_detail: str = "") -> str:
     """What the traceback view shows for a test: its traceback, or what its status means;
     for a test that did not pass, why the whole run stopped, when the run says."""
     text = traceback.rstrip() or NO_TRACEBACK.get(
-        status, f"No traceback: the test's status is {status_word(status)}."
+        status, f"(no traceback: the test's status is {status_word(status)})"
     )
     if status != "pass" and run_detail:
         text += f"\n\nThe run: {run_detail}"
