@@ -142,6 +142,7 @@ class SessionScreen(Screen):
         )
         if self.codeif:
             composer.border_title = "Next instruction"
+            self.add_class("-codeif")  # the checklist takes its share of a short screen
         if self.plan.ended is not None:
             composer.display = False  # a session that ended is only read
         self.watch_phase(self.phase)

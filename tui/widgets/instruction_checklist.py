@@ -100,6 +100,12 @@ class InstructionChecklist(DataTable):
                 row.instruction.category,
                 Text(words, overflow="ellipsis", no_wrap=True),
             )
+        if composing is not None and not self.has_focus:
+            # Unless the person is moving through the list, the row in view is the one the
+            # composer holds: on a short screen the checklist shows a row or two.
+            cursor = next(
+                (i for i, r in enumerate(rows) if r.instruction.category == composing), cursor
+            )
         if rows:
             self.move_cursor(row=min(max(cursor, 0), len(rows) - 1))
         met = sum(1 for r in rows if r.followed)
