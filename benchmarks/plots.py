@@ -5,7 +5,7 @@ Imported only for ``--plot``: matplotlib is slow to import.
 - ``<stem>-pass-at-turn.{png,svg}``: Pass@1 (%) after each turn, one panel per feedback
   configuration Ω, one line per model (and protocol); live solid, static (replayed) dashed.
 - ``<stem>-live-vs-static-mrr.{png,svg}``: one point per model, live MRR against static MRR,
-  the Spearman and Kendall correlation in the title; only when static results exist.
+  the Spearman and Kendall correlation in the title; only when some model has both.
 - ``<stem>-codeif-rounds.{png,svg}``: CodeIF-Bench IA, CA and IFR (%) per round, a panel
   each, one line per model (static conversations solid, dynamic dashed); the authors' dynamic
   rows (report.py's pairs of turns) are drawn at each pair's middle ("1-2" at 1.5), their
@@ -18,12 +18,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from matplotlib import rcParams
+from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from convtui.benchmarks.codeif_report import CodeifGroup
 from convtui.benchmarks.correlate import CorrelationRow
-from convtui.benchmarks.report import Report, StaticColumn
+from convtui.benchmarks.report import Report, StaticColumn, report_file_names
 from convtui.core.codeif.authors import Cell
 from convtui.core.codeif.authors_dynamic import AVERAGE
 from convtui.core.omega import ALL_CONFIGS
@@ -33,6 +34,10 @@ from convtui.core.omega import ALL_CONFIGS
 PANEL_W, PANEL_H, DPI = 4.8, 3.6, 100
 MAX_COLUMNS = 3
 NO_SCATTER = "live-vs-static MRR scatter not written: no static (replayed) results to compare"
+NO_PAIRS = (
+    "live-vs-static MRR scatter not written: no model has both live and static (replayed) "
+    "results under one Ω and protocol"
+)
 _ORDER = {c.label: i for i, c in enumerate(ALL_CONFIGS)}
 
 
@@ -50,20 +55,24 @@ def write_plots(
     stem: str,
     codeif_groups: Sequence[CodeifGroup] = (),
 ) -> tuple[list[Path], list[str]]:
-    """Write the figures under ``folder``; return the paths written and one line for each
-    figure left out, saying why."""
+    """Write the figures under ``folder``, named ``<stem>-<figure>`` with the database's name
+    ``stem`` written once (benchmarks/report.py ``report_file_names``); return the paths
+    written and one line for each figure left out, saying why."""
     folder.mkdir(parents=True, exist_ok=True)
+    names = report_file_names(stem, ["codeif-rounds", "pass-at-turn", "live-vs-static-mrr"])
     written: list[Path] = []
     notes: list[str] = []
     if codeif_groups:
-        written += _save(_codeif_figure(codeif_groups), folder / f"{stem}-codeif-rounds")
+        written += _save(_codeif_figure(codeif_groups), folder / names["codeif-rounds"])
     if not report.columns and not static:  # CodeIF-Bench results only
         return written, notes
-    written += _save(_pass_figure(report, static), folder / f"{stem}-pass-at-turn")
+    written += _save(_pass_figure(report, static), folder / names["pass-at-turn"])
     if not static:
         return written, [NO_SCATTER]
+    if not _pairs(report, static):  # static results only: the axes would be empty
+        return written, [NO_PAIRS]
     scatter = _scatter_figure(report, static, correlations)
-    written += _save(scatter, folder / f"{stem}-live-vs-static-mrr")
+    written += _save(scatter, folder / names["live-vs-static-mrr"])
     return written, notes
 
 
@@ -115,9 +124,22 @@ def _pass_figure(report: Report, static: Sequence[StaticColumn]) -> Figure:
         ax.set_ylabel("Pass@1 (%)")
         ax.set_ylim(0, 100)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right")
     for j in range(len(feedbacks), rows * columns):
         axes[j // columns][j % columns].set_visible(False)
+    # One legend below the panels, outside every axes: inside one it hid the curves that sit
+    # on the 0 % line, where weak models are. Each model's line looks alike in every panel.
+    shown: dict[str, Artist] = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            shown.setdefault(label, handle)
+    if shown:
+        figure.legend(
+            list(shown.values()),
+            list(shown),
+            loc="outside lower center",
+            ncols=min(len(shown), MAX_COLUMNS),
+            fontsize=7,
+        )
     figure.suptitle("Pass@1 after each turn (live solid, static dashed)", fontsize=11)
     return figure
 
@@ -129,19 +151,23 @@ def _curve(
     ax.plot(turns, [100 * v for v in pass_at], style, color=colour, marker="o", ms=3, label=label)
 
 
+def _pairs(report: Report, static: Sequence[StaticColumn]) -> list[tuple[float, StaticColumn]]:
+    """(live MRR, static column) for each static column whose model has a live column under
+    the same Ω and protocol: the scatter's points."""
+    live = {(c.model, c.feedback, c.protocol): c.mrr for c in report.columns}
+    return [(live[key], s) for s in static if (key := (s.model, s.feedback, s.protocol)) in live]
+
+
 def _scatter_figure(
     report: Report, static: Sequence[StaticColumn], correlations: Sequence[CorrelationRow]
 ) -> Figure:
     figure = _figure(PANEL_W * 1.25, PANEL_H * 1.25)
     ax = figure.subplots()
-    live = {(c.model, c.feedback, c.protocol): c.mrr for c in report.columns}
     palette = rcParams["axes.prop_cycle"].by_key()["color"]
     models = sorted({s.model for s in static})
-    for s in static:
-        x = live.get((s.model, s.feedback, s.protocol))
-        if x is not None:
-            ax.scatter(100 * x, 100 * s.mrr, color=palette[models.index(s.model) % len(palette)])
-            ax.annotate(f"{s.model} · {s.feedback}", (100 * x, 100 * s.mrr), fontsize=6)
+    for x, s in _pairs(report, static):
+        ax.scatter(100 * x, 100 * s.mrr, color=palette[models.index(s.model) % len(palette)])
+        ax.annotate(f"{s.model} · {s.feedback}", (100 * x, 100 * s.mrr), fontsize=6)
     ax.set_xlabel("live MRR (%)")
     ax.set_ylabel("static MRR (%)")
     ax.set_title(_scatter_title(correlations), fontsize=8)

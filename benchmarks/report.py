@@ -261,3 +261,19 @@ def summary_table(report: Report, notes: Sequence[str] = ()):
             str(c.unfinished_sessions),
         )
     return table
+
+
+def report_file_names(stem: str, names: Sequence[str]) -> dict[str, str]:
+    """Each report file's name (no extension) by what it holds: ``<stem>-<name>``, ``stem``
+    the database's name, written once — a ``name`` that already starts with it is not
+    prefixed again (``codeif.db``: ``codeif-rounds``, not ``codeif-codeif-rounds``). Where
+    that would give two files of one report the same name (a ``static.db`` holding live
+    results: its live ``pass-at-turn`` is ``static-pass-at-turn`` already), the name left
+    unprefixed gets the prefix after all, so no file overwrites another."""
+    full = {name: f"{stem}-{name}" for name in names}
+    short = {name: name if name.startswith(f"{stem}-") else full[name] for name in names}
+    taken = [value for name, value in short.items() if value == full[name]]
+    return {
+        name: full[name] if value != full[name] and value in taken else value
+        for name, value in short.items()
+    }

@@ -37,6 +37,7 @@ from convtui.benchmarks.report import (
     StaticColumn,
     build_report,
     pass_table,
+    report_file_names,
     summary_table,
 )
 from convtui.benchmarks.static_report import (
@@ -282,18 +283,23 @@ def write_files(
     codeif: CodeifResults = ((), ()),
 ) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
-    files: dict[Path, str] = {}
+    texts: dict[str, str] = {}
     if report.columns:
-        files[folder / f"{stem}-pass-at-turn.csv"] = report.pass_csv()
-        files[folder / f"{stem}-mrr-recall.csv"] = report.summary_csv()
+        texts["pass-at-turn.csv"] = report.pass_csv()
+        texts["mrr-recall.csv"] = report.summary_csv()
     if static:
-        files[folder / f"{stem}-static-pass-at-turn.csv"] = static_pass_csv(static)
-        files[folder / f"{stem}-static-mrr-recall.csv"] = static_summary_csv(static)
+        texts["static-pass-at-turn.csv"] = static_pass_csv(static)
+        texts["static-mrr-recall.csv"] = static_summary_csv(static)
     if codeif[0]:
-        files[folder / f"{stem}-codeif-rounds.csv"] = rounds_csv(codeif[0])
-        files[folder / f"{stem}-codeif-categories.csv"] = categories_csv(codeif[0])
+        texts["codeif-rounds.csv"] = rounds_csv(codeif[0])
+        texts["codeif-categories.csv"] = categories_csv(codeif[0])
     data = report_json(report, static, codeif)
-    files[folder / f"{stem}-report.json"] = json.dumps(data, indent=2) + "\n"
-    for path, text in files.items():
+    texts["report.json"] = json.dumps(data, indent=2) + "\n"
+    names = report_file_names(stem, [name.rsplit(".", 1)[0] for name in texts])
+    files: list[Path] = []
+    for name, text in texts.items():
+        base, extension = name.rsplit(".", 1)
+        path = folder / f"{names[base]}.{extension}"
         path.write_text(text, encoding="utf-8")
-    return list(files)
+        files.append(path)
+    return files

@@ -342,7 +342,7 @@ PlotOpt = Annotated[
     typer.Option(
         "--plot",
         help="Folder for figures (PNG and SVG): Pass@1 per turn, a panel per feedback "
-        "setting; a live-vs-static MRR scatter when static results exist.",
+        "setting; a live-vs-static MRR scatter when some model has both.",
         show_default=False,
     ),
 ]

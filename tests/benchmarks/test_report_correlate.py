@@ -129,3 +129,30 @@ def test_panels_are_laid_out_at_most_three_a_row(panels, grid):
     from convtui.benchmarks.plots import grid as layout
 
     assert layout(panels) == grid
+
+
+def test_plots_of_static_results_only_skip_the_scatter_and_say_why(tmp_path):
+    """No live column to pair with: the scatter would be empty axes, so it is not drawn."""
+    pytest.importorskip("matplotlib")
+    from convtui.benchmarks.plots import NO_PAIRS, write_plots
+
+    written, notes = write_plots(Report((), 0), STATIC, (), tmp_path, "r")
+    assert [p.name for p in written] == ["r-pass-at-turn.png", "r-pass-at-turn.svg"]
+    assert notes == [NO_PAIRS]
+
+
+def test_the_pass_at_turn_legend_covers_no_panel():
+    """Curves of weak models lie on the 0 % line: no legend may sit on any panel."""
+    pytest.importorskip("matplotlib")
+    from convtui.benchmarks.plots import _pass_figure
+
+    nothing = (live("z", CF_EF, 0.0, 0.0), live("z", CF, 0.0, 0.0))
+    figure = _pass_figure(Report(columns=LIVE + nothing, max_turns=3), STATIC)
+    figure.canvas.draw()
+    panels = [ax for ax in figure.axes if ax.get_visible()]
+    legends = [*figure.legends, *(ax.get_legend() for ax in panels if ax.get_legend())]
+    assert legends
+    for legend in legends:
+        box = legend.get_window_extent()
+        for ax in panels:
+            assert not box.overlaps(ax.get_window_extent()), ax.get_title()
