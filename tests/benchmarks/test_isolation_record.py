@@ -1,40 +1,28 @@
 """The isolation in force travels with a benchmark's results: ``bench live`` records its label
 in the run's config and warns on stderr when the level changes verdicts; ``report`` repeats
-that warning above the tables of such runs. Real child processes and a real SQLite file; the
-model is a script (core/models/mock.py) so nothing depends on what a model writes."""
+that warning above the tables of such runs. The command in process, the real sandbox and a
+real SQLite file; the model is a script (core/models/mock.py) so nothing depends on what a
+model writes."""
 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import invoke
+from support.data import needs_bigcodebench
 
 from convtui.core.isolation import detect, namespaces_problem, verdict_warning
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("CONVTUI_DATA_DIR", ROOT.parent / "shared" / "data"))
-pytestmark = pytest.mark.skipif(
-    not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
-)
+pytestmark = needs_bigcodebench
 FAILS = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
 
 
 def convtui(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CONVTUI_DATA_DIR": str(DATA), "CI": "true", "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "convtui", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=300,
-        check=False,
-    )
+    return invoke(*args, environ={"COLUMNS": "200"})
 
 
 @pytest.fixture

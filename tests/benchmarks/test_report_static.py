@@ -7,12 +7,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from support.cli import invoke
 
 from convtui.core.execution import ExecResult
 from convtui.core.models.types import GenerationParams
@@ -89,12 +90,7 @@ def live(store: Store, model: str, verdicts: dict[str, tuple[bool, ...]]) -> lis
 
 
 def report(db: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "convtui", "report", "--db", str(db), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return invoke("report", "--db", str(db), *args, environ={"CI": os.environ.get("CI")})
 
 
 @pytest.fixture

@@ -151,14 +151,23 @@ def test_namespaces_give_each_run_a_private_tmp(ns):
         run_file.unlink(missing_ok=True)
 
 
+def _outside_tmp() -> Path:
+    """A host folder this process may write that a sandbox sees read-only: beside the checkout,
+    or the home folder where the checkout sits under /tmp (the sandbox's own tmpfs there)."""
+    return Path.home() if _under_tmp(REPO_ROOT.parent) else REPO_ROOT.parent
+
+
+def _under_tmp(path: Path) -> bool:
+    return str(path.resolve()).startswith("/tmp/") or path.resolve() == Path("/tmp")
+
+
 def test_namespaces_run_cannot_write_outside_its_directories(ns):
-    target = REPO_ROOT.parent / f"convtui-probe-{uuid.uuid4().hex}"
+    target = _outside_tmp() / f"convtui-probe-{uuid.uuid4().hex}"
     code = f"def f(x):\n    open({str(target)!r}, 'w').write('owned')\n    return x + 1\n"
     try:
         result = run(ns, code)
         assert result.status == "fail", result
-        if not str(target).startswith("/tmp/"):  # a checkout under /tmp lands in the tmpfs
-            assert "Read-only file system" in result.tests[0].traceback
+        assert "Read-only file system" in result.tests[0].traceback
         assert not target.exists()
     finally:
         target.unlink(missing_ok=True)
@@ -239,6 +248,11 @@ def bwrapped(*command: str, extra: tuple[str, ...] = ()) -> subprocess.Completed
     """Run ``command`` from the repository inside a bubblewrap sandbox shaped by ``extra``."""
     argv = [bwrap_binary() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     argv += ["--tmpfs", "/tmp", "--unshare-user", "--unshare-pid", "--unshare-net"]
+    # The private /tmp hides a checkout, an interpreter or data that sit under it: bound back
+    # read-only, as core/isolation.py does for a zygote.
+    needed = {REPO_ROOT, DATA, Path(sys.prefix), Path(os.path.realpath(sys.executable)).parents[1]}
+    for path in sorted({str(p.resolve()) for p in needed if p.exists() and _under_tmp(p)}):
+        argv += ["--ro-bind", path, path]
     argv += [*extra, "--die-with-parent", "--chdir", str(REPO_ROOT), *command]
     env = {**os.environ, "CONVTUI_DATA_DIR": str(DATA), "CI": "true", "COLUMNS": "200"}
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)

@@ -21,14 +21,15 @@ export, for every kind of model spec.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from store_values import turn
+from support.cli import invoke
 
 from convtui.benchmarks.import_command import import_logs
 from convtui.core.omega import FeedbackConfig
@@ -268,13 +269,7 @@ def test_a_model_that_played_its_own_user_has_no_by(tmp_path: Path) -> None:
 
 
 def convtui(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "convtui", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return invoke(*args, environ={"CI": os.environ.get("CI")})
 
 
 @pytest.mark.parametrize("name", ["Qwen/Qwen2.5-Coder-7B-Instruct", "gpt-4o"])
