@@ -231,11 +231,15 @@ def locate(
     looked: list[str] = []
     env_dir = os.environ.get(ENV_DATA_DIR, "").strip()
     if env_dir:
-        env_path = Path(env_dir).expanduser()
+        # A relative value means the directory convtui starts in: made absolute here, the
+        # path found stays right wherever it is used later, and a miss names where it looked
+        # (the README exports ../shared/data, which only the clone's own folder finds).
+        env_path = Path(os.path.abspath(Path(env_dir).expanduser()))
         found = _find_in_dir(env_path, src)
         if found is not None:
             return found
-        looked.append(f"{ENV_DATA_DIR}={env_path}")
+        relative = "" if Path(env_dir).expanduser().is_absolute() else f" (from {env_dir})"
+        looked.append(f"{ENV_DATA_DIR}={env_path}{relative}")
     else:
         looked.append(f"{ENV_DATA_DIR} (unset)")
 
