@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -161,7 +160,7 @@ def _with_isolation(options: LiveOptions, label: str) -> LiveOptions:
 
 async def _play(store, run_id, resumed, options, tasks, executor, backend, simulator):
     sessions = store.run_sessions(run_id)
-    err = Console(stderr=True)
+    err = console(stderr=True)
     disable = options.quiet or os.environ.get("CI") == "true"
     with Progress(
         TextColumn("{task.description}"),

@@ -4,15 +4,38 @@ scripts, and ``warning: …`` lines on stderr."""
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.text import Text
 
+# The width of output that is not a terminal (a pipe, a file) when COLUMNS does not say:
+# rich's own default, 80, folded the report's tables into a pipe; whatever reads a pipe
+# (less -S, a file, a script) can take long lines.
+PIPE_WIDTH = 200
+
+
+def width_for(stream: TextIO) -> int | None:
+    """The width to render ``stream``'s output at: None where rich measures it right (a
+    terminal, or COLUMNS set), else :data:`PIPE_WIDTH`."""
+    if os.environ.get("COLUMNS", "").strip().isdigit():
+        return None
+    try:
+        if stream.isatty():
+            return None
+    except (AttributeError, ValueError):  # a replaced or closed stream: not a terminal
+        pass
+    return PIPE_WIDTH
+
 
 def console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False)
+    """The rich console every headless command prints through (stderr's for progress and
+    warnings): a terminal's width, COLUMNS, or a wide one when the output is not a terminal."""
+    return Console(
+        stderr=stderr, highlight=False, width=width_for(sys.stderr if stderr else sys.stdout)
+    )
 
 
 def print_json(obj: Any) -> None:

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -209,7 +208,7 @@ async def _play_all(
         TextColumn("sessions"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        console=Console(stderr=True),
+        console=console(stderr=True),
         disable=disable,
     ) as bar:
         tick = bar.add_task(

@@ -22,13 +22,12 @@ if _click is None:  # pragma: no cover - typer before its bundled click
 
 def print_error(message: str) -> None:
     """``error: …`` on stderr, one line however narrow the terminal."""
-    from rich.console import Console
     from rich.text import Text
 
+    from convtui.benchmarks.output import console
+
     line = " ".join(message.split())
-    Console(stderr=True, highlight=False).print(
-        Text.assemble(("error: ", "bold red"), line), soft_wrap=True
-    )
+    console(stderr=True).print(Text.assemble(("error: ", "bold red"), line), soft_wrap=True)
 
 
 @contextmanager
