@@ -56,6 +56,7 @@ class OneLineErrors(TyperGroup):
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
+        bare_flags(self)
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
@@ -69,6 +70,18 @@ class OneLineErrors(TyperGroup):
             print_error("aborted")
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def bare_flags(command: Any) -> None:
+    """Give every flag of ``command`` and its subcommands, ``--help`` included, an empty
+    metavar: typer's help shows each option's type after its name, ``<bool>`` for a flag,
+    which reads as if ``--json`` took a value. An option's own metavar is kept."""
+    ctx = _click.Context(command)  # read for the help option's names only
+    for param in [*command.params, command.get_help_option(ctx)]:
+        if param is not None and getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        bare_flags(sub)
 
 
 def click_message(exc: Any) -> str:

@@ -1,15 +1,20 @@
 """The command line's output where it is not a terminal (a pipe, a file): tables keep their
-columns."""
+columns; and its help names no type after a flag, which takes no value."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
+from typer.testing import CliRunner
 
+from convtui.cli import app
 from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.omega import FeedbackConfig
 from convtui.core.session import SessionConfig, Turn
@@ -72,3 +77,18 @@ def test_a_report_into_a_pipe_keeps_its_columns(nine_settings: Path, tmp_path: P
     assert max(len(line) for line in lines) > 80
     for label in WIDE:  # each column's heading whole on one line, not folded over several
         assert any(label in line for line in lines), label
+
+
+def _paths(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """Every command's words: (), ("report",), ("bench", "live"), ..."""
+    yield path
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _paths(sub, (*path, name))
+
+
+@pytest.mark.parametrize("path", list(_paths(typer.main.get_command(app))), ids=" ".join)
+def test_help_names_no_type_after_a_flag(path: tuple[str, ...]) -> None:
+    done = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+    assert done.exit_code == 0, done.output
+    assert "--help" in done.output
+    assert "<bool>" not in done.output
