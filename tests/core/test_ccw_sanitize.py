@@ -22,11 +22,11 @@ E  evaluation runs code_prompt + "\\n    pass\\n" + solution.
 from __future__ import annotations
 
 import ast
-import os
 import warnings
 from pathlib import Path
 
 import pytest
+from support.data import DATA as DATA_DIR
 
 from convtui.core.ccw.sanitize import (
     calibrate,
@@ -38,7 +38,6 @@ from convtui.core.ccw.sanitize import (
 from convtui.core.loaders import load_bigcodebench
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DATA_DIR = Path(os.environ.get("CONVTUI_DATA_DIR") or REPO_ROOT.parent / "shared" / "data")
 BCB_FILE = DATA_DIR / "BigCodeBench-v0.1.0.jsonl.gz"
 
 FENCE = "```"

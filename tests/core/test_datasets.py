@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
-import os
 import shutil
 import socket
 import threading
@@ -19,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.data import DATA as DATA_DIR
 
 from convtui.core import datasets
 from convtui.core.datasets import BIGCODEBENCH, CODEIF, DATASETS, DatasetSource, locate
@@ -26,9 +26,6 @@ from convtui.core.errors import ConvtuiError, DataNotFoundError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Read at import, before the autouse fixture below clears the variable for each test.
-DATA_DIR = Path(
-    os.environ.get("CONVTUI_DATA_DIR") or REPO_ROOT.parent / "shared" / "data"
-).resolve()
 
 
 @pytest.fixture(autouse=True)

@@ -3,10 +3,9 @@
 import ast
 import gzip
 import json
-import os
-from pathlib import Path
 
 import pytest
+from support.data import data_file
 
 from convtui.core.extract import extract_code, holds_code
 
@@ -270,12 +269,7 @@ def test_whitespace_only_lines_are_kept() -> None:
 @pytest.mark.bigdata
 @pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning")
 def test_every_bigcodebench_solution_round_trips() -> None:
-    data_dir = os.environ.get("CONVTUI_DATA_DIR") or Path(__file__).resolve().parents[3] / (
-        "shared/data"
-    )
-    path = Path(data_dir) / "BigCodeBench-v0.1.0.jsonl.gz"
-    if not path.is_file():
-        pytest.skip(f"{path} not found: set CONVTUI_DATA_DIR to the folder holding it")
+    path = data_file("BigCodeBench-v0.1.0.jsonl.gz")
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh]
     for row in rows:

@@ -2,7 +2,6 @@
 
 import gzip
 import json
-import os
 import sys
 import traceback
 from collections import Counter
@@ -10,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.ccw_turns import Outcome, Result
+from support.data import data_file
 
 from convtui.core.execution import ExecResult, TestIssue, TestOutcome
 from convtui.core.feedback import (
@@ -515,10 +515,7 @@ def test_execution_feedback_trims_on_request_only() -> None:
 
 
 def _bigcodebench() -> dict[str, dict[str, str]]:
-    data_dir = Path(os.environ.get("CONVTUI_DATA_DIR") or REPO_ROOT.parent / "shared" / "data")
-    path = data_dir / "BigCodeBench-v0.1.0.jsonl.gz"
-    if not path.is_file():
-        pytest.skip(f"{path} not found: set CONVTUI_DATA_DIR to the folder holding it")
+    path = data_file("BigCodeBench-v0.1.0.jsonl.gz")
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh]
     return {row["task_id"]: row for row in rows}

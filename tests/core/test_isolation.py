@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.data import DATA
 
 from convtui.core.execution import ExecRequest, ExecResult, Limits
 from convtui.core.executor import Executor
@@ -31,7 +32,6 @@ from convtui.core.isolation import (
 from convtui.core.tasks import TestSpec as Spec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("CONVTUI_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
 LIMITS = Limits(per_test_s=3, wall_s=8)
 PRELOAD = ("unittest", "socket", "threading")
 ONE_TEST = Spec(

@@ -9,12 +9,12 @@ from __future__ import annotations
 import ast
 import gzip
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from support.data import DATA as DATA_DIR
 
 from convtui.core.errors import ConvtuiError, DataNotFoundError, UnknownTaskError
 from convtui.core.loaders import (
@@ -31,9 +31,6 @@ from convtui.core.loaders import (
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DATA_DIR = Path(
-    os.environ.get("CONVTUI_DATA_DIR") or REPO_ROOT.parent / "shared" / "data"
-).resolve()
 BCB_FILE = DATA_DIR / "BigCodeBench-v0.1.0.jsonl.gz"
 CODEIF_FILE = DATA_DIR / "CodeIF-Bench-L1-function.jsonl"
 

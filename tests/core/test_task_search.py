@@ -6,20 +6,17 @@ the repository), both suites loaded, as the picker sees them.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import pytest
+from support.data import DATA as DATA_DIR
 
 from convtui.core.loaders import TaskCatalog, load_catalog
 from convtui.core.task_search import TaskIndex, search_tasks
 from convtui.core.tasks import Task
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DATA_DIR = Path(
-    os.environ.get("CONVTUI_DATA_DIR") or REPO_ROOT.parent / "shared" / "data"
-).resolve()
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # $CONVTUI_DATA_DIR (CI sets ../shared/data, relative to the repository root), else the
 # shared folder beside the checkout.
-DATA = Path(os.environ.get("CONVTUI_DATA_DIR") or ROOT.parent / "shared" / "data")
+DATA = Path(os.environ.get("CONVTUI_DATA_DIR") or ROOT.parent / "shared" / "data").resolve()
 BIGCODEBENCH = DATA / "BigCodeBench-v0.1.0.jsonl.gz"
 
 needs_bigcodebench = pytest.mark.skipif(

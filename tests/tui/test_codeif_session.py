@@ -8,13 +8,10 @@ given, shows an instruction's tests on enter and swaps the composer's instructio
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
+from support.cli import convtui
 from textual.pilot import Pilot
 from tui_harness import (
-    DATA_DIR,
     AppFactory,
     awaiting_feedback,
     fenced,
@@ -225,18 +222,6 @@ def test_a_persons_conversation_replays_against_another_model(apps: AppFactory, 
     wrong = convtui("bench", "static", "--logs", str(apps.db), "--model", target, "--db", str(out))
     assert wrong.returncode == 2 and "bench codeif --logs" in wrong.stderr
     assert wrong.stderr.strip().count("\n") == 0
-
-
-def convtui(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CONVTUI_DATA_DIR": str(DATA_DIR)}
-    return subprocess.run(
-        [sys.executable, "-m", "convtui", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
-    )
 
 
 async def append_to_draft(pilot: Pilot, composer: FeedbackComposer, text: str) -> None:

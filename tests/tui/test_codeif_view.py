@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from test_codeif_session import convtui
+from support.cli import convtui
 from textual.pilot import Pilot
 from tui_harness import AppFactory, fenced, play, rows, wait_until
 

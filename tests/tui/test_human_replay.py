@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 
 import pytest
+from support.cli import invoke
 from textual.pilot import Pilot
 from tui_harness import (
     AppFactory,
@@ -46,31 +45,10 @@ def test_a_human_session_from_the_app_replays_against_the_embedded_model(
 
     play(apps, scenario)
     replay_db = tmp_path / "replay.db"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "convtui",
-            "bench",
-            "static",
-            "--logs",
-            str(apps.db),
-            "--db",
-            str(replay_db),
-            "--model",
-            "local:smollm2",
-            "--user",
-            "human",
-            "--max-tokens",
-            "64",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        env={**__import__("os").environ, "CI": "true"},
-        timeout=900,
-        check=False,
-    )
+    done = invoke(
+        "bench", "static", "--logs", str(apps.db), "--db", str(replay_db),
+        "--model", "local:smollm2", "--user", "human", "--max-tokens", "64", "--json",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (run,) = json.loads(done.stdout)["runs"]
     assert (run["references"], run["failed"]) == (1, 0)
