@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 from dataclasses import dataclass
 
+from textual import on
 from textual.app import App
 from textual.binding import Binding
 from textual.worker import Worker
@@ -13,6 +15,8 @@ from convtui.core.errors import ConvtuiError
 from convtui.core.loaders import TaskCatalog
 from convtui.core.session import SessionConfig
 from convtui.core.task_search import TaskIndex
+from convtui.tui import messages as msg
+from convtui.tui import render
 from convtui.tui.commands import SessionCommands, StoredSessions
 from convtui.tui.controller import Services, SessionPlan, UserMode
 from convtui.tui.launch import resumed_plan
@@ -36,6 +40,15 @@ class Launch:
     query: str = ""
     error: str = ""
     annotator: str | None = None
+
+
+# Where an unfinished session stands once the app has closed, by the phase it was left in.
+UNFINISHED = {
+    "awaiting_feedback": "waiting for your feedback",
+    "cancelled": "its last turn was cancelled",
+    "failed": "its last turn failed",
+    "busy": "the turn in flight was not saved",
+}
 
 
 class ConvTuiApp(App):
@@ -74,6 +87,8 @@ class ConvTuiApp(App):
         self.launch = launch
         self.animation_level = "none"
         self._index: Worker[TaskIndex] | None = None
+        self.opened: dict[str, SessionScreen] = {}
+        """The sessions opened in this run, by id, in the order opened (for ``farewell``)."""
 
     async def task_index(self) -> TaskIndex:
         """The picker's search index, built once in a thread (about 75 ms for 1,190 tasks:
@@ -110,6 +125,36 @@ class ConvTuiApp(App):
                 severity="warning",
                 markup=False,
             )
+
+    @on(msg.SessionOpened)
+    def _remember(self, event: msg.SessionOpened) -> None:
+        for screen in self.screen_stack:
+            if (
+                isinstance(screen, SessionScreen)
+                and screen.controller.session_id == event.session_id
+            ):
+                self.opened[event.session_id] = screen
+
+    def farewell(self) -> list[str]:
+        """What the terminal is told once the app has closed: each session opened, where it
+        stands, and the command that opens it again (the app's screen is gone by then, and
+        the id is what --resume needs)."""
+        db = shlex.quote(str(self.services.store.path))
+        lines = []
+        for session_id, screen in self.opened.items():
+            turns = len(screen.recorded)
+            if screen.finished:
+                how = f"ended: {render.PHASES.get(screen.phase, screen.phase)}"
+                verb = "Open it read-only"
+            else:
+                how, verb = UNFINISHED.get(screen.phase, UNFINISHED["busy"]), "Continue it"
+            task = screen.plan.task.id
+            model = shlex.quote(screen.plan.config.model)
+            lines += [
+                f"Session {session_id} ({task}): {turns} turn{'s' * (turns != 1)} recorded, {how}.",
+                f"  {verb}: convtui session --resume {session_id} --db {db} --model {model}",
+            ]
+        return lines
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "-narrow")

@@ -72,6 +72,7 @@ ALWAYS = PANE_ACTIONS | {
     "toggle_diff",
     "toggle_task",
     "toggle_timeline",
+    "focus_timeline",
     "view_live",
 }
 AWAITING = ALWAYS | {
@@ -152,6 +153,18 @@ async def toggles_timeline(ctx: Ctx, fire: Fire) -> None:
     assert (timeline.region.width > 0) is not before
     ctx.screen.action_toggle_timeline()
     await ctx.pilot.pause()
+
+
+async def focuses_timeline(ctx: Ctx, fire: Fire) -> None:
+    screen = ctx.screen
+    timeline = screen.query_one(TurnTimeline)
+    screen.set_focus(screen.query_one("#task-pane"))
+    screen.action_toggle_timeline()  # hidden first: the key shows it as it focuses it
+    await ctx.pilot.pause()
+    assert timeline.region.width == 0
+    await fire()
+    await ctx.pilot.pause()
+    assert ctx.pilot.app.focused is timeline and timeline.region.width > 0
 
 
 async def returns_to_the_live_turn(ctx: Ctx, fire: Fire) -> None:
@@ -375,6 +388,7 @@ ORACLES: dict[str, Callable[[Ctx, Fire], Awaitable[None]]] = {
     "CodePane.toggle_diff": toggles_diff,
     "toggle_task": folds_task,
     "toggle_timeline": toggles_timeline,
+    "focus_timeline": focuses_timeline,
     "view_live": returns_to_the_live_turn,
     "TurnTimeline.cursor_up": timeline_up,
     "TurnTimeline.cursor_down": timeline_down,

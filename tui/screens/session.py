@@ -508,6 +508,14 @@ class SessionScreen(Screen):
         narrow = self.app.has_class("-narrow")
         self.toggle_class("-show-timeline" if narrow else "-hide-timeline")
 
+    def action_focus_timeline(self) -> None:
+        # Shown first where it is hidden (below 100 columns, or ctrl+b): focus needs it on
+        # screen, and the person asked for it.
+        self.remove_class("-hide-timeline")
+        if self.app.has_class("-narrow"):
+            self.add_class("-show-timeline")
+        self.query_one(TurnTimeline).focus()
+
     def action_view_live(self) -> None:
         self.viewed = None
 

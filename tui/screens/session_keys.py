@@ -115,6 +115,14 @@ SESSION_BINDINGS: list[BindingType] = [
         tooltip="Show or hide the turn timeline",
     ),
     Binding(
+        "f3",  # not f6: the composer (a TextArea) takes f6 to select a line
+        "focus_timeline",
+        "Turn list",
+        id="convtui.focus-timeline",
+        show=False,
+        tooltip="Move to the turn list (shown if hidden); enter views the highlighted turn",
+    ),
+    Binding(
         "end",
         "view_live",
         "Live turn",
