@@ -346,9 +346,10 @@ class SessionScreen(Screen):
     # --- state pushed down ---------------------------------------------------------------------
 
     def watch_phase(self, phase: str) -> None:
-        if not self.query(StatusLine):
-            # Read before compose (the app's footer asks check_action as the screen is
-            # pushed): nothing to push down yet; on_mount does it once the panes exist.
+        if not (self.query(StatusLine) and self.query(FeedbackComposer)):
+            # Read before or while the panes mount (the app's footer asks check_action as the
+            # screen is pushed, and once met the status line mounted before the composer):
+            # nothing to push down yet; on_mount does it once the panes exist.
             return
         self.query_one(StatusLine).phase = phase
         composer = self.query_one(FeedbackComposer)
