@@ -346,7 +346,7 @@ class SessionScreen(Screen):
     # --- state pushed down ---------------------------------------------------------------------
 
     def watch_phase(self, phase: str) -> None:
-        if not (self.query(StatusLine) and self.query(FeedbackComposer)):
+        if not self.query(StatusLine) or not self.query(FeedbackComposer):
             # Read before or while the panes mount (the app's footer asks check_action as the
             # screen is pushed, and once met the status line mounted before the composer):
             # nothing to push down yet; on_mount does it once the panes exist.
