@@ -67,10 +67,10 @@ def test_checklist_tests_and_composer_are_on_screen(apps: AppFactory, size) -> N
             await scenario(pilot)
 
     asyncio.run(main())
-    width, height = size
+    _width, height = size
     status_y = regions["#status-line"][0]
     for selector in (*PANES, "#feedback-composer"):
-        top, bottom, rows = regions[selector]
+        _top, bottom, rows = regions[selector]
         assert rows >= 4 and bottom <= status_y, (selector, regions)
     # The composer holds at least two lines of the instruction, and has the focus.
     assert regions["#feedback-composer"][2] >= 4 and regions["focused"][2]
