@@ -5,14 +5,13 @@ imported back keeps every code, feedback text and verdict."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from store_values import turn
+from support.cli import invoke
+from support.data import DATA
 
 from convtui.benchmarks.import_command import import_logs
 from convtui.core.evaluate import FeedbackSettings, render_execution
@@ -28,7 +27,6 @@ from convtui.sessions.export import export_convcodebench
 from convtui.sessions.static_logs import MANIFEST
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "ccw_static"
-DATA = Path(os.environ.get("CONVTUI_DATA_DIR", "../shared/data"))
 
 
 def test_turn_file_names_parse_as_convcodeworld_writes_them() -> None:
@@ -69,11 +67,12 @@ def test_the_hand_written_folder_imports_as_its_files_say(tmp_path: Path) -> Non
         # The verdicts render back into the execution feedback the next line recorded, as
         # pot.py's get_execution_feedback renders the eval's details.
         settings = FeedbackSettings.of(run.config)
-        task = load_catalog("bigcodebench", DATA).get("BigCodeBench/3")
+        catalog = load_catalog("bigcodebench", DATA)
+        task = catalog.get("BigCodeBench/3")
         for k in (0, 1):
             rendered = render_execution(task, t3[k].execution, settings, trim=None)
             assert rendered == t3[k + 1].received.execution
-        task8 = load_catalog("bigcodebench", DATA).get("BigCodeBench/8")
+        task8 = catalog.get("BigCodeBench/8")
         assert render_execution(task8, t8[0].execution, settings, trim=None) == (
             t8[1].received.execution
         )
@@ -187,21 +186,13 @@ def test_export_then_import_loses_no_code_feedback_or_verdict(tmp_path: Path) ->
 
 def test_the_command_line_imports_then_shows_an_imported_session(tmp_path: Path) -> None:
     db = tmp_path / "ccb.db"
-    run = [sys.executable, "-m", "convtui", "sessions"]
-    done = subprocess.run(
-        [*run, "import", str(FIXTURE), "--db", str(db), "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = invoke("sessions", "import", str(FIXTURE), "--db", str(db), "--json")
     assert done.returncode == 0, done.stderr
     (imported,) = json.loads(done.stdout)
     assert imported["log_set"] == "bigcodebench_acme_coder-1b_CF_EF_FULL_SNF_by_gpt-4o"
     with Store.open(db) as store:
         sid = {r.task_id: r.id for r in store.run_sessions(imported["run_id"])}["BigCodeBench/8"]
-    shown = subprocess.run(
-        [*run, "show", sid, "--db", str(db)], capture_output=True, text=True, check=False
-    )
+    shown = invoke("sessions", "show", sid, "--db", str(db))
     assert shown.returncode == 0, shown.stderr
     assert "You forgot to import Counter." in shown.stdout
     # A BigCodeBench report names failing tests only: no made-up test counts.

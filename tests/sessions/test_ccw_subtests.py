@@ -13,14 +13,15 @@ catalog at ``CONVTUI_DATA_DIR``."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 from store_values import turn
+from support.data import DATA
 
 from convtui.benchmarks.import_command import import_logs
 from convtui.benchmarks.sessions_views import session_detail
@@ -38,15 +39,19 @@ from convtui.sessions.export import export_convcodebench
 from convtui.sessions.static_logs import MANIFEST
 from convtui.sessions.transcript import session_record
 
-DATA = Path(os.environ.get("CONVTUI_DATA_DIR", "../shared/data"))
 SAMPLES = "bigcodebench/sanitized_calibrated_samples/instruct"
 TURN0 = "acme--coder-1b--bigcodebench-instruct--vllm-0-1-sanitized-calibrated"
 TURNS = "results/v0.3.6/bigcodebench_acme_coder-1b_CF_EF_FULL"
 LENGTHS = (10, 50, 100, 150, 5)  # the order BigCodeBench/1's subtests run in
 
 
+@functools.cache
+def _catalog():
+    return load_catalog("bigcodebench", DATA)
+
+
 def _task(task_id: str) -> Task:
-    return load_catalog("bigcodebench", DATA).get(task_id)
+    return _catalog().get(task_id)
 
 
 def _ccw_full(details: dict[str, str]) -> str:
