@@ -12,43 +12,18 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-from pathlib import Path
 
 import pytest
+from support.cli import convtui_argv, env
+from support.codeif import TASK, codeif, rounds, script
+from support.data import DATA
 
 from convtui.core.codeif.instructions import BASE, instructions
 from convtui.core.loaders import load_catalog
-from tests.benchmarks.test_live import DATA, convtui_argv, env
 
 pytestmark = pytest.mark.skipif(
     not (DATA / "CodeIF-Bench-L1-function.jsonl").exists(), reason=f"no CodeIF data in {DATA}"
 )
-
-TASK = "CodeIF/11"
-
-
-def script(path: Path, replies: list[str]) -> str:
-    path.write_text("".join(json.dumps({"purpose": "generate", "text": r}) + "\n" for r in replies))
-    return f"mock:{path}"
-
-
-def codeif(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        convtui_argv("bench", "codeif", "--ids", TASK, "--db", str(db), "--json", *args),
-        capture_output=True,
-        text=True,
-        env=env(),
-        timeout=900,
-        check=False,
-    )
-
-
-def rounds(db: Path) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(
-            "SELECT t.idx, json_extract(t.received_json, '$.user_source'), t.prompt_json, "
-            "t.passed FROM turns t ORDER BY t.idx"
-        ).fetchall()
 
 
 @pytest.fixture(scope="module")

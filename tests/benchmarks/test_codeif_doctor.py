@@ -9,10 +9,11 @@ import json
 import subprocess
 
 import pytest
+from support.cli import convtui_argv, env
+from support.data import DATA
 
 from convtui.core.codeif.instructions import BASE, instructions
 from convtui.core.loaders import load_catalog
-from tests.benchmarks.test_live import DATA, convtui_argv, env
 
 pytestmark = pytest.mark.skipif(
     not (DATA / "CodeIF-Bench-L1-function.jsonl").exists(), reason=f"no CodeIF data in {DATA}"

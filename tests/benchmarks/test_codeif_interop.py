@@ -13,13 +13,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.cli import convtui_argv, env
+from support.codeif import TASK, codeif, script
+from support.data import DATA
 
 from convtui.core.codeif.data_file import load_codeif_data
 from convtui.core.codeif.instructions import BASE, instructions
 from convtui.core.loaders import load_catalog
 from convtui.sessions import Store
-from tests.benchmarks.test_codeif_bench import DATA, TASK, codeif, script
-from tests.benchmarks.test_live import convtui_argv, env
 
 pytestmark = pytest.mark.skipif(
     not (DATA / "CodeIF-Bench-L1-function.jsonl").exists(), reason=f"no CodeIF data in {DATA}"

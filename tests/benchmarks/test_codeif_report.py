@@ -10,28 +10,18 @@ import json
 import subprocess
 
 import pytest
+from support.cli import convtui_argv, env
+from support.codeif import TASK, codeif, report, script
+from support.data import DATA
 
 from convtui.core.codeif.instructions import BASE, FUNCTIONALITY_EXTENSION, instructions
 from convtui.core.loaders import load_catalog
-from tests.benchmarks.test_codeif_bench import DATA, TASK, codeif, script
-from tests.benchmarks.test_live import convtui_argv, env
 
 pytestmark = pytest.mark.skipif(
     not (DATA / "CodeIF-Bench-L1-function.jsonl").exists(), reason=f"no CodeIF data in {DATA}"
 )
 
 BROKEN = "```python\ndef remove_occ(s, ch):\n    return s\n```"
-
-
-def report(db, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        convtui_argv("report", "--db", str(db), *args),
-        capture_output=True,
-        text=True,
-        env=env(),
-        timeout=300,
-        check=False,
-    )
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Sequence
 
 import pytest
+from support.data import DATA
 
 from convtui.core.codeif.authors_dynamic import (
     AVERAGE,
@@ -31,7 +32,6 @@ from convtui.core.codeif.instructions import BASE, FUNCTIONALITY_EXTENSION, Inst
 from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.loaders import load_catalog
 from convtui.core.models.types import ChatMessage
-from tests.benchmarks.test_live import DATA
 
 IO, EH = "Input-Output Conditions", "Exception Handling"
 PROMPT = "Write f."

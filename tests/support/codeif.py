@@ -1,0 +1,38 @@
+"""`convtui bench codeif` and `convtui report` as the CodeIF-Bench benchmark tests drive them:
+one task, scripted replies (``mock:``), what a run's SQLite file records."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from pathlib import Path
+
+from support.cli import run_process
+
+TASK = "CodeIF/11"
+
+
+def script(path: Path, replies: list[str]) -> str:
+    """A ``mock:`` spec that answers the rounds with ``replies`` in order."""
+    path.write_text("".join(json.dumps({"purpose": "generate", "text": r}) + "\n" for r in replies))
+    return f"mock:{path}"
+
+
+def codeif(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``convtui bench codeif --ids TASK --db DB --json ARGS`` as a real process."""
+    return run_process("bench", "codeif", "--ids", TASK, "--db", str(db), "--json", *args)
+
+
+def rounds(db: Path) -> list[tuple]:
+    """(round, the user message's source, the prompt, passed) of every recorded round."""
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT t.idx, json_extract(t.received_json, '$.user_source'), t.prompt_json, "
+            "t.passed FROM turns t ORDER BY t.idx"
+        ).fetchall()
+
+
+def report(db, *args: str) -> subprocess.CompletedProcess[str]:
+    """``convtui report --db DB ARGS`` as a real process."""
+    return run_process("report", "--db", str(db), *args, timeout=300)
