@@ -120,7 +120,7 @@ SESSION_BINDINGS: list[BindingType] = [
         "Turn list",
         id="convtui.focus-timeline",
         show=False,
-        tooltip="Move to the turn list (shown if hidden); enter views the highlighted turn",
+        tooltip="Move to the turn list, shown if hidden",
     ),
     Binding(
         "end",
