@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import convtui_argv, env, invoke
-from support.data import DATA, needs_bigcodebench
+from support.data import needs_bigcodebench
 from support.live import (
     FAILS,
     RUN,
@@ -68,16 +68,17 @@ def scripted_db(tmp_path_factory, scripted_model) -> Path:
     return db
 
 
-def test_a_scripted_run_records_the_outcomes_each_feedback_configuration_implies(tmp_path):
+def test_a_scripted_run_records_the_outcomes_each_feedback_configuration_implies(
+    tmp_path, bigcodebench
+):
     """Scripted: turn 0 fails BigCodeBench/2's last test only, turn 1 is its ground truth,
     and a simulated user says one hint. Where turn 0 gets no feedback the model could act on,
     the session stalls: CF alone on code that compiles, and partial test results, which show
     only the first tests' failures (ConvCodeWorld's rule: none left reads "Passed all test
     runs"), with at most a novice, who stays silent when the tests it sees pass. Everywhere
     else turn 1 solves it."""
-    from convtui.core.loaders import load_catalog
 
-    ground_truth = load_catalog("bigcodebench", DATA).get("BigCodeBench/2").ground_truth
+    ground_truth = bigcodebench.get("BigCodeBench/2").ground_truth
     wrong = (
         "```python\nimport random\nimport statistics\ndef task_func(LETTERS):\n    return {}\n```"
     )

@@ -14,12 +14,11 @@ from pathlib import Path
 from support.ccw_live import BROKEN, FAILING, HINT, STILL_BROKEN
 from support.ccw_live import fixed as _fixed
 from support.cli import invoke
-from support.data import DATA, needs_bigcodebench
+from support.data import needs_bigcodebench
 from support.live import bench
 
 from convtui.core.ccw.turn import TurnInputs, run_turn
 from convtui.core.evaluate import FeedbackSettings, render_execution
-from convtui.core.loaders import load_catalog
 from convtui.sessions import Store
 
 pytestmark = needs_bigcodebench
@@ -85,8 +84,9 @@ def test_code_that_stays_broken_gets_three_repair_calls_and_no_simulator(tmp_pat
 
 def test_the_expert_reviews_the_repaired_code_and_the_loop_sends_what_the_turn_renders(
     tmp_path,
+    bigcodebench,
 ):
-    task = load_catalog("bigcodebench", DATA).get("BigCodeBench/2")
+    task = bigcodebench.get("BigCodeBench/2")
     fixed = _fixed(task.ground_truth.split("def task_func", 1)[1].join(["def task_func", ""]))
     model = _script(
         tmp_path / "s.jsonl",

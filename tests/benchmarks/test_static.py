@@ -22,11 +22,9 @@ import pytest
 from support.ccw_live import BROKEN, FAILING, HINT
 from support.ccw_live import fixed as _fixed
 from support.cli import convtui_argv, env, invoke, run_process
-from support.data import DATA, needs_bigcodebench
+from support.data import needs_bigcodebench
 from support.live import FAILS, bench, calls_started
 from support.scripted import script
-
-from convtui.core.loaders import load_catalog
 
 pytestmark = needs_bigcodebench
 
@@ -128,8 +126,10 @@ def test_a_replay_in_the_same_database_twice_plays_nothing_the_second_time(
     assert run["run_id"] == json.loads(first.stdout)["runs"][0]["run_id"]
 
 
-def test_where_the_reference_passed_the_target_takes_its_code_without_a_call(tmp_path):
-    task = load_catalog("bigcodebench", DATA).get("BigCodeBench/2")
+def test_where_the_reference_passed_the_target_takes_its_code_without_a_call(
+    tmp_path, bigcodebench
+):
+    task = bigcodebench.get("BigCodeBench/2")
     solved = script(tmp_path / "ref.jsonl", [FAILS, f"```python\n{task.ground_truth}\n```"])
     live = tmp_path / "live.db"
     run = ["--ids", "2", "--turns", "3", "--feedback", "CF,EF:full", "--protocol", "convtui"]

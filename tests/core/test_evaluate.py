@@ -7,21 +7,15 @@ it in a sentence instead."""
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
-import pytest
+from support.data import needs_bigcodebench
 
 from convtui.core.evaluate import FeedbackSettings, evaluate, render_execution
-from convtui.core.executor import Executor
-from convtui.core.loaders import load_catalog
 from convtui.core.loop import cached_execute
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("CONVTUI_DATA_DIR", ROOT.parent / "shared" / "data"))
-pytestmark = pytest.mark.skipif(
-    not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
-)
+pytestmark = needs_bigcodebench
 
 BROKEN = "import random\ndef task_func(LETTERS):\n    return {x for x in\n"
 
@@ -35,18 +29,19 @@ def _bcb_all(code: str, test_code: str) -> str:
     raise AssertionError("the code was meant not to compile")
 
 
-def test_code_that_does_not_compile_reads_as_bigcodebench_under_convcodeworld():
-    task = load_catalog("bigcodebench", DATA).get("BigCodeBench/2")
+def test_code_that_does_not_compile_reads_as_bigcodebench_under_convcodeworld(
+    bigcodebench, executor
+):
+    task = bigcodebench.get("BigCodeBench/2")
     ccw = FeedbackSettings("full", "ccw", source_lines=False, compile_compat="ccw")
     ours = FeedbackSettings("full", "first-tests")
 
     async def both():
-        with Executor(jobs=1) as executor:
-            execute = cached_execute(executor, None)
-            return (
-                await evaluate(task, BROKEN, ccw, execute, trim=None),
-                await evaluate(task, BROKEN, ours, execute, trim=None),
-            )
+        execute = cached_execute(executor, None)
+        return (
+            await evaluate(task, BROKEN, ccw, execute, trim=None),
+            await evaluate(task, BROKEN, ours, execute, trim=None),
+        )
 
     under_ccw, under_ours = asyncio.run(both())
     assert not under_ccw.compiled.ok and under_ccw.result.status == "error"
@@ -93,7 +88,7 @@ def _bcb_block(key: str, line: int, method: str, message: str) -> str:
     )
 
 
-def test_bigcodebench_1_failing_subtests_render_as_bigcodebench_and_ccw_do():
+def test_bigcodebench_1_failing_subtests_render_as_bigcodebench_and_ccw_do(bigcodebench, executor):
     """BigCodeBench stores one ``details`` entry per failing subtest, keyed
     ``test.id().split(".")[-1]``: for ``__test__.TestCases.test_generated_string_properties
     (length=10)`` that is ``test_generated_string_properties (length=10)``, in the order
@@ -101,17 +96,16 @@ def test_bigcodebench_1_failing_subtests_render_as_bigcodebench_and_ccw_do():
     renders every entry; its EF:partial keeps an entry only if its key is in the list of
     visible names (``setUp``, ``test_generated_string_properties``, ``test_zero_length``
     here), which a subtest's key never is."""
-    task = load_catalog("bigcodebench", DATA).get("BigCodeBench/1")
+    task = bigcodebench.get("BigCodeBench/1")
     ccw_full = FeedbackSettings("full", "ccw", source_lines=False, compile_compat="ccw")
     ccw_partial = FeedbackSettings("partial", "ccw", source_lines=False, compile_compat="ccw")
 
     async def both():
-        with Executor(jobs=1) as executor:
-            execute = cached_execute(executor, None)
-            return (
-                await evaluate(task, ONLY_SUBTESTS, ccw_full, execute, trim=None),
-                await evaluate(task, ALSO_ZERO, ccw_full, execute, trim=None),
-            )
+        execute = cached_execute(executor, None)
+        return (
+            await evaluate(task, ONLY_SUBTESTS, ccw_full, execute, trim=None),
+            await evaluate(task, ALSO_ZERO, ccw_full, execute, trim=None),
+        )
 
     only, also = asyncio.run(both())
     method = "test_generated_string_properties"

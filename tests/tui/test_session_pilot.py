@@ -312,7 +312,7 @@ def test_resuming_after_the_app_was_killed_loses_only_the_turn_in_flight(
     import sys
     import textwrap
 
-    from tui_harness import DATA_DIR
+    from support.data import DATA as DATA_DIR
 
     script = tmp_path / "first_app.py"
     script.write_text(

@@ -7,11 +7,11 @@ pytest-asyncio here: each test runs its coroutine with ``asyncio.run``.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from support.data import DATA as DATA_DIR
 from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
@@ -21,9 +21,6 @@ from convtui.core.task_search import TaskIndex
 from convtui.tui.screens.task_picker import ROW_LIMIT, TaskPickerScreen
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DATA_DIR = Path(
-    os.environ.get("CONVTUI_DATA_DIR") or REPO_ROOT.parent / "shared" / "data"
-).resolve()
 
 UNSET = "<not dismissed>"
 

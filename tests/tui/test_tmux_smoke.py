@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.data import DATA
 from tui_harness import ASCENDING, WRONG, write_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "tui_smoke.sh"
-DATA = Path(os.environ.get("CONVTUI_DATA_DIR") or ROOT.parent / "shared" / "data").resolve()
 DEADLINE_S = 120  # per wait inside the script; a normal run takes ~20 s in all
 TIMEOUT_S = 560  # the whole script, under pytest's 600 s
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -32,9 +31,6 @@ from convtui.tui.screens.session import SessionScreen
 from convtui.tui.widgets.composer import FeedbackComposer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DATA_DIR = Path(
-    os.environ.get("CONVTUI_DATA_DIR") or REPO_ROOT.parent / "shared" / "data"
-).resolve()
 
 # BigCodeBench/2 needs only the standard library. The scripted replies below are its code.
 TASK = "BigCodeBench/2"
