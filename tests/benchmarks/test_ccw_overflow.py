@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import asyncio
 
-from support.data import DATA, needs_bigcodebench
+from support.data import needs_bigcodebench
 from support.fault_server import FakeServer, ok, status, text_ok
 
-from convtui.core.executor import Executor
-from convtui.core.loaders import load_catalog
 from convtui.core.loop import SessionLoop, TurnCompleted, cached_execute
 from convtui.core.models import open_backend
 from convtui.core.models.retry import Retrier, RetryPolicy
@@ -33,8 +31,8 @@ async def _no_wait(seconds: float) -> None:
     return None
 
 
-def test_a_context_overflow_shortens_the_execution_feedback_and_is_recorded():
-    task = load_catalog("bigcodebench", DATA).get("BigCodeBench/2")
+def test_a_context_overflow_shortens_the_execution_feedback_and_is_recorded(bigcodebench, executor):
+    task = bigcodebench.get("BigCodeBench/2")
     fixed = f"fix it.\nCode: ```python\n{task.ground_truth}\n```"
     server = FakeServer()
     # Turn 0 (a chat call) fails the tests; in turn 1 the novice speaks (text), the code call
@@ -56,10 +54,9 @@ def test_a_context_overflow_shortens_the_execution_feedback_and_is_recorded():
             retrier=Retrier(RetryPolicy(max_retries=0), sleep=_no_wait),
         )
         try:
-            with Executor(jobs=1) as executor:
-                user = Simulator("novice", backend, config.simulator_params)
-                loop = SessionLoop(task, config, backend, cached_execute(executor, None), user)
-                return [e.turn async for e in loop.run() if isinstance(e, TurnCompleted)]
+            user = Simulator("novice", backend, config.simulator_params)
+            loop = SessionLoop(task, config, backend, cached_execute(executor, None), user)
+            return [e.turn async for e in loop.run() if isinstance(e, TurnCompleted)]
         finally:
             await backend.aclose()
 
@@ -82,12 +79,14 @@ def test_a_context_overflow_shortens_the_execution_feedback_and_is_recorded():
     assert any("shortened 1 time(s)" in note for note in turns[1].notes)
 
 
-def test_a_turn_the_reference_would_stop_at_is_recorded_and_the_session_stalls():
+def test_a_turn_the_reference_would_stop_at_is_recorded_and_the_session_stalls(
+    bigcodebench, executor
+):
     """Without a user, a code call the model refuses as too long is not retried by the
     reference: its process exits there (pot.py). Ours records the turn with the previous code,
     linked to no code call, and stalls: not a model error to retry, since the same request
     would be refused again."""
-    task = load_catalog("bigcodebench", DATA).get("BigCodeBench/2")
+    task = bigcodebench.get("BigCodeBench/2")
     server = FakeServer()
     server.then(ok(FAILS), status(400, TOO_LONG))
     server.start()
@@ -102,9 +101,8 @@ def test_a_turn_the_reference_would_stop_at_is_recorded_and_the_session_stalls()
             retrier=Retrier(RetryPolicy(max_retries=0), sleep=_no_wait),
         )
         try:
-            with Executor(jobs=1) as executor:
-                loop = SessionLoop(task, config, backend, cached_execute(executor, None))
-                events = [e async for e in loop.run()]
+            loop = SessionLoop(task, config, backend, cached_execute(executor, None))
+            events = [e async for e in loop.run()]
         finally:
             await backend.aclose()
         turns = [e.turn for e in events if isinstance(e, TurnCompleted)]

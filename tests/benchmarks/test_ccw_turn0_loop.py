@@ -12,12 +12,13 @@ is sent, rendered independently by llama-cpp-python's own template formatter."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
-import os
 import sqlite3
 from pathlib import Path
 
 import pytest
+from support.data import DATA, needs_bigcodebench
 
 from convtui.core.ccw.turn0 import turn0_call
 from convtui.core.executor import Executor
@@ -31,20 +32,22 @@ from convtui.core.protocol import build_config
 from convtui.core.session import Turn
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("CONVTUI_DATA_DIR", ROOT.parent / "shared" / "data"))
-pytestmark = pytest.mark.skipif(
-    not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
-)
+pytestmark = needs_bigcodebench
 
 FENCE = "```"
 BCB_STOPS = ("<|endoftext|>", "<|endofmask|>", "</s>", "\nif __name__", "\ndef main(", "\nprint(")
 
 
+@functools.cache
+def _catalog():
+    return load_catalog("bigcodebench", DATA)
+
+
 def _task(number: int):
-    return load_catalog("bigcodebench", DATA).get(f"BigCodeBench/{number}")
+    return _catalog().get(f"BigCodeBench/{number}")
 
 
-def _play(task, backend) -> Turn:
+def _play(task, backend, executor: Executor) -> Turn:
     config = build_config(
         "convcodeworld",
         model=backend.spec,
@@ -54,9 +57,8 @@ def _play(task, backend) -> Turn:
     )
 
     async def play() -> list[Turn]:
-        with Executor(jobs=1) as executor:
-            loop = SessionLoop(task, config, backend, cached_execute(executor, None))
-            return [e.turn async for e in loop.run() if isinstance(e, TurnCompleted)]
+        loop = SessionLoop(task, config, backend, cached_execute(executor, None))
+        return [e.turn async for e in loop.run() if isinstance(e, TurnCompleted)]
 
     (turn,) = asyncio.run(play())
     return turn
@@ -72,13 +74,15 @@ def _body(task) -> str:
     return task.ground_truth.split(task.code_header, 1)[1]
 
 
-def test_a_chat_model_gets_bigcodebenchs_openai_request_and_a_body_is_calibrated(tmp_path):
+def test_a_chat_model_gets_bigcodebenchs_openai_request_and_a_body_is_calibrated(
+    tmp_path, executor
+):
     task = _task(7)
     # A reply that is only the function body: --calibrate puts the task's complete_prompt in
     # front of it, so it becomes the whole function and passes.
     reply = f"Here it is:\n{FENCE}python\n{_body(task)}\n{FENCE}\nDone."
     backend = _script(tmp_path / "s.jsonl", [{"purpose": "generate", "text": reply}])
-    turn = _play(task, backend)
+    turn = _play(task, backend, executor)
     (request,) = backend.requests
     assert request.kind == "chat"
     assert request.request == (
@@ -101,7 +105,7 @@ def test_a_chat_model_gets_bigcodebenchs_openai_request_and_a_body_is_calibrated
     assert any("BigCodeBench's OpenAI chat request" in note for note in turn.notes)
 
 
-def test_the_calibrated_program_runs_after_the_code_prompt(tmp_path):
+def test_the_calibrated_program_runs_after_the_code_prompt(tmp_path, executor):
     # A solution that calls a name only the task's code prompt imports: it passes only because
     # BigCodeBench runs code_prompt + "\n    pass\n" + solution.
     task = _task(7)
@@ -112,12 +116,12 @@ def test_the_calibrated_program_runs_after_the_code_prompt(tmp_path):
     )
     reply = f"{FENCE}python\n{solution_without_imports}\n{FENCE}"
     backend = _script(tmp_path / "s.jsonl", [{"purpose": "generate", "text": reply}])
-    turn = _play(task, backend)
+    turn = _play(task, backend, executor)
     assert not turn.code.startswith("import")
     assert turn.passed
 
 
-def test_an_open_model_gets_the_chat_prompt_cut_at_the_splitter(tmp_path):
+def test_an_open_model_gets_the_chat_prompt_cut_at_the_splitter(tmp_path, executor):
     task = _task(2)
     # A template in the ChatML shape; the mock plays an open model with it.
     template = (
@@ -129,7 +133,7 @@ def test_an_open_model_gets_the_chat_prompt_cut_at_the_splitter(tmp_path):
         tmp_path / "s.jsonl",
         [{"chat_template": template}, {"purpose": "generate", "text": answer}],
     )
-    turn = _play(task, backend)
+    turn = _play(task, backend, executor)
     (request,) = backend.requests
     assert request.kind == "text"
     user = (
@@ -151,14 +155,14 @@ def test_an_open_model_gets_the_chat_prompt_cut_at_the_splitter(tmp_path):
     assert not turn.passed
 
 
-def test_the_embedded_model_is_sent_its_gguf_template_as_llama_cpp_renders_it():
+def test_the_embedded_model_is_sent_its_gguf_template_as_llama_cpp_renders_it(executor):
     """Only the prompt is asserted: what SmolLM2 writes changes with the llama.cpp build."""
     pytest.importorskip("llama_cpp")
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
     task = _task(2)
     backend = open_backend("local:smollm2")
-    turn = _play(task, backend)
+    turn = _play(task, backend, executor)
     template = asyncio.run(backend.chat_template())
     assert template is not None
     splitter = "-[[]]-this-is-really-our-highest-priority-[[]]-"
@@ -190,9 +194,8 @@ def test_a_server_given_the_models_chat_template_gets_the_open_model_prompt(tmp_
     """llama.cpp's server on loopback does not say which template its model has:
     ``--chat-template`` names it (here the GGUF file itself), and turn 0 is then sent as
     raw text, the same prompt the in-process model gets. Only requests are asserted."""
+    from support.live import bench
     from support.llama_server import running_llama_server
-
-    from tests.benchmarks.test_live import bench
 
     with running_llama_server(smollm2_path, 4096, tmp_path) as url:
         db = tmp_path / "server.db"

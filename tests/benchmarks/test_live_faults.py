@@ -9,13 +9,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from support.data import DATA, needs_bigcodebench
+from support.data import needs_bigcodebench
 from support.fault_server import FakeServer, ok, status
 
 from convtui.benchmarks.live import plan_run, run_live
 from convtui.core.execution import Limits
 from convtui.core.executor import Executor
-from convtui.core.loaders import load_catalog
 from convtui.core.models import open_backend
 from convtui.core.models.retry import Retrier, RetryPolicy
 from convtui.core.omega import FeedbackConfig
@@ -31,13 +30,15 @@ async def _no_wait(seconds: float) -> None:
     return None
 
 
-def play(server: FakeServer, db: Path, config: SessionConfig, task) -> tuple[str, object]:
+def play(
+    server: FakeServer, db: Path, config: SessionConfig, task, executor: Executor
+) -> tuple[str, object]:
     async def go():
         backend = open_backend(
             server.url, retrier=Retrier(RetryPolicy(max_retries=2, min_delay_s=0.0), sleep=_no_wait)
         )
         try:
-            with Executor(jobs=1) as executor, Store.open(db) as store:
+            with Store.open(db) as store:
                 run_id, _ = plan_run(store, config, [config.feedback.label], "ids=2", [task])
                 result = await run_live(store, run_id, config, [task], executor, backend, None, 1)
                 return run_id, result
@@ -47,8 +48,10 @@ def play(server: FakeServer, db: Path, config: SessionConfig, task) -> tuple[str
     return asyncio.run(go())
 
 
-def test_rate_limits_and_server_errors_end_in_a_recorded_failure_then_resume(tmp_path):
-    task = load_catalog("bigcodebench", DATA).get("BigCodeBench/2")
+def test_rate_limits_and_server_errors_end_in_a_recorded_failure_then_resume(
+    tmp_path, bigcodebench, executor
+):
+    task = bigcodebench.get("BigCodeBench/2")
     config = SessionConfig(
         model="fake",
         feedback=FeedbackConfig("full"),
@@ -60,7 +63,7 @@ def test_rate_limits_and_server_errors_end_in_a_recorded_failure_then_resume(tmp
     server.start()
     db = tmp_path / "results.db"
     try:
-        run_id, result = play(server, db, config, task)
+        run_id, result = play(server, db, config, task, executor)
         assert result.failed == 1  # turn 2 never got an answer: 3 attempts, all 500
         with Store.open(db) as store:
             (session,) = store.run_sessions(run_id)
@@ -82,7 +85,7 @@ def test_rate_limits_and_server_errors_end_in_a_recorded_failure_then_resume(tmp
         # The server recovers; the same run picks up at turn 2 and pays for nothing twice.
         server.default = ok(WRONG)
         before = len(server.chat_requests)
-        again, result = play(server, db, config, task)
+        again, result = play(server, db, config, task, executor)
         assert again == run_id and result.failed == 0
         assert len(server.chat_requests) == before + 1
         with Store.open(db) as store:

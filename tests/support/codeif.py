@@ -8,7 +8,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from support.cli import run_process
+from support.cli import invoke
 
 TASK = "CodeIF/11"
 
@@ -20,8 +20,8 @@ def script(path: Path, replies: list[str]) -> str:
 
 
 def codeif(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``convtui bench codeif --ids TASK --db DB --json ARGS`` as a real process."""
-    return run_process("bench", "codeif", "--ids", TASK, "--db", str(db), "--json", *args)
+    """``convtui bench codeif --ids TASK --db DB --json ARGS``, in process."""
+    return invoke("bench", "codeif", "--ids", TASK, "--db", str(db), "--json", *args)
 
 
 def rounds(db: Path) -> list[tuple]:
@@ -34,5 +34,5 @@ def rounds(db: Path) -> list[tuple]:
 
 
 def report(db, *args: str) -> subprocess.CompletedProcess[str]:
-    """``convtui report --db DB ARGS`` as a real process."""
-    return run_process("report", "--db", str(db), *args, timeout=300)
+    """``convtui report --db DB ARGS``, in process."""
+    return invoke("report", "--db", str(db), *args)
