@@ -32,7 +32,7 @@ class SessionCommands(Provider):
         ("session: give up", "give_up", "End the session without a solution"),
         ("session: next task", "app.next_task", "The next task, same settings"),
         ("session: pick task", "app.pick_task", "Choose another task"),
-        ("app: quit", "app.quit", "Leave convtui (recorded turns are kept)"),
+        # No quit entry: Textual's own "Quit" system command is in the palette already.
     )
 
     def _offered(self) -> list[tuple[str, str, str]]:
