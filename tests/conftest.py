@@ -46,12 +46,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture(scope="session")
-def executor() -> Iterator[Executor]:
-    """One sandboxed executor for the whole session (its zygotes start on first use)."""
+def _session_executor() -> Iterator[Executor]:
     from convtui.core.executor import Executor
 
     with Executor(jobs=2) as shared:
         yield shared
+
+
+@pytest.fixture(scope="module")
+def executor(_session_executor: Executor) -> Iterator[Executor]:
+    """One sandboxed executor for the whole session. Its zygotes start on first use and stop
+    when the module that used them is done (the next module starts them again), so no test
+    finds another module's sandboxes running (tests/core/test_hostile.py counts them)."""
+    yield _session_executor
+    _session_executor.close()
 
 
 @pytest.fixture(scope="session")
