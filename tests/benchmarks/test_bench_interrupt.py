@@ -51,6 +51,9 @@ def test_ctrl_c_says_what_was_kept_and_the_command_that_goes_on(tmp_path) -> Non
         stderr=subprocess.PIPE,
         text=True,
         env=environ,
+        # Ctrl+C's default action, whatever this process inherited: a shell's background job
+        # (CI's, say) starts with SIGINT ignored, and Python then never raises KeyboardInterrupt.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
     while _turns(db) < 1 and time.monotonic() < deadline and running.poll() is None:
