@@ -319,17 +319,8 @@ def _rounds(
 def _categories_ia(
     tasks: Sequence[Sequence[Round]], definition: str
 ) -> dict[str, tuple[int, float]]:
-    if definition == PAPER:
-        return ia_by_category(tasks)
-    # The authors' IA of an instruction: its own asserts (authors.py rule 1).
-    own = [
-        [
-            Round(r.number, r.kind, r.instruction, {r.instruction: r.own.get(r.instruction, False)})
-            for r in rounds
-        ]
-        for rounds in tasks
-    ]
-    return ia_by_category(own)
+    # The authors' IA of an instruction is on its own asserts (authors.py rule 1).
+    return ia_by_category(tasks, own=definition != PAPER)
 
 
 def metrics_notes(groups: Sequence[CodeifGroup]) -> dict[str, str]:

@@ -17,19 +17,22 @@ def kept(db: Path) -> str:
     """The newest run of ``db`` in a few words: its id, sessions finished, turns recorded."""
     from convtui.sessions import Store
     from convtui.sessions.connection import rows
+    from convtui.sessions.records import FINAL_SESSION_STATES
 
+    final = sorted(FINAL_SESSION_STATES)
+    marks = ", ".join("?" * len(final))
     if not db.is_file():
         return f"nothing was recorded yet ({db} was not created)"
     with Store.open(db) as store, store.reading() as conn:
         found = rows(
             conn,
             "SELECT r.id, count(DISTINCT s.id) AS sessions, "
-            "count(DISTINCT CASE WHEN s.status IN ('solved', 'exhausted', 'stalled', 'failed', "
-            "'accepted', 'abandoned') THEN s.id END) AS finished, "
+            f"count(DISTINCT CASE WHEN s.status IN ({marks}) THEN s.id END) AS finished, "
             "(SELECT count(*) FROM turns t JOIN sessions u ON u.id = t.session_id "
             " WHERE u.run_id = r.id) AS turns "
             "FROM runs r LEFT JOIN sessions s ON s.run_id = r.id "
             "GROUP BY r.id ORDER BY r.id DESC LIMIT 1",
+            final,
         )
     if not found:
         return f"{db} holds no run yet"

@@ -44,6 +44,8 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+from convtui.core.codeif.programs import first_python_block
+
 FE = "Functionality Extension"
 ROUND_LINE = re.compile(r"Round (\d+): Correct = (\d+), Total = (\d+)")
 
@@ -115,11 +117,6 @@ def published_verdicts(base: Path, n_round: Path) -> tuple[dict, list[dict], dic
             }
         )
     return base_passed, rows, graded_base
-
-
-def first_python_block(text: str) -> str:
-    found = re.search(r"```python\r?\n(.*?)```", text, re.DOTALL)
-    return found.group(1) if found else text
 
 
 def cause(difference: dict, result: str, graded: dict, base_file: Path, data: Path) -> str:

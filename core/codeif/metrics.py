@@ -115,13 +115,17 @@ def per_round(tasks: Sequence[Sequence[Round]]) -> list[RoundAverage]:
     ]
 
 
-def ia_by_category(tasks: Sequence[Sequence[Round]]) -> dict[str, tuple[int, float]]:
-    """Category -> (instruction rounds that gave it, their mean IA)."""
+def ia_by_category(
+    tasks: Sequence[Sequence[Round]], *, own: bool = False
+) -> dict[str, tuple[int, float]]:
+    """Category -> (instruction rounds that gave it, their mean IA). ``own``: IA on the
+    instruction's own asserts (the authors' scripts), else with the initial ones (the paper)."""
     found: dict[str, list[float]] = defaultdict(list)
     for rounds in tasks:
         for r in rounds:
             if r.kind == "instruction":
-                found[r.instruction].append(float(r.followed[r.instruction]))
+                verdicts = r.own if own else r.followed
+                found[r.instruction].append(float(verdicts.get(r.instruction, False)))
     return {c: (len(v), _mean(v)) for c, v in found.items()}
 
 
