@@ -38,6 +38,13 @@ _QUOTED_NAME_RE = re.compile(r"['\"`]([A-Za-z_]\w*)['\"`]")
 _DEF_RE = re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)", re.MULTILINE)
 
 
+def suite_of(task_id: str) -> str | None:
+    """The suite a written id names by its prefix (``CodeIF/11`` → ``codeif``), None for a
+    bare number or an unknown prefix."""
+    prefix, sep, _ = task_id.strip().rpartition("/")
+    return _PREFIX_SUITE.get(prefix.strip().lower()) if sep else None
+
+
 class BadSelectionError(ConvtuiError):
     """A task selection (ids spec, library filter, suite name) is malformed or selects nothing."""
 

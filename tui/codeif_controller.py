@@ -16,7 +16,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from convtui.core.calls import journaled_call
-from convtui.core.codeif.conversation import Mode, PlayedRound, RoundPlan, message_for, play
+from convtui.core.codeif.conversation import (
+    Mode,
+    PlayedRound,
+    RoundPlan,
+    offered_drafts,
+    offered_message,
+    play,
+)
 from convtui.core.codeif.instructions import Instruction, instructions
 from convtui.core.codeif.programs import round_request
 from convtui.core.codeif.records import rebuild, round_status, round_turn
@@ -179,7 +186,7 @@ class CodeifController(SessionController):
         if turn is None or turn.verbal_feedback is None or turn.feedback_draft is None:
             return None
         for instruction in self.order:
-            if message_for(instruction, self.order[0].text) == turn.feedback_draft:
+            if turn.feedback_draft in offered_drafts(instruction, self.order[0].text):
                 number = played.plan.number + 1
                 return RoundPlan(number, "instruction", instruction, turn.verbal_feedback)
         return None
@@ -203,7 +210,7 @@ class CodeifController(SessionController):
         key = request_hash(self.services.backend.spec, messages, self.config.params)
         turn: Turn = round_turn(played, completion, messages, key, MODE)
         if answer is not None and (answer.text or offered is not None):
-            draft = message_for(offered, self.order[0].text) if offered else None
+            draft = offered_message(offered, self.order[0].text) if offered else None
             edited = draft is None or answer.text != draft
             turn = replace(
                 turn,

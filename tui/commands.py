@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from convtui.core.loaders import suite_of
 from convtui.sessions.browse import SessionSummary, list_sessions
 
 if TYPE_CHECKING:
@@ -84,6 +85,12 @@ class StoredSessions(Provider):
 
     @staticmethod
     def _title(s: SessionSummary) -> str:
+        if suite_of(s.task_id) == "codeif":
+            # Rounds that give instructions, no Ω; their limit comes from the task's
+            # instructions (the session's header shows it), not from the stored turn budget.
+            # A round is recorded once the person answers it.
+            answered = f"{s.turns_done} round{'s' * (s.turns_done != 1)} answered"
+            return f"resume: {s.task_id} · {answered} · {s.user_kind} · {s.id}"
         return (
             f"resume: {s.task_id} · {s.turns_done}/{s.max_turns} turns · {s.feedback} · "
             f"{s.user_kind} · {s.id}"

@@ -97,9 +97,27 @@ Choose = Callable[[Sequence[PlayedRound], RoundPlan | None], Awaitable[RoundPlan
 
 
 def message_for(instruction: Instruction, task_prompt: str) -> str:
+    """The benchmark's own words for giving ``instruction`` (static and dynamic rounds)."""
     if instruction.category == BASE:
         return _prompt("task.md").format(prompt=task_prompt)
     return _prompt("requirement.md").format(requirement=instruction.text)
+
+
+def offered_message(instruction: Instruction, task_prompt: str) -> str:
+    """The draft a person is offered for giving ``instruction`` (``person`` mode, our own
+    words: the benchmark's glue "requirements:" runs straight into the instruction's first
+    word, which reads as a typo to someone about to edit and send it)."""
+    if instruction.category == BASE:
+        return message_for(instruction, task_prompt)
+    # Without trailing whitespace: the composer sends what it shows stripped, so the draft
+    # sent unedited equals the draft offered.
+    return _prompt("offered.md").format(requirement=instruction.text).rstrip()
+
+
+def offered_drafts(instruction: Instruction, task_prompt: str) -> tuple[str, ...]:
+    """Every draft a recorded person round may hold for ``instruction``: today's, and the
+    benchmark's words that sessions recorded before the person wording had."""
+    return (offered_message(instruction, task_prompt), message_for(instruction, task_prompt))
 
 
 def feedback_message(instruction: Instruction, previous: PlayedRound) -> str:
@@ -187,7 +205,7 @@ def _next_plan(
         for instruction in order:
             if instruction.category not in given:
                 return RoundPlan(
-                    number, "instruction", instruction, message_for(instruction, prompt)
+                    number, "instruction", instruction, offered_message(instruction, prompt)
                 )
         return None
     if rounds:

@@ -8,7 +8,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from convtui.core.codeif.conversation import PlayedRound, RoundPlan, play
+from convtui.core.codeif.conversation import (
+    PlayedRound,
+    RoundPlan,
+    message_for,
+    offered_drafts,
+    offered_message,
+    play,
+)
 from convtui.core.codeif.instructions import BASE, Instruction
 from convtui.core.codeif.metrics import round_scores
 from convtui.core.execution import ExecResult, TestOutcome
@@ -105,3 +112,15 @@ def test_a_dynamic_conversation_stops_at_twice_the_instructions() -> None:
     # Nothing is ever followed: each instruction gets a round and a feedback round.
     assert len(rounds) == 2 * len(ORDER)
     assert rounds[-1].dropped == frozenset({BASE, IO, EH, FE})
+
+
+def test_a_person_is_offered_each_instruction_in_our_words_not_the_benchmark_glue() -> None:
+    """The benchmark's "…following requirements:{text}" runs into the instruction's first
+    word ("requirements:Raise"); a person about to edit and send a draft gets it as its own
+    paragraph. Drafts recorded in the benchmark's words still count as offered on resume."""
+    eh = ORDER[2]
+    offered = offered_message(eh, ORDER[0].text)
+    assert offered.endswith("\n\nRaise ValueError on None.")
+    assert "requirements:" not in offered
+    assert offered_message(ORDER[0], ORDER[0].text) == message_for(ORDER[0], ORDER[0].text)
+    assert offered_drafts(eh, ORDER[0].text) == (offered, message_for(eh, ORDER[0].text))

@@ -10,6 +10,8 @@ from tui_harness import AppFactory, awaiting_feedback, fenced, play
 
 from convtui.core.codeif.conversation import rounds_limit
 from convtui.core.codeif.instructions import instructions
+from convtui.sessions.browse import list_sessions
+from convtui.tui.commands import StoredSessions
 from convtui.tui.widgets.status_line import StatusLine
 from convtui.tui.widgets.timeline import TurnTimeline
 
@@ -38,6 +40,11 @@ def test_the_header_shows_instructions_and_rounds_not_omega(apps: AppFactory) ->
     assert f"round 1 of at most {limit}" in status
     assert "of 3" not in status
     assert status.endswith(f"· {len(order)} instructions")
+    # The palette's entry for resuming it speaks of rounds too, not Ω or a turn budget
+    # (round 1 waits for the person's answer, so none is recorded yet).
+    [session] = list_sessions(apps.store(), status=("running",), interactive=True)
+    entry = StoredSessions._title(session)
+    assert entry == f"resume: {TASK} · 0 rounds answered · {session.user_kind} · {session.id}"
     assert seen["timeline"] == f"1 / {limit}"
 
 

@@ -21,7 +21,7 @@ from tui_harness import (
     wait_until,
 )
 
-from convtui.core.codeif.conversation import message_for
+from convtui.core.codeif.conversation import offered_message
 from convtui.core.codeif.instructions import BASE, instructions
 from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.instruction import InstructionModal
@@ -35,7 +35,7 @@ EDIT = " Also keep the function under ten lines."
 def test_a_person_gives_instructions_edits_one_and_reads_the_checklist(apps: AppFactory) -> None:
     task = apps.catalog.get(TASK)
     order = instructions(task)
-    words = [message_for(i, task.prompt) for i in order]
+    words = [offered_message(i, task.prompt) for i in order]
     model = apps.script([fenced(task.ground_truth + "\n")], name="codeif.jsonl")
 
     async def scenario(pilot: Pilot) -> None:
@@ -137,7 +137,7 @@ def test_a_resumed_conversation_sends_what_the_person_sent_before_it_stopped(
     comes from the journal) and asks the person about the next one only."""
     task = apps.catalog.get(TASK)
     order = instructions(task)
-    words = [message_for(i, task.prompt) for i in order]
+    words = [offered_message(i, task.prompt) for i in order]
     model = apps.script([fenced(task.ground_truth + "\n")], name="codeif.jsonl")
 
     async def stop_after_sending(pilot: Pilot) -> None:

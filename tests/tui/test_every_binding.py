@@ -266,12 +266,20 @@ async def opens_help(ctx: Ctx, fire: Fire) -> None:
         for binding in owner.BINDINGS:
             found = [r for r in modal.rows if r.description == binding.description]
             found = [r for r in found if r.where == where]
-            assert found, f"{binding.description} ({binding.key}) missing from help"
             if where == "":
                 name = action_name(app if owner is ConvTuiApp else ctx.screen, binding.action)
+                if not found:
+                    # Sharing its key with an action offered now, it gives that one its row.
+                    assert name not in ctx.expected, f"{binding.description} missing from help"
+                    display = app.get_key_display(binding)
+                    shared = [r for r in modal.rows if r.where == "" and r.keys == display]
+                    assert len(shared) == 1 and shared[0].now, (binding.description, shared)
+                    continue
                 assert found[0].now is (name in ctx.expected), (name, found[0])
-    keys = {r.keys for r in modal.rows}
-    assert {"f10", "f4", "f5", "f1", "esc", "^j / alt+⏎", "^p"} <= keys
+            assert found, f"{binding.description} ({binding.key}) missing from help"
+    keys = [r.keys for r in modal.rows if r.where == ""]
+    assert len(keys) == len(set(keys)), f"a key listed twice in help: {sorted(keys)}"
+    assert {"f10", "f4", "f5", "f1", "esc", "^j / alt+⏎", "^p"} <= set(keys)
     await ctx.pilot.press("escape")
     await wait_until(ctx.pilot, lambda: isinstance(app.screen, SessionScreen), "help to close")
 

@@ -73,7 +73,19 @@ def key_help(app: App, screen: Screen) -> list[KeyHelp]:
                     now=node.check_action(action, ()) is True,
                 )
             )
-    return rows
+    return _one_row_per_key(rows)
+
+
+def _one_row_per_key(rows: list[KeyHelp]) -> list[KeyHelp]:
+    """Actions that share a key in one group and are offered in different phases (escape
+    cancels a running step, and otherwise goes back to the composer) get one row: the action
+    the key does now, or the first of them when none is offered."""
+    chosen: dict[tuple[str, str], KeyHelp] = {}
+    for row in rows:
+        kept = chosen.setdefault((row.where, row.keys), row)
+        if row.now and not kept.now:
+            chosen[(row.where, row.keys)] = row
+    return [row for row in rows if chosen[(row.where, row.keys)] is row]
 
 
 def _label(row: KeyHelp) -> str:

@@ -17,7 +17,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from convtui.core.codeif.conversation import message_for, rounds_limit
+from convtui.core.codeif.conversation import offered_message, rounds_limit
 from convtui.core.codeif.instructions import Instruction
 from convtui.core.codeif.records import round_source
 from convtui.sessions.browse import CallLine
@@ -330,7 +330,7 @@ class SessionScreen(Screen):
     @on(InstructionChecklist.Chosen)
     def _instruction_chosen(self, event: InstructionChecklist.Chosen) -> None:
         self.composing = event.instruction.category
-        words = message_for(event.instruction, self.instructions[0].text)
+        words = offered_message(event.instruction, self.instructions[0].text)
         composer = self.query_one(FeedbackComposer)
         composer.offer_draft(words, f"the benchmark ({self.composing})", replace=True)
         self._refresh()
