@@ -14,13 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
+from support.data import DATA, needs_bigcodebench
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("CONVTUI_DATA_DIR", ROOT.parent / "shared" / "data"))
-pytestmark = pytest.mark.skipif(
-    not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
-)
+pytestmark = needs_bigcodebench
 FAILS = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
 
 
