@@ -14,12 +14,11 @@ code reading and checks), and its selection says so (``conversation=authors``); 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from convtui.benchmarks.live import LEASE_S, claim_run
+from convtui.benchmarks.lifecycle import LEASE_S, NewRun, PlayedRun, play_run
 from convtui.core.calls import journaled_call
 from convtui.core.codeif import authors_dynamic
 from convtui.core.codeif.conversation import Mode, PlayedRound, RoundPlan, play, rounds_limit
@@ -34,10 +33,12 @@ from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import ChatMessage, Completion, ModelError
 from convtui.core.session import SessionConfig, SessionStatus, request_hash
 from convtui.core.tasks import Task
-from convtui.sessions import Store, run_config_hash
-from convtui.sessions.records import SessionRow
+from convtui.sessions import Store
+from convtui.sessions.records import RunMode, SessionRow
 
-SELECTION_PREFIX = "codeif;"  # every CodeIF run's selection starts so: report keeps them apart
+# Every CodeIF run's selection starts so. Readers pick CodeIF runs by runs.benchmark; the
+# prefix is what m007 read to fill that column for the runs recorded before it.
+SELECTION_PREFIX = "codeif;"
 AUTHORS_CONVERSATION = "authors"  # selection field conversation=: the authors' dynamic script
 
 
@@ -55,6 +56,14 @@ class CodeifSettings:
     def authors_dynamic(self) -> bool:
         """A dynamic conversation as the authors' script plays it (``--protocol codeif``)."""
         return self.mode == "dynamic" and self.preprocess and not self.replay
+
+    @property
+    def run_mode(self) -> RunMode:
+        """The run's mode (``runs.mode``): the selection's ``mode=`` field. Bench codeif
+        plays static or dynamic conversations; only the app plays a person's."""
+        if self.replay:
+            return "replay"
+        return "dynamic" if self.mode == "dynamic" else "static"
 
     @property
     def selection_prefix(self) -> str:
@@ -89,16 +98,18 @@ def most_rounds(tasks: Sequence[Task], settings: CodeifSettings) -> int:
     return max(settings.rounds_limit(t) for t in tasks)
 
 
-def plan_codeif_run(
-    store: Store, config: SessionConfig, selection: str, tasks: Sequence[Task]
-) -> tuple[str, bool]:
-    key = run_config_hash(config, [config.feedback.label])
-    run_id = store.find_resumable_run(key, selection) or store.find_finished_run(key, selection)
-    resumed = run_id is not None
-    if run_id is None:
-        run_id = store.create_run("live", config, selection, [t.id for t in tasks])
-    claim_run(store, run_id)
-    return run_id, resumed
+def codeif_run(
+    settings: CodeifSettings, config: SessionConfig, selection: str, tasks: Sequence[Task]
+) -> NewRun:
+    """The run playing (or, with ``--score-only``, scoring) a conversation per task, for
+    lifecycle.open_run."""
+    return NewRun(
+        config,
+        selection,
+        benchmark="codeif",
+        mode=settings.run_mode,
+        task_ids=[t.id for t in tasks],
+    )
 
 
 @dataclass
@@ -193,24 +204,19 @@ class CodeifPlayer:
         return await self.execute(request)
 
 
-async def run_codeif(player: CodeifPlayer, tasks: Sequence[Task], concurrency: int) -> int:
-    """Play the run's pending sessions, ``concurrency`` at a time; returns how many failed
-    on model errors (they stay resumable: the same command retries them)."""
+async def run_codeif(player: CodeifPlayer, tasks: Sequence[Task], concurrency: int) -> PlayedRun:
+    """Play the run's pending sessions, ``concurrency`` at a time. A session whose model gave
+    up is recorded ``failed`` (the same command retries it) and the others go on."""
     by_id = {t.id: t for t in tasks}
-    gate = asyncio.Semaphore(max(1, concurrency))
-    failed = 0
 
-    async def one(row: SessionRow) -> None:
-        nonlocal failed
-        async with gate:
-            try:
-                await player.session(row, by_id[row.task_id])
-            except ModelError as exc:
-                failed += 1
-                player.store.set_session_status(row.id, "failed", str(exc))
-                if player.on_progress:
-                    player.on_progress(CodeifProgress(row.task_id, None, "failed", str(exc)))
+    async def one(row: SessionRow) -> bool:
+        try:
+            await player.session(row, by_id[row.task_id])
+        except ModelError as exc:
+            player.store.set_session_status(row.id, "failed", str(exc))
+            if player.on_progress:
+                player.on_progress(CodeifProgress(row.task_id, None, "failed", str(exc)))
+            return False
+        return True
 
-    await asyncio.gather(*(one(row) for row in player.store.pending_sessions(player.run_id)))
-    player.store.finish_run(player.run_id, "done" if failed == 0 else "interrupted")
-    return failed
+    return await play_run(player.store, player.run_id, one, concurrency)

@@ -26,13 +26,13 @@ from convtui.benchmarks.codeif import (
     CodeifPlayer,
     CodeifProgress,
     CodeifSettings,
+    codeif_run,
     most_rounds,
-    plan_codeif_run,
     run_codeif,
 )
 from convtui.benchmarks.codeif_replay import (
     gather_references,
-    plan_replay_run,
+    replay_run,
     replay_scripts,
     replay_selection,
 )
@@ -42,6 +42,7 @@ from convtui.benchmarks.codeif_score import (
     read_completions,
     score_codeif,
 )
+from convtui.benchmarks.lifecycle import NewRun, open_run
 from convtui.benchmarks.live import default_concurrency
 from convtui.benchmarks.output import console, print_json, warn
 from convtui.core.codeif.conversation import Mode
@@ -96,8 +97,9 @@ def bench_codeif_command(options: CodeifOptions) -> int:
     settings = CodeifSettings(options.mode, preprocess=options.protocol == "codeif")
     config = _config(options.model, most_rounds(tasks, settings), options.max_tokens)
     selection = f"{settings.selection_prefix};data={data.sha256};ids={options.ids or ''}"
+    new = codeif_run(settings, config, selection, tasks)
     run_id, resumed, failed, played = asyncio.run(
-        _execute(options, settings, config, selection, tasks, data=data)
+        _execute(options, settings, new, tasks, data=data)
     )
     _print_played(options, options.mode, run_id, resumed, failed, played)
     return 0 if failed == 0 else 1
@@ -119,12 +121,9 @@ def _replay_command(options: CodeifOptions, logs: Path) -> int:
     config = _config(options.model, most_rounds(tasks, settings), options.max_tokens)
     prefix = f"{settings.selection_prefix};data={data.sha256}"
     selection = replay_selection(prefix, logs, references)
-
-    def plan(store: Store) -> tuple[str, bool]:
-        return plan_replay_run(store, config, selection, references, logs)
-
+    new = replay_run(config, selection, references, logs)
     run_id, resumed, failed, played = asyncio.run(
-        _execute(options, settings, config, selection, tasks, plan, data=data)
+        _execute(options, settings, new, tasks, data=data)
     )
     _print_played(options, "replay", run_id, resumed, failed, played)
     return 0 if failed == 0 else 1
@@ -182,21 +181,21 @@ def _checking(
 
 
 async def _execute(
-    options, settings, config, selection, tasks, plan=None, *, data: CodeifData
+    options: CodeifOptions,
+    settings: CodeifSettings,
+    new: NewRun,
+    tasks: Sequence[Task],
+    *,
+    data: CodeifData,
 ) -> tuple[str, bool, int, int]:
-    models = open_models(config, ModelOptions(options.model_name, options.chat_template))
+    models = open_models(new.config, ModelOptions(options.model_name, options.chat_template))
     try:
         await models.check()
         with (
-            _checking(options, config) as (executor, config),
+            _checking(options, new.config) as (executor, config),
             Store.open(options.db) as store,
         ):
-            if plan is None:
-                run_id, resumed = plan_codeif_run(store, config, selection, tasks)
-            else:
-                run_id, resumed = plan(store)
-            _record_settings(store, run_id, options, data)
-            pending = store.pending_sessions(run_id)
+            run_id, resumed = _open(store, replace(new, config=config), options, data)
             sessions = store.run_sessions(run_id)
             with _bar(options.quiet) as bar:
                 what = "resuming run" if resumed else "run"
@@ -226,16 +225,18 @@ async def _execute(
                 if settings.replay:
                     player.scripts = replay_scripts(store, run_id, {t.id: t for t in tasks})
                 concurrency = options.concurrency or default_concurrency(options.model)
-                failed = await run_codeif(player, tasks, concurrency)
-            return run_id, resumed, failed, len(pending)
+                played = await run_codeif(player, tasks, concurrency)
+            return run_id, resumed, played.failed, played.sessions
     finally:
         await models.aclose()
 
 
-def _record_settings(store: Store, run_id: str, options: CodeifOptions, data: CodeifData) -> None:
-    """The run's data file and metric definition, recorded beside it (not part of what makes
-    it the same run: another --metrics reports the same rounds another way)."""
-    store.update_run_settings(run_id, {**data.settings(), "metrics": options.metrics})
+def _open(store: Store, new: NewRun, options: CodeifOptions, data: CodeifData) -> tuple[str, bool]:
+    """Open the run, and record its data file and metric definition beside it (not part of
+    what makes it the same run: another --metrics reports the same rounds another way)."""
+    opened = open_run(store, new)
+    store.update_run_settings(opened.run_id, {**data.settings(), "metrics": options.metrics})
+    return opened.run_id, opened.resumed
 
 
 def _bar(quiet: bool) -> Progress:
@@ -275,8 +276,8 @@ def _score_command(options: CodeifOptions, path: Path) -> int:
     selection = scored.selection(settings, data.sha256)
     tasks = [t.task for t in scored.tasks]
     with _checking(options, config) as (executor, config), Store.open(options.db) as store:
-        run_id, resumed = plan_codeif_run(store, config, selection, tasks)
-        _record_settings(store, run_id, options, data)
+        new = codeif_run(settings, config, selection, tasks)
+        run_id, resumed = _open(store, new, options, data)
         sessions = store.run_sessions(run_id)
         with _bar(options.quiet) as bar:
             what = "resuming scoring run" if resumed else "scoring run"

@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from convtui.benchmarks.live import claim_run
+from convtui.benchmarks.lifecycle import NewRun
 from convtui.core.codeif.conversation import RoundPlan
 from convtui.core.codeif.instructions import instructions
 from convtui.core.codeif.records import round_plan, round_source
@@ -24,7 +24,7 @@ from convtui.core.errors import ConvtuiError
 from convtui.core.loaders import TaskCatalog
 from convtui.core.session import SessionConfig, Turn
 from convtui.core.tasks import Task
-from convtui.sessions import SessionRow, Store, run_config_hash
+from convtui.sessions import SessionRow, Store
 from convtui.sessions.copying import copy_sessions
 from convtui.sessions.results import app_sessions
 
@@ -84,23 +84,18 @@ def replay_selection(prefix: str, logs: Path, references: Sequence[SessionRow]) 
     return f"{prefix};logs={logs.name};refs={digest[:16]}"
 
 
-def plan_replay_run(
-    store: Store,
-    config: SessionConfig,
-    selection: str,
-    references: Sequence[SessionRow],
-    logs: Path,
-) -> tuple[str, bool]:
-    """The replay run to play: the unfinished or finished one of this selection, else a new
-    one with a session per reference, linked to it."""
-    key = run_config_hash(config, [config.feedback.label])
-    run_id = store.find_resumable_run(key, selection) or store.find_finished_run(key, selection)
-    resumed = run_id is not None
-    if run_id is None:
-        replay = {"benchmark": "codeif", "logs": str(logs), "references": len(references)}
-        run_id = store.create_static_run(config, selection, references, replay)
-    claim_run(store, run_id)
-    return run_id, resumed
+def replay_run(
+    config: SessionConfig, selection: str, references: Sequence[SessionRow], logs: Path
+) -> NewRun:
+    """The replay run, for lifecycle.open_run: a session per reference, linked to it."""
+    return NewRun(
+        config,
+        selection,
+        benchmark="codeif",
+        mode="replay",
+        references=references,
+        replay={"benchmark": "codeif", "logs": str(logs), "references": len(references)},
+    )
 
 
 def replay_scripts(

@@ -26,7 +26,7 @@ import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from convtui.benchmarks.codeif import AUTHORS_CONVERSATION, SELECTION_PREFIX
+from convtui.benchmarks.codeif import AUTHORS_CONVERSATION
 from convtui.core.codeif import authors_dynamic
 from convtui.core.codeif.authors import Cell, authors_per_round, task_rows
 from convtui.core.codeif.authors_dynamic import PAIR_METRICS, ScriptTurn, pair_rows, task_pairs
@@ -37,7 +37,7 @@ from convtui.core.codeif.metrics import Round, ia_by_category, per_round, round_
 from convtui.core.codeif.records import rebuild
 from convtui.core.loaders import TaskCatalog
 from convtui.sessions import Store
-from convtui.sessions.results import sessions_by_selection
+from convtui.sessions.results import benchmark_sessions
 
 REPLAY = "replay"  # bench codeif --logs: people's conversations replayed
 AUTHORS, PAPER = "authors", "paper"
@@ -226,7 +226,7 @@ def read_codeif(
     """Every CodeIF-Bench session of the store (or of ``run_ids``) with its rounds rebuilt
     against its run's data file, scored by ``metrics`` (None: what each run recorded, else
     the authors'); sessions that recorded no round yet are left out."""
-    found = sessions_by_selection(db_store, SELECTION_PREFIX, run_ids)
+    found = benchmark_sessions(db_store, "codeif", run_ids)
     catalogs: dict[str, tuple[TaskCatalog, str, str]] = {}
     sessions = []
     for s in found:
@@ -236,7 +236,7 @@ def read_codeif(
             catalogs[s.run_id] = (catalog, digest, metrics or settings.get("metrics", AUTHORS))
         catalog, digest, definition = catalogs[s.run_id]
         fields = selection_fields(s.selection)
-        mode = fields.get("mode", "static")
+        mode = s.mode
         if mode not in (*MODES, REPLAY) or s.task_id not in catalog:
             continue
         turns = db_store.load_turns(s.session_id)

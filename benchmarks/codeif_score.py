@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from convtui.benchmarks.codeif import CodeifSettings
-from convtui.benchmarks.live import LEASE_S
+from convtui.benchmarks.lifecycle import LEASE_S, limited, play_run
 from convtui.core.codeif.conversation import PlayedRound, RoundPlan, message_for
 from convtui.core.codeif.instructions import BASE, Instruction, instructions
 from convtui.core.codeif.programs import (
@@ -40,7 +40,6 @@ from convtui.core.codeif.programs import (
 from convtui.core.codeif.records import rebuild, round_status, round_turn
 from convtui.core.errors import ConvtuiError
 from convtui.core.evaluate import Execute
-from convtui.core.execution import ExecRequest, ExecResult
 from convtui.core.extract import extract_code
 from convtui.core.feedback import compile_feedback
 from convtui.core.loaders import TaskCatalog
@@ -335,24 +334,17 @@ async def score_codeif(
     concurrency: int,
     on_session: Callable[[str, SessionStatus], None] | None = None,
 ) -> int:
-    """Score the run's pending sessions, ``concurrency`` executions at a time; returns how
-    many were scored."""
-    gate = asyncio.Semaphore(max(1, concurrency))
-    execute = scorer.execute
-
-    async def gated(request: ExecRequest) -> ExecResult:
-        async with gate:
-            return await execute(request)
-
-    gated_scorer = replace(scorer, execute=gated)
+    """Score the run's pending sessions, ``concurrency`` executions at a time (every
+    conversation at once: a task's rounds run side by side, so a few tasks keep the executor
+    busy); returns how many were scored."""
+    gated_scorer = replace(scorer, execute=limited(scorer.execute, concurrency))
     by_id = {t.task.id: t for t in scorer.scored.tasks}
-    pending = scorer.store.pending_sessions(scorer.run_id)
 
-    async def one(row: SessionRow) -> None:
+    async def one(row: SessionRow) -> bool:
         status = await gated_scorer.session(row, by_id[row.task_id])
         if on_session:
             on_session(row.task_id, status)
+        return True  # no model is asked, so none gives up: the run always ends done
 
-    await asyncio.gather(*(one(row) for row in pending))
-    scorer.store.finish_run(scorer.run_id, "done")
-    return len(pending)
+    played = await play_run(scorer.store, scorer.run_id, one, None)
+    return played.sessions

@@ -11,7 +11,6 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from convtui.benchmarks.codeif import SELECTION_PREFIX as CODEIF_SELECTION
 from convtui.benchmarks.codeif_report import (
     CodeifGroup,
     CodeifSession,
@@ -206,8 +205,8 @@ def static_results(db: Path, run_ids: Sequence[str] | None) -> tuple[StaticColum
     with Store.open(db) as store:
         outcomes = static_outcomes(store, list(run_ids) if run_ids else None)
         # CodeIF-Bench replays have their own tables (codeif_results).
-        replays = {r: store.run(r).selection for r in {o.run_id for o in outcomes}}
-        outcomes = [o for o in outcomes if not replays[o.run_id].startswith(CODEIF_SELECTION)]
+        benchmarks = {r: store.run(r).benchmark for r in {o.run_id for o in outcomes}}
+        outcomes = [o for o in outcomes if benchmarks[o.run_id] == "bigcodebench"]
         if not outcomes:
             return ()
         passes = session_turn_passes(
@@ -242,9 +241,7 @@ def make_report(db: Path, run_ids: Sequence[str] | None) -> Report:
         # runs have their own tables (codeif_results).
         runs = {r: store.run(r) for r in {o.run_id for o in outcomes}}
         live = {
-            r
-            for r, row in runs.items()
-            if row.kind != "static" and not row.selection.startswith(CODEIF_SELECTION)
+            r for r, row in runs.items() if row.benchmark == "bigcodebench" and row.mode == "live"
         }
         outcomes = [o for o in outcomes if o.run_id in live]
         if not outcomes:  # a database of replays only: the static tables stand alone

@@ -10,10 +10,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 
-from convtui.benchmarks.live import claim_run
+from convtui.benchmarks.lifecycle import NewRun
 from convtui.core.errors import ConvtuiError
 from convtui.core.session import ContextMode, ProtocolName, SessionConfig
-from convtui.sessions import Store, run_config_hash
 from convtui.sessions.log_sets import LogSet
 
 
@@ -62,19 +61,15 @@ def replay_config(log_set: LogSet, settings: ReplaySettings) -> SessionConfig:
     )
 
 
-def plan_static_run(
-    store: Store, log_set: LogSet, config: SessionConfig, source: str
-) -> tuple[str, bool]:
-    """The static run replaying ``log_set`` under ``config``: the unfinished or finished one
-    this same command made before, else a new one. Its lease is taken either way."""
+def static_run(log_set: LogSet, config: SessionConfig, source: str) -> NewRun:
+    """The static run replaying ``log_set`` under ``config``, for lifecycle.open_run: keyed by
+    the exact reference sessions, so the same command finds it again."""
     digest = hashlib.sha256("\n".join(row.id for row in log_set.sessions).encode()).hexdigest()
-    selection = f"static;references={digest[:16]}"
-    key = run_config_hash(config, [config.feedback.label])
-    run_id = store.find_resumable_run(key, selection) or store.find_finished_run(key, selection)
-    resumed = run_id is not None
-    if run_id is None:
-        run_id = store.create_static_run(
-            config, selection, log_set.sessions, log_set.describe(source)
-        )
-    claim_run(store, run_id)
-    return run_id, resumed
+    return NewRun(
+        config,
+        f"static;references={digest[:16]}",
+        benchmark="bigcodebench",
+        mode="static",
+        references=log_set.sessions,
+        replay=log_set.describe(source),
+    )

@@ -20,10 +20,11 @@ from rich.progress import (
 )
 
 from convtui.benchmarks.import_command import import_logs
+from convtui.benchmarks.lifecycle import open_run
 from convtui.benchmarks.live import LiveResult, default_concurrency, run_live
 from convtui.benchmarks.live import Progress as TurnProgress
 from convtui.benchmarks.output import console, print_json, warn
-from convtui.benchmarks.static import ReplaySettings, plan_static_run, replay_config
+from convtui.benchmarks.static import ReplaySettings, replay_config, static_run
 from convtui.core.errors import ConvtuiError
 from convtui.core.executor import Executor
 from convtui.core.isolation import verdict_warning
@@ -195,10 +196,10 @@ async def _play_all(
 ) -> list[ReplayedSet]:
     source = str(options.logs.resolve())
     planned = [
-        (log_set, config, *plan_static_run(store, log_set, config, source))
+        (log_set, config, open_run(store, static_run(log_set, config, source)))
         for log_set, config in zip(log_sets, configs, strict=True)
     ]
-    sessions = [row for *_, run_id, _ in planned for row in store.run_sessions(run_id)]
+    sessions = [row for *_, opened in planned for row in store.run_sessions(opened.run_id)]
     disable = options.quiet or os.environ.get("CI") == "true"
     done: list[ReplayedSet] = []
     with Progress(
@@ -222,11 +223,11 @@ async def _play_all(
             else:
                 bar.advance(tick, 1)
 
-        for log_set, config, run_id, resumed in planned:
+        for log_set, config, opened in planned:
             run_tasks = [tasks[row.task_id] for row in log_set.sessions]
             result: LiveResult = await run_live(
                 store,
-                run_id,
+                opened.run_id,
                 config,
                 run_tasks,
                 executor,
@@ -236,5 +237,7 @@ async def _play_all(
                 progress,
                 replay=True,
             )
-            done.append(ReplayedSet(log_set, run_id, resumed, result.sessions, result.failed))
+            done.append(
+                ReplayedSet(log_set, opened.run_id, opened.resumed, result.sessions, result.failed)
+            )
     return done

@@ -236,8 +236,9 @@ def _group(
     if row.run_id is None:
         mode, protocol, ident = "person", "convtui", row.id
     else:
-        fields = _selection_fields(store.run(row.run_id).selection)
-        mode, protocol, ident = fields.get("mode", "static"), fields.get("protocol", ""), key
+        run = store.run(row.run_id)
+        fields = _selection_fields(run.selection)
+        mode, protocol, ident = run.mode, fields.get("protocol", ""), key
     ordered = sorted(found, key=lambda f: benchmark_task_id(f[0].task_id))
     model = _folder_part(row.model)
     return CodeifConversations(

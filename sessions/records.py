@@ -11,6 +11,12 @@ from convtui.core.session import SessionConfig, SessionStatus
 from convtui.sessions.codec import config_from_json
 
 RunKind = Literal["live", "static", "interactive"]
+# Whose sessions a run plays: ConvCodeWorld's feedback turns (bench live, bench static, imported
+# logs) or CodeIF-Bench's conversations (bench codeif). Readers pick their runs by it.
+Benchmark = Literal["bigcodebench", "codeif"]
+# How: a BigCodeBench run is live (the model and a user) or static (log sets replayed); a
+# CodeIF-Bench run plays static or dynamic conversations, or replays people's (replay).
+RunMode = Literal["live", "static", "dynamic", "replay"]
 RunState = Literal["planned", "running", "done", "interrupted"]
 UserKind = Literal["none", "human", "simulator", "assist"]
 CallStatus = Literal["started", "ok", "error", "abandoned"]
@@ -41,6 +47,8 @@ class RunRow:
     host: str | None
     pid: int | None
     lease_until_utc: str | None
+    benchmark: Benchmark
+    mode: RunMode
     # A static run: the log set it replays (reference model, Ω, who gave the feedback, where
     # the logs came from). None for other runs.
     replay: Mapping[str, Any] | None = None
@@ -75,6 +83,8 @@ class RunRow:
             replay=json.loads(row["replay_json"]) if row.get("replay_json") else None,
             origin=row.get("origin"),
             settings=json.loads(row["settings_json"]) if row.get("settings_json") else {},
+            benchmark=row["benchmark"],
+            mode=row["mode"],
         )
 
 

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from convtui.core.session import SessionStatus
 from convtui.sessions.connection import rows
 from convtui.sessions.leases import held_by_other, this_host
-from convtui.sessions.records import FINAL_SESSION_STATES, RunKind, RunState, SessionRow
+from convtui.sessions.records import (
+    FINAL_SESSION_STATES,
+    Benchmark,
+    RunKind,
+    RunMode,
+    RunState,
+    SessionRow,
+)
 from convtui.sessions.store import Store
 
 
@@ -209,28 +216,29 @@ def session_turn_passes(store: Store, session_ids: Sequence[str]) -> dict[str, t
 
 
 @dataclass(frozen=True)
-class SelectedSession:
-    """A session of a run chosen by the start of its selection (``codeif;`` for CodeIF-Bench
-    runs), with that selection: it names the run's mode and protocol."""
+class BenchmarkSession:
+    """A session of a run of one benchmark, with its run's mode and selection (whose other
+    fields, such as a CodeIF-Bench run's protocol, describe the run further)."""
 
     run_id: str
     session_id: str
     task_id: str
     model: str
     status: SessionStatus
+    mode: RunMode
     selection: str
 
 
-def sessions_by_selection(
-    store: Store, prefix: str, run_ids: Sequence[str] | None = None
-) -> list[SelectedSession]:
-    """The sessions of the runs whose selection starts with ``prefix`` (among ``run_ids``
-    when given), ordered by run and creation."""
+def benchmark_sessions(
+    store: Store, benchmark: Benchmark, run_ids: Sequence[str] | None = None
+) -> list[BenchmarkSession]:
+    """The sessions of the runs of ``benchmark`` (among ``run_ids`` when given), ordered by
+    run and creation."""
     sql = (
-        "SELECT s.run_id, s.id AS session_id, s.task_id, s.model, s.status, r.selection "
-        "FROM sessions s JOIN runs r ON r.id = s.run_id WHERE substr(r.selection, 1, ?) = ?"
+        "SELECT s.run_id, s.id AS session_id, s.task_id, s.model, s.status, r.mode, "
+        "r.selection FROM sessions s JOIN runs r ON r.id = s.run_id WHERE r.benchmark = ?"
     )
-    params: list[str | int] = [len(prefix), prefix]
+    params: list[str] = [benchmark]
     if run_ids is not None:
         if not run_ids:
             return []
@@ -238,7 +246,7 @@ def sessions_by_selection(
         params += list(run_ids)
     with store.reading() as db:
         found = rows(db, sql + " ORDER BY s.run_id, s.id", params)
-    return [SelectedSession(**row) for row in found]
+    return [BenchmarkSession(**row) for row in found]
 
 
 def app_sessions(store: Store, task_prefix: str) -> list[SessionRow]:

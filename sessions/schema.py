@@ -260,6 +260,36 @@ def m006_run_settings(db: Database) -> None:
     db.executescript("ALTER TABLE runs ADD COLUMN settings_json TEXT;")
 
 
+@_migration
+def m007_run_benchmark(db: Database) -> None:
+    """Which benchmark a run plays (``benchmark``: ``bigcodebench`` or ``codeif``) and how
+    (``mode``), as columns: readers picked CodeIF-Bench runs by the start of their selection
+    and a run's mode out of its fields, which ties every reader to how the selection is
+    spelled. The selection itself is unchanged (it is what resumes a run), and existing rows
+    are filled from it and from ``kind``. The defaults only fill the rows already there:
+    every insert names both columns."""
+    db.executescript(
+        """
+        ALTER TABLE runs ADD COLUMN benchmark TEXT NOT NULL DEFAULT 'bigcodebench'
+            CHECK (benchmark IN ('bigcodebench', 'codeif'));
+        ALTER TABLE runs ADD COLUMN mode TEXT NOT NULL DEFAULT 'live'
+            CHECK (mode IN ('live', 'static', 'dynamic', 'replay'));
+        UPDATE runs SET mode = 'static' WHERE kind = 'static';
+        UPDATE runs SET benchmark = 'codeif' WHERE substr(selection, 1, 7) = 'codeif;';
+        """
+    )
+    # A CodeIF-Bench selection is `codeif;mode=<mode>;protocol=…`; one without a mode field
+    # reads as static, as the report read it.
+    codeif = db.execute("SELECT id, selection FROM runs WHERE benchmark = 'codeif'").fetchall()
+    for run_id, selection in codeif:
+        fields = dict(p.split("=", 1) for p in selection.split(";")[1:] if "=" in p)
+        mode = fields.get("mode", "static")
+        db.execute(
+            "UPDATE runs SET mode = ? WHERE id = ?",
+            (mode if mode in ("static", "dynamic", "replay") else "static", run_id),
+        )
+
+
 SCHEMA_VERSION = _NAMES[-1]  # the last migration: what a fully migrated DB has applied
 
 

@@ -40,7 +40,9 @@ from convtui.sessions.leases import held_by_other, this_host
 from convtui.sessions.provenance import code_version as current_code_version
 from convtui.sessions.records import (
     FINAL_SESSION_STATES,
+    Benchmark,
     RunKind,
+    RunMode,
     RunRow,
     RunState,
     SessionRow,
@@ -141,6 +143,8 @@ class Store:
         origin: str | None = None,
         user_kind: UserKind | None = None,
         annotators: Mapping[str, str | None] | None = None,
+        benchmark: Benchmark = "bigcodebench",
+        mode: RunMode | None = None,
     ) -> str:
         """Create a run and all its sessions (one per task and feedback label, status
         ``planned``) in one transaction; returns the run id.
@@ -153,7 +157,10 @@ class Store:
         Sessions are given feedback by ``config.simulator`` (or none, without verbal
         feedback) unless ``user_kind`` says who did, as sessions recorded elsewhere and
         imported may: then ``annotators`` (task id -> name) names the person of a human or
-        assisted session, and the simulator is kept only where one drafted the words."""
+        assisted session, and the simulator is kept only where one drafted the words.
+
+        ``benchmark`` and ``mode`` say what the run plays (SCHEMA.md); the mode defaults to
+        the kind's (``live`` or ``static``)."""
         # Spelled as Ω.label, so that "CF, EF:full" and "cf,ef:full" name one configuration.
         omegas = [
             omega
@@ -169,8 +176,8 @@ class Store:
             db.execute(
                 "INSERT INTO runs (id, kind, config_json, config_hash, model, simulator, "
                 "feedback_json, context, selection, task_count, max_turns, status, "
-                "created_utc, code_version, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                "'planned', ?, ?, ?)",
+                "created_utc, code_version, origin, benchmark, mode) VALUES (?, ?, ?, ?, ?, ?, "
+                "?, ?, ?, ?, ?, 'planned', ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     kind,
@@ -186,6 +193,8 @@ class Store:
                     now,
                     code_version or current_code_version(),
                     origin,
+                    benchmark,
+                    mode or ("static" if kind == "static" else "live"),
                 ),
             )
             db.conn.executemany(
@@ -221,13 +230,16 @@ class Store:
         replay: Mapping[str, Any],
         *,
         code_version: str | None = None,
+        benchmark: Benchmark = "bigcodebench",
+        mode: RunMode = "static",
     ) -> str:
         """Create a static run (a replay of one log set) and one ``planned`` session per
         reference session, linked to it (``reference_session_id``), in one transaction.
 
         Each replayed session keeps who gave the feedback it will be handed (the reference's
         user kind, simulator and annotator): those words are reused, not asked again.
-        ``replay`` describes the log set (stored as ``runs.replay_json``)."""
+        ``replay`` describes the log set (stored as ``runs.replay_json``); a CodeIF-Bench
+        replay of people's conversations is ``benchmark="codeif", mode="replay"``."""
         if not references:
             raise ValueError("a static run needs at least one reference session")
         run_id, now = new_id(), utc_now()
@@ -237,8 +249,8 @@ class Store:
             db.execute(
                 "INSERT INTO runs (id, kind, config_json, config_hash, model, simulator, "
                 "feedback_json, context, selection, task_count, max_turns, status, "
-                "created_utc, code_version, replay_json) VALUES (?, 'static', ?, ?, ?, ?, ?, "
-                "?, ?, ?, ?, 'planned', ?, ?, ?)",
+                "created_utc, code_version, replay_json, benchmark, mode) VALUES (?, 'static', "
+                "?, ?, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     config_to_json(config),
@@ -253,6 +265,8 @@ class Store:
                     now,
                     code_version or current_code_version(),
                     canonical_json(dict(replay)),
+                    benchmark,
+                    mode,
                 ),
             )
             db.conn.executemany(

@@ -32,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from convtui.benchmarks.lifecycle import NewRun, open_run
 from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.loaders import load_catalog
 from convtui.core.omega import FeedbackConfig
@@ -81,7 +82,8 @@ def write_reference(db: Path, task_ids: list[str]) -> None:
         context="markov",
     )
     with Store.open(db) as store:
-        run_id = store.create_run("live", config, "synthetic", task_ids)
+        new = NewRun(config, "synthetic", "bigcodebench", "live", task_ids=task_ids)
+        run_id = open_run(store, new).run_id
         for row in store.run_sessions(run_id):
             for idx in range(TURNS):
                 status: SessionStatus = "exhausted" if idx == TURNS - 1 else "running"

@@ -147,9 +147,61 @@ def test_a_store_of_an_earlier_version_opens_migrates_and_reads(
         [run] = [r for r in store.db.execute("SELECT id FROM runs")]
         run_row = store.run(run[0])
         assert run_row.config == expected.CONFIG and run_row.status == "done"
+        assert (run_row.benchmark, run_row.mode) == ("bigcodebench", "live")
         first = store.run_sessions(run[0])[0]
         assert (first.status, first.first_pass_turn, first.turns_done) == ("solved", 1, 2)
         assert store.load_turns(first.id) == expected.expected_turns()
         cached = store.execution_cache().get("fixture-key-1")
         assert cached == expected.expected_turns()[1].execution
         assert store.find_resumable_run(run_row.config_hash, expected.SELECTION) is None
+
+
+# Runs as each command recorded them before m007: (kind, selection) -> (benchmark, mode).
+BEFORE_M007 = {
+    ("live", "suite=bigcodebench;ids=0-4;lib=;stdlib_only=False"): ("bigcodebench", "live"),
+    ("static", "static;references=0123456789abcdef"): ("bigcodebench", "static"),
+    ("live", "imported;run_a;0123456789abcdef"): ("bigcodebench", "live"),
+    ("live", "codeif;mode=static;protocol=codeif;data=0123456789abcdef;ids=1-3"): (
+        "codeif",
+        "static",
+    ),
+    ("live", "codeif;mode=dynamic;protocol=codeif;conversation=authors;data=0123;ids="): (
+        "codeif",
+        "dynamic",
+    ),
+    ("live", "codeif;mode=dynamic;protocol=convtui;data=0123;ids="): ("codeif", "dynamic"),
+    ("static", "codeif;mode=replay;protocol=convtui;data=0123;logs=people.db;refs=4567"): (
+        "codeif",
+        "replay",
+    ),
+    ("live", "codeif;mode=static;protocol=codeif;data=0123;scored=out.jsonl;sha256=89ab"): (
+        "codeif",
+        "static",
+    ),
+}
+
+
+def test_runs_recorded_before_m007_are_told_apart_by_their_new_columns(tmp_path: Path) -> None:
+    path = tmp_path / "results.db"
+    shutil.copy(FIXTURES / "store-m006_run_settings.sqlite", path)
+    raw = sqlite3.connect(path)
+    raw.row_factory = sqlite3.Row
+    template = dict(raw.execute("SELECT * FROM runs").fetchone())
+    for number, (kind, selection) in enumerate(BEFORE_M007):
+        row = {**template, "id": f"run-{number}", "kind": kind, "selection": selection}
+        raw.execute(
+            f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+            list(row.values()),
+        )
+    raw.commit()
+    raw.close()
+
+    with Store.open(path) as store:
+        found = {
+            (row["kind"], row["selection"]): (row["benchmark"], row["mode"])
+            for row in store.db.query("SELECT kind, selection, benchmark, mode FROM runs")
+        }
+        selections = [row.selection for row in map(store.run, [f"run-{n}" for n in range(8)])]
+
+    assert found == {**BEFORE_M007, ("live", fixture_script().SELECTION): ("bigcodebench", "live")}
+    assert selections == [selection for _, selection in BEFORE_M007]  # identities untouched
