@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from convtui.core.models.chat_template import ChatTemplate
@@ -22,6 +22,8 @@ from convtui.core.models.types import (
 
 TextCallback = Callable[[str], None]
 AttemptCallback = Callable[[Attempt], None]
+# What one call sends: chat messages (``complete``) or one raw prompt (``complete_text``).
+Request = tuple[ChatMessage, ...] | str
 
 
 def prompt_as_chat(prompt: str) -> tuple[ChatMessage, ...]:
@@ -148,7 +150,48 @@ class RawCompletion:
     resolved_model: str | None
 
 
-class RetryingBackend(ModelBackend):
+@dataclass(frozen=True)
+class Hooks:
+    """What the caller of one call listens with, and where the call sits: ``complete``'s
+    keyword arguments, passed on together."""
+
+    on_text: TextCallback | None = None
+    on_attempt: AttemptCallback | None = None
+    call: CallInfo | None = None
+
+
+class RequestBackend(ModelBackend):
+    """A backend that answers chat and raw-text calls in one place, ``_answer``, given the
+    request either way: its chat messages, or the raw prompt of a text call."""
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        params: GenerationParams,
+        *,
+        on_text: TextCallback | None = None,
+        on_attempt: AttemptCallback | None = None,
+        call: CallInfo | None = None,
+    ) -> Completion:
+        return await self._answer(tuple(messages), params, Hooks(on_text, on_attempt, call))
+
+    async def complete_text(
+        self,
+        prompt: str,
+        params: GenerationParams,
+        *,
+        on_text: TextCallback | None = None,
+        on_attempt: AttemptCallback | None = None,
+        call: CallInfo | None = None,
+    ) -> Completion:
+        return await self._answer(prompt, params, Hooks(on_text, on_attempt, call))
+
+    @abstractmethod
+    async def _answer(self, request: Request, params: GenerationParams, hooks: Hooks) -> Completion:
+        """One call of either kind; ``hooks`` and errors as in ``complete``."""
+
+
+class RetryingBackend(RequestBackend):
     """A backend whose calls go through the limiter and the retry loop: subclasses supply
     one attempt (``_attempt``) and say what their exceptions mean (``_classify``)."""
 
@@ -162,62 +205,27 @@ class RetryingBackend(ModelBackend):
 
     @abstractmethod
     async def _attempt(
-        self,
-        messages: Sequence[ChatMessage],
-        params: GenerationParams,
-        on_text: TextCallback | None,
+        self, request: Request, params: GenerationParams, on_text: TextCallback | None
     ) -> RawCompletion:
-        """One try, no retries; raises what ``_classify`` understands."""
+        """One try, no retries; raises what ``_classify`` understands. A backend that only
+        speaks chat sends a raw prompt as ``prompt_as_chat`` says."""
 
     @abstractmethod
     def _classify(self, exc: BaseException) -> Failure | None:
         """The failure an exception from ``_attempt`` stands for; None for a bug."""
 
-    async def _attempt_text(
-        self, prompt: str, params: GenerationParams, on_text: TextCallback | None
-    ) -> RawCompletion:
-        """One try at a raw-text call. By default the chat-only rule (``prompt_as_chat``);
-        backends with a completions API override it."""
-        return await self._attempt(prompt_as_chat(prompt), params, on_text)
-
     async def _before_call(self) -> None:
         """Hook for work needed once before the first request (e.g. finding the model)."""
         return None
 
-    async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        params: GenerationParams,
-        *,
-        on_text: TextCallback | None = None,
-        on_attempt: AttemptCallback | None = None,
-        call: CallInfo | None = None,
-    ) -> Completion:
-        return await self._retried(lambda: self._attempt(messages, params, on_text), on_attempt)
-
-    async def complete_text(
-        self,
-        prompt: str,
-        params: GenerationParams,
-        *,
-        on_text: TextCallback | None = None,
-        on_attempt: AttemptCallback | None = None,
-        call: CallInfo | None = None,
-    ) -> Completion:
-        return await self._retried(lambda: self._attempt_text(prompt, params, on_text), on_attempt)
-
-    async def _retried(
-        self,
-        attempt: Callable[[], Awaitable[RawCompletion]],
-        on_attempt: AttemptCallback | None,
-    ) -> Completion:
+    async def _answer(self, request: Request, params: GenerationParams, hooks: Hooks) -> Completion:
         """One call: each try through the limiter, retried as the policy says."""
         await self._before_call()
         raw, last = await call_with_retries(
-            attempt,
+            lambda: self._attempt(request, params, hooks.on_text),
             self._classify,
             self.retrier,
-            on_attempt=on_attempt,
+            on_attempt=hooks.on_attempt,
             slot=self.limiter.acquire,
             release=self.limiter.release,
         )

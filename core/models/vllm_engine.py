@@ -17,12 +17,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from convtui.core.models.base import AttemptCallback, ModelBackend, TextCallback
+from convtui.core.models.base import Hooks, Request, RequestBackend
 from convtui.core.models.chat_template import SPECIAL_TOKENS, ChatTemplate
 from convtui.core.models.retry import is_context_length_message
 from convtui.core.models.types import (
     Attempt,
-    CallInfo,
     CallKind,
     ChatMessage,
     Completion,
@@ -75,7 +74,7 @@ def _as_dicts(messages: Sequence[ChatMessage]) -> list[dict[str, str]]:
     return [{"role": m.role, "content": m.content} for m in messages]
 
 
-class VllmEngineBackend(ModelBackend):
+class VllmEngineBackend(RequestBackend):
     """A Hugging Face model in vLLM's engine, in this process."""
 
     def __init__(self, *, spec: str, model: str) -> None:
@@ -154,46 +153,24 @@ class VllmEngineBackend(ModelBackend):
             )
         return results
 
-    async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        params: GenerationParams,
-        *,
-        on_text: TextCallback | None = None,
-        on_attempt: AttemptCallback | None = None,
-        call: CallInfo | None = None,
-    ) -> Completion:
+    async def _answer(self, request: Request, params: GenerationParams, hooks: Hooks) -> Completion:
         """A batch of one. The offline engine does not stream: ``on_text`` hears the whole
         answer once. There is no retrying: an in-process engine failure is not transient."""
-        (result,) = await self.complete_many([messages], params)
-        return _one(result, on_text, on_attempt)
-
-    async def complete_text(
-        self,
-        prompt: str,
-        params: GenerationParams,
-        *,
-        on_text: TextCallback | None = None,
-        on_attempt: AttemptCallback | None = None,
-        call: CallInfo | None = None,
-    ) -> Completion:
-        """A raw prompt, as a batch of one (see ``complete``)."""
-        (result,) = await self.complete_text_many([prompt], params)
-        return _one(result, on_text, on_attempt)
+        if isinstance(request, str):
+            (result,) = await self.complete_text_many([request], params)
+        else:
+            (result,) = await self.complete_many([request], params)
+        return _one(result, hooks)
 
 
-def _one(
-    result: Completion | ModelError,
-    on_text: TextCallback | None,
-    on_attempt: AttemptCallback | None,
-) -> Completion:
+def _one(result: Completion | ModelError, hooks: Hooks) -> Completion:
     """A batch of one's slot, reported as one attempt; its error raised."""
     if isinstance(result, ModelError):
-        if on_attempt is not None:
-            on_attempt(Attempt(1, "fatal", 0.0, str(result), None))
+        if hooks.on_attempt is not None:
+            hooks.on_attempt(Attempt(1, "fatal", 0.0, str(result), None))
         raise result
-    if on_attempt is not None:
-        on_attempt(Attempt(1, "ok", result.latency_s, "", None))
-    if on_text is not None:
-        on_text(result.text)
+    if hooks.on_attempt is not None:
+        hooks.on_attempt(Attempt(1, "ok", result.latency_s, "", None))
+    if hooks.on_text is not None:
+        hooks.on_text(result.text)
     return result
