@@ -89,7 +89,20 @@ _EMPTY_TRACEBACK_TEXT = {
 }
 
 
-class OutcomeLike(Protocol):
+class _Reported(Protocol):
+    """What a test's outcome and each entry unittest filed for it both report."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def traceback(self) -> str: ...
+
+
+class OutcomeLike(_Reported, Protocol):
     """One test's outcome, as ``convtui.core.execution.TestOutcome`` provides it.
 
     ``status`` is one of ``pass``, ``fail``, ``error``, ``timeout``, ``skipped``, ``missing``,
@@ -97,29 +110,11 @@ class OutcomeLike(Protocol):
     unittest filed for a test whose subtests failed; one without them stands for itself.
     """
 
-    @property
-    def name(self) -> str: ...
 
-    @property
-    def status(self) -> str: ...
-
-    @property
-    def traceback(self) -> str: ...
-
-
-class IssueLike(Protocol):
+class IssueLike(_Reported, Protocol):
     """One entry unittest filed for a test, as ``convtui.core.execution.TestIssue`` provides
     it: a failing subtest (``test_x (length=5)``) or the test's own failure (``test_x``).
     ``status`` is ``fail``, ``error`` or ``timeout``."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def status(self) -> str: ...
-
-    @property
-    def traceback(self) -> str: ...
 
 
 class ExecResultLike(Protocol):
