@@ -8,8 +8,19 @@ import asyncio
 import json
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+
+from convtui.core.models import (
+    Attempt,
+    ChatMessage,
+    Completion,
+    GenerationParams,
+    ModelBackend,
+    Retrier,
+    RetryPolicy,
+    open_backend,
+)
 
 Writer = asyncio.StreamWriter
 
@@ -263,3 +274,46 @@ def text_ok(text: str = "x + 1", delay_s: float = 0.0, finish_reason: str = "sto
         await _send(writer, 200, stream.encode(), {"Content-Type": "text/event-stream"})
 
     return act
+
+
+def server_backend(
+    server: FakeServer,
+    sleeps: RecordedSleeps | None = None,
+    *,
+    max_retries: int = 8,
+    attempt_timeout_s: float = 30.0,
+    concurrency: int | None = None,
+) -> ModelBackend:
+    """The HTTP backend over ``server``, its backoff waits recorded in ``sleeps`` rather than
+    slept. rng 0.5: full jitter picks half the ceiling, so expected waits are exact."""
+    retrier = Retrier(
+        RetryPolicy(max_retries=max_retries, attempt_timeout_s=attempt_timeout_s),
+        sleep=sleeps if sleeps is not None else RecordedSleeps(),
+        rng=lambda: 0.5,
+    )
+    return open_backend(
+        server.url, model_name="fake-model", retrier=retrier, concurrency=concurrency
+    )
+
+
+async def logged_call(
+    backend: ModelBackend,
+    request: str | Sequence[ChatMessage],
+    params: GenerationParams,
+    **kwargs: object,
+) -> tuple[Completion, list[Attempt]]:
+    """One call (``complete_text`` for a prompt string, else ``complete``) and every attempt
+    it made; the backend is closed after it."""
+    attempts: list[Attempt] = []
+    try:
+        if isinstance(request, str):
+            completion = await backend.complete_text(
+                request, params, on_attempt=attempts.append, **kwargs
+            )
+        else:
+            completion = await backend.complete(
+                request, params, on_attempt=attempts.append, **kwargs
+            )
+        return completion, attempts
+    finally:
+        await backend.aclose()

@@ -8,15 +8,21 @@ import asyncio
 import socket
 
 import pytest
-from support.fault_server import FakeServer, RecordedSleeps, drop_mid_answer, hang, ok, status
+from support.fault_server import (
+    RecordedSleeps,
+    drop_mid_answer,
+    hang,
+    logged_call,
+    ok,
+    server_backend,
+    status,
+)
 
 from convtui.core.models import (
     Attempt,
     ChatMessage,
     GenerationParams,
     ModelError,
-    Retrier,
-    RetryPolicy,
     open_backend,
 )
 from convtui.core.models.base import ModelBackend
@@ -25,38 +31,15 @@ HELLO = [ChatMessage("user", "hi")]
 PARAMS = GenerationParams(max_tokens=5)
 
 
-def backend_for(
-    server: FakeServer,
-    sleeps: RecordedSleeps,
-    *,
-    max_retries: int = 8,
-    attempt_timeout_s: float = 30.0,
-    concurrency: int | None = None,
-) -> ModelBackend:
-    # rng 0.5: full jitter picks half the ceiling, so expected waits are exact.
-    retrier = Retrier(
-        RetryPolicy(max_retries=max_retries, attempt_timeout_s=attempt_timeout_s),
-        sleep=sleeps,
-        rng=lambda: 0.5,
-    )
-    return open_backend(
-        server.url, model_name="fake-model", retrier=retrier, concurrency=concurrency
-    )
-
-
 async def complete_logged(backend: ModelBackend, **kwargs: object):
-    attempts: list[Attempt] = []
-    try:
-        return await backend.complete(HELLO, PARAMS, on_attempt=attempts.append, **kwargs), attempts
-    finally:
-        await backend.aclose()
+    return await logged_call(backend, HELLO, PARAMS, **kwargs)
 
 
 def test_429_with_retry_after_waits_as_told_then_succeeds(fake_server):
     """Fault injection: a 429 with Retry-After, then a normal answer."""
     fake_server.then(status(429, "slow down", headers={"Retry-After": "7"}), ok("fine"))
     sleeps = RecordedSleeps()
-    completion, attempts = asyncio.run(complete_logged(backend_for(fake_server, sleeps)))
+    completion, attempts = asyncio.run(complete_logged(server_backend(fake_server, sleeps)))
     assert completion.text == "fine"
     assert completion.attempts == 2
     assert [a.status for a in attempts] == ["rate_limit", "ok"]
@@ -78,7 +61,7 @@ def test_rate_limit_reset_header_is_honoured(fake_server):
     }
     fake_server.then(status(429, "rate limited", headers=headers), ok())
     sleeps = RecordedSleeps()
-    completion, _ = asyncio.run(complete_logged(backend_for(fake_server, sleeps)))
+    completion, _ = asyncio.run(complete_logged(server_backend(fake_server, sleeps)))
     assert completion.attempts == 2
     assert sleeps.delays == [12.5]
 
@@ -87,7 +70,7 @@ def test_server_errors_are_retried_with_growing_backoff(fake_server):
     """Fault injection: two 5xx answers, then success."""
     fake_server.then(status(500, "boom"), status(503, "busy"), ok("third time"))
     sleeps = RecordedSleeps()
-    completion, attempts = asyncio.run(complete_logged(backend_for(fake_server, sleeps)))
+    completion, attempts = asyncio.run(complete_logged(server_backend(fake_server, sleeps)))
     assert completion.text == "third time"
     assert completion.attempts == 3
     assert [a.status for a in attempts] == ["transient", "transient", "ok"]
@@ -99,7 +82,7 @@ def test_hanging_server_times_out_each_attempt_then_gives_up(fake_server):
     """Fault injection: a server that accepts requests and never answers."""
     fake_server.default = hang()
     sleeps = RecordedSleeps()
-    backend = backend_for(fake_server, sleeps, max_retries=2, attempt_timeout_s=0.3)
+    backend = server_backend(fake_server, sleeps, max_retries=2, attempt_timeout_s=0.3)
     with pytest.raises(ModelError) as caught:
         asyncio.run(complete_logged(backend))
     error = caught.value
@@ -114,7 +97,7 @@ def test_every_attempt_is_reported_when_a_call_fails(fake_server):
     """Fault injection: a hang, a 502, a hang; the caller hears of all three attempts."""
     fake_server.then(hang(), status(502, "bad gateway"), hang())
     attempts: list[Attempt] = []
-    backend = backend_for(fake_server, RecordedSleeps(), max_retries=2, attempt_timeout_s=0.3)
+    backend = server_backend(fake_server, RecordedSleeps(), max_retries=2, attempt_timeout_s=0.3)
 
     async def call() -> None:
         try:
@@ -136,7 +119,7 @@ def test_connection_dropped_mid_answer_is_retried(fake_server, streaming):
     seen: list[str] = []
     on_text = seen.append if streaming else None
     completion, attempts = asyncio.run(
-        complete_logged(backend_for(fake_server, RecordedSleeps()), on_text=on_text)
+        complete_logged(server_backend(fake_server, RecordedSleeps()), on_text=on_text)
     )
     assert completion.text == "whole answer"
     assert [a.status for a in attempts] == ["transient", "ok"]
@@ -152,7 +135,7 @@ def test_context_length_error_is_not_retried(fake_server):
     fake_server.then(status(400, message, error_code="context_length_exceeded"))
     sleeps = RecordedSleeps()
     with pytest.raises(ModelError) as caught:
-        asyncio.run(complete_logged(backend_for(fake_server, sleeps)))
+        asyncio.run(complete_logged(server_backend(fake_server, sleeps)))
     assert caught.value.kind == "context_length"
     assert caught.value.attempts == 1
     assert len(fake_server.chat_requests) == 1
@@ -165,7 +148,7 @@ def test_client_errors_are_fatal_at_once(fake_server, code):
     fake_server.then(status(code, "no"))
     sleeps = RecordedSleeps()
     with pytest.raises(ModelError) as caught:
-        asyncio.run(complete_logged(backend_for(fake_server, sleeps)))
+        asyncio.run(complete_logged(server_backend(fake_server, sleeps)))
     assert caught.value.kind == "fatal"
     assert caught.value.attempts == 1
     assert f"HTTP {code}" in str(caught.value)
@@ -179,7 +162,7 @@ def test_quota_exhausted_429_is_fatal(fake_server):
         status(429, "You exceeded your current quota", error_code="insufficient_quota")
     )
     with pytest.raises(ModelError) as caught:
-        asyncio.run(complete_logged(backend_for(fake_server, RecordedSleeps())))
+        asyncio.run(complete_logged(server_backend(fake_server, RecordedSleeps())))
     assert caught.value.kind == "fatal"
     assert caught.value.attempts == 1
 
@@ -189,7 +172,7 @@ def test_persistent_errors_end_after_max_retries_never_hot_looping(fake_server):
     fake_server.default = status(500, "down")
     sleeps = RecordedSleeps()
     with pytest.raises(ModelError) as caught:
-        asyncio.run(complete_logged(backend_for(fake_server, sleeps, max_retries=4)))
+        asyncio.run(complete_logged(server_backend(fake_server, sleeps, max_retries=4)))
     assert caught.value.kind == "transient"
     assert caught.value.attempts == 5
     assert len(fake_server.chat_requests) == 5
@@ -201,7 +184,7 @@ def test_server_without_stream_options_is_asked_again_without_them(fake_server):
     fake_server.then(status(400, "Unrecognized request argument supplied: stream_options"), ok())
     seen: list[str] = []
     completion, attempts = asyncio.run(
-        complete_logged(backend_for(fake_server, RecordedSleeps()), on_text=seen.append)
+        complete_logged(server_backend(fake_server, RecordedSleeps()), on_text=seen.append)
     )
     assert completion.text == "hello"
     assert [a.status for a in attempts] == ["ok"]
@@ -254,8 +237,8 @@ def test_check_rejects_a_model_the_server_does_not_serve(fake_server):
 def test_concurrency_is_bounded_per_endpoint_across_backends(fake_server):
     """Fault injection: a slow server, to hold calls in flight and count them there."""
     fake_server.default = ok("slow", delay_s=0.2)
-    first = backend_for(fake_server, RecordedSleeps(), concurrency=3)
-    second = backend_for(fake_server, RecordedSleeps())  # same endpoint: same limiter
+    first = server_backend(fake_server, RecordedSleeps(), concurrency=3)
+    second = server_backend(fake_server, RecordedSleeps())  # same endpoint: same limiter
 
     async def flood():
         try:
@@ -276,7 +259,7 @@ def test_concurrency_is_bounded_per_endpoint_across_backends(fake_server):
 def test_complete_many_keeps_failures_in_their_slots(fake_server):
     """Fault injection: the second of three calls gets a 401."""
     fake_server.then(ok("a"), status(401, "no"), ok("c"))
-    backend = backend_for(fake_server, RecordedSleeps(), concurrency=1)
+    backend = server_backend(fake_server, RecordedSleeps(), concurrency=1)
 
     async def batch():
         try:

@@ -16,12 +16,13 @@ from support.fault_server import (
     Writer,
     drop_mid_answer,
     hang,
+    logged_call,
+    server_backend,
     status,
     text_ok,
 )
 
 from convtui.core.models import (
-    Attempt,
     ChatMessage,
     GenerationParams,
     ModelError,
@@ -35,33 +36,8 @@ PROMPT = "Question: add one to x.\n\n---\n\nAnswer:"
 PARAMS = GenerationParams(max_tokens=2048, stop=("\n\n---\n\n",))
 
 
-def server_backend(
-    server: FakeServer,
-    sleeps: RecordedSleeps | None = None,
-    *,
-    max_retries: int = 8,
-    attempt_timeout_s: float = 30.0,
-    concurrency: int | None = None,
-) -> ModelBackend:
-    retrier = Retrier(
-        RetryPolicy(max_retries=max_retries, attempt_timeout_s=attempt_timeout_s),
-        sleep=sleeps or RecordedSleeps(),
-        rng=lambda: 0.5,
-    )
-    return open_backend(
-        server.url, model_name="fake-model", retrier=retrier, concurrency=concurrency
-    )
-
-
 async def text_logged(backend: ModelBackend, **kwargs: object):
-    attempts: list[Attempt] = []
-    try:
-        completion = await backend.complete_text(
-            PROMPT, PARAMS, on_attempt=attempts.append, **kwargs
-        )
-        return completion, attempts
-    finally:
-        await backend.aclose()
+    return await logged_call(backend, PROMPT, PARAMS, **kwargs)
 
 
 def completions_requests(server: FakeServer) -> list[Request]:
