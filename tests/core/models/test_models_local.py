@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 
 import pytest
+from support.streaming import assert_streamed
 
 from convtui.core.models import Attempt, ChatMessage, GenerationParams, ModelError, open_backend
 from convtui.core.models.llama_local import LlamaLocalBackend, load_model
@@ -53,13 +53,8 @@ def test_streaming_grows_to_the_completion(local):
     streamed = asyncio.run(local.complete(PROMPT, PARAMS, on_text=seen.append))
     plain = asyncio.run(local.complete(PROMPT, PARAMS))
     assert len(seen) > 3
-    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(seen))
-    assert seen[-1] == streamed.text == plain.text
     # Token counts come from llama.cpp's usage when plain, from our meter when streamed.
-    assert (streamed.input_tokens, streamed.output_tokens) == (
-        plain.input_tokens,
-        plain.output_tokens,
-    )
+    assert_streamed(seen, streamed, plain)
 
 
 def test_stop_strings_and_max_tokens(local):

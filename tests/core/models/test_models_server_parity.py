@@ -7,11 +7,11 @@ tokens after the chat template) and answers it, plainly and streamed."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import Iterator
 
 import pytest
 from support.llama_server import running_llama_server
+from support.streaming import assert_streamed
 
 from convtui.core.models import ChatMessage, GenerationParams, open_backend
 
@@ -83,6 +83,5 @@ def test_streaming_from_the_server_grows_to_its_answer(llama_server):
 
     completion, seen = asyncio.run(streamed())
     assert len(seen) >= 2 and completion.text.strip()
-    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(seen))
-    assert seen[-1] == completion.text
+    assert_streamed(seen, completion)
     assert completion.finish_reason in ("stop", "length")

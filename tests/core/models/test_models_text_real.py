@@ -8,11 +8,11 @@ context-length error on both paths."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import Iterator
 
 import pytest
 from support.llama_server import running_llama_server
+from support.streaming import assert_streamed
 
 from convtui.core.models import ChatMessage, GenerationParams, ModelError, open_backend
 from convtui.core.models.base import ModelBackend, prompt_as_chat
@@ -83,12 +83,7 @@ def test_a_streamed_text_call_grows_to_the_plain_answer(local):
     streamed = asyncio.run(local.complete_text(PROMPT, PARAMS, on_text=seen.append))
     plain = asyncio.run(local.complete_text(PROMPT, PARAMS))
     assert len(seen) >= 2
-    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(seen))
-    assert seen[-1] == streamed.text == plain.text
-    assert (streamed.input_tokens, streamed.output_tokens) == (
-        plain.input_tokens,
-        plain.output_tokens,
-    )
+    assert_streamed(seen, streamed, plain)
 
 
 def test_a_text_prompt_longer_than_the_context_is_a_context_length_error(smollm2_gguf):
@@ -131,8 +126,7 @@ def test_the_server_cuts_a_text_call_at_its_stop_strings_and_streams_it(llama_se
 
     stopped, streamed = asyncio.run(calls())
     assert not any(s in stopped.text for s in stop) and stopped.finish_reason in ("stop", "length")
-    assert seen and seen[-1] == streamed.text
-    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(seen))
+    assert_streamed(seen, streamed)
 
 
 def test_the_server_answers_a_too_long_text_prompt_with_a_context_length_error(llama_server):
