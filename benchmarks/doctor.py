@@ -11,10 +11,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from convtui.benchmarks import durations
+from convtui.core.exec_requests import broken_solution, exec_request, task_modules
 from convtui.core.execution import ExecResult, Limits
 from convtui.core.executor import Executor
 from convtui.core.isolation import verdict_warning
-from convtui.core.requests import broken_solution, exec_request, task_modules
 from convtui.core.tasks import Task
 
 Solution = Literal["ground-truth", "broken"]

@@ -11,7 +11,6 @@ from convtui.core.executor import Executor
 from convtui.core.loop import SessionEnded, SessionLoop, TurnCompleted, cached_execute
 from convtui.core.models.base import ModelBackend
 from convtui.core.omega import parse_feedback
-from convtui.core.requests import exec_request
 from convtui.core.session import SessionConfig, Turn
 from convtui.core.simulators import Simulator
 from convtui.core.tasks import Task
@@ -107,10 +106,7 @@ async def run_live(
             )
             async for event in loop.run(store.load_turns(row.id)):
                 if isinstance(event, TurnCompleted):
-                    key = executor.cache_key(
-                        exec_request(task, event.turn.code, session_config.limits)
-                    )
-                    store.save_turn(row.id, event.turn, event.status, key)
+                    store.save_turn(row.id, event.turn, event.status, event.cache_key)
                     store.take_lease(run_id, seconds=LEASE_S)
                     if on_progress:
                         on_progress(Progress(task.id, row.feedback, event.turn, event.status))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from convtui.core.exec_requests import exec_request
 from convtui.core.execution import ExecRequest, ExecResult, Limits
 from convtui.core.feedback import (
     CompileCompat,
@@ -17,7 +18,6 @@ from convtui.core.feedback import (
     execution_feedback,
 )
 from convtui.core.omega import ExecutionFeedback
-from convtui.core.requests import exec_request
 from convtui.core.session import SessionConfig
 from convtui.core.tasks import Task
 

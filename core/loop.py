@@ -3,30 +3,21 @@ feedback, ask the user, and hand the finished turn to the caller before the next
 
 Front ends drive it as an async iterator of events; the iterator is suspended while the
 caller handles ``TurnCompleted``, which is where the store commits the turn, so a turn is
-always written before the next one starts."""
+always written before the next one starts. How each turn is played is a ``TurnPolicy``
+(turn_policy.py), chosen for the session when the loop is built."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from convtui.core.calls import journaled_call
-from convtui.core.ccw import drive as ccw_drive
-from convtui.core.ccw.sanitize import turn0_code
-from convtui.core.ccw.turn import ModelCall
-from convtui.core.ccw.turn0 import turn0_call
-from convtui.core.evaluate import (
-    Evaluation,
-    Execute,
-    FeedbackSettings,
-    evaluate,
-    render_execution,
-)
+from convtui.core.ccw.policies import BcbTurn0, CcwTurn
+from convtui.core.convtui_turn import ConvtuiTurn, build_prompt
+from convtui.core.evaluate import Execute
 from convtui.core.execution import ExecRequest, ExecResult
 from convtui.core.executor import Executor
-from convtui.core.extract import extract_code
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import (
     ChatMessage,
@@ -34,116 +25,109 @@ from convtui.core.models.types import (
     GenerationParams,
     ModelError,
 )
-from convtui.core.prompts import feedback_message, render
-from convtui.core.replay import (
-    CARRIED_NOTE,
-    REPLAY_NOTE,
-    RecordedFeedback,
-    recorded_user_feedback,
-    replay_status,
-)
+from convtui.core.prompts import feedback_message
+from convtui.core.replay import replay_status
+from convtui.core.replay_turn import ReplayTurn
 from convtui.core.session import (
     CallJournal,
     CallKind,
     CallPurpose,
-    ClosingStatus,
     ExecutionCache,
     SessionConfig,
     SessionStatus,
     Turn,
-    TurnFeedback,
-    request_hash,
 )
-from convtui.core.simulators import FeedbackRequest, User, VerbalFeedback
+from convtui.core.simulators import User
 from convtui.core.tasks import Task
+from convtui.core.turn_events import (
+    Emit,
+    Event,
+    Executed,
+    ReplyReady,
+    ReplyStreamed,
+    SessionEnded,
+    TurnCompleted,
+    TurnStarted,
+)
+from convtui.core.turn_policy import TurnContext, TurnPolicy
+
+# Front ends take the events, and the prompt the convtui turn builds, from here.
+__all__ = [
+    "CachedExecute",
+    "Event",
+    "Executed",
+    "ReplyReady",
+    "ReplyStreamed",
+    "SessionEnded",
+    "SessionLoop",
+    "TurnCompleted",
+    "TurnStarted",
+    "build_prompt",
+    "cached_execute",
+    "choose_policy",
+    "feedback_message",
+]
 
 
-def cached_execute(executor: Executor, cache: ExecutionCache | None) -> Execute:
+@dataclass(frozen=True)
+class CachedExecute:
     """The loop's ``execute``: a result the cache holds is reused, anything else runs in a
-    thread (the executor blocks while its child runs) and is recorded."""
+    thread (the executor blocks while its child runs) and is recorded. ``keyed`` also gives
+    the cache key it used, so the turn that ran the request is linked to that entry without
+    a second key being made from what the caller thinks was run."""
 
-    async def execute(request: ExecRequest) -> ExecResult:
-        key = executor.cache_key(request)
-        if cache is not None:
-            hit = cache.get(key)
+    executor: Executor
+    cache: ExecutionCache | None
+
+    async def keyed(self, request: ExecRequest) -> tuple[str, ExecResult]:
+        key = self.executor.cache_key(request)
+        if self.cache is not None:
+            hit = self.cache.get(key)
             if hit is not None:
-                return hit
-        result = await asyncio.to_thread(executor.run, request)
-        if cache is not None:
-            cache.put(key, request.task_id, request.code, result)
-        return result
+                return key, hit
+        result = await asyncio.to_thread(self.executor.run, request)
+        if self.cache is not None:
+            self.cache.put(key, request.task_id, request.code, result)
+        return key, result
 
-    return execute
-
-
-@dataclass(frozen=True)
-class TurnStarted:
-    idx: int
+    async def __call__(self, request: ExecRequest) -> ExecResult:
+        return (await self.keyed(request))[1]
 
 
-@dataclass(frozen=True)
-class ReplyStreamed:
-    idx: int
-    text: str
+def cached_execute(executor: Executor, cache: ExecutionCache | None) -> CachedExecute:
+    return CachedExecute(executor, cache)
 
 
-@dataclass(frozen=True)
-class ReplyReady:
-    idx: int
-    completion: Completion
-    code: str
+class _KeptKey:
+    """The ``execute`` the policies are given: it remembers the cache key of the last
+    request it ran, which ``run`` hands on with the turn (each turn runs its code once)."""
+
+    def __init__(self, execute: Execute) -> None:
+        self._execute = execute
+        self.key: str | None = None
+
+    async def __call__(self, request: ExecRequest) -> ExecResult:
+        if isinstance(self._execute, CachedExecute):
+            self.key, result = await self._execute.keyed(request)
+            return result
+        self.key = None
+        return await self._execute(request)
 
 
-@dataclass(frozen=True)
-class Executed:
-    idx: int
-    result: ExecResult
-
-
-@dataclass(frozen=True)
-class TurnCompleted:
-    """The caller persists ``turn`` while the loop waits; ``status`` is the session's status
-    after it (``running`` when another turn follows)."""
-
-    turn: Turn
-    status: SessionStatus
-
-
-@dataclass(frozen=True)
-class SessionEnded:
-    status: SessionStatus
-    turns: tuple[Turn, ...]
-    error: str = ""
-
-
-Event = TurnStarted | ReplyStreamed | ReplyReady | Executed | TurnCompleted | SessionEnded
-
-
-def build_prompt(
-    task: Task, config: SessionConfig, turns: Sequence[Turn]
-) -> tuple[ChatMessage, ...]:
-    """What the model sees for the next turn: ``markov`` (ConvCodeWorld) shows the task, the
-    last code and its feedback; ``full`` replays the whole conversation."""
-    system = ChatMessage("system", render("coder_system"))
-    first = ChatMessage("user", render("coder_task", prompt=task.prompt))
-    if not turns:
-        return (system, first)
-    if config.context == "markov":
-        last = turns[-1]
-        text = render(
-            "coder_retry_markov",
-            prompt=task.prompt,
-            code=last.code,
-            feedback=feedback_message(last),
-        )
-        return (system, ChatMessage("user", text))
-    messages = [system, first]
-    for turn in turns:
-        messages.append(ChatMessage("assistant", turn.reply))
-        messages.append(
-            ChatMessage("user", render("coder_retry_full", feedback=feedback_message(turn)))
-        )
-    return tuple(messages)
+def choose_policy(
+    context: TurnContext, idx: int, reference: Sequence[Turn] | None = None
+) -> TurnPolicy:
+    """The policy that plays turn ``idx`` of a session in ``context`` (replaying ``reference``
+    when given). Every turn after the first is played alike, so turn 1's policy is every
+    later turn's."""
+    ccw = context.config.protocol == "convcodeworld"
+    if reference is not None and idx > 0:
+        return ReplayTurn(context, reference, CcwTurn(context) if ccw else None)
+    if ccw and idx > 0:
+        return CcwTurn(context)
+    if ccw and context.task.suite == "bigcodebench":
+        return BcbTurn0(context)
+    return ConvtuiTurn(context)
 
 
 def _status_after(turn: Turn, config: SessionConfig) -> SessionStatus:
@@ -160,7 +144,7 @@ def _status_after(turn: Turn, config: SessionConfig) -> SessionStatus:
     return "running"
 
 
-def _emitter(queue: asyncio.Queue[Event]) -> Callable[[Event], None]:
+def _emitter(queue: asyncio.Queue[Event]) -> Emit:
     """Put events on ``queue`` from any thread: model backends may stream from a worker."""
     loop = asyncio.get_running_loop()
 
@@ -197,6 +181,18 @@ class SessionLoop:
         # Passed to the backend with every call (CallInfo): the stored session's id, so a
         # session played again (resumed, or a cancelled turn retried) keeps its key.
         self.session_key = journal.session_id if journal is not None else uuid.uuid4().hex
+        self._ran = _KeptKey(execute)
+        self.context = TurnContext(
+            task, config, backend, self._ran, user, journal, self.session_key
+        )
+        # Chosen once: the first turn's policy, and the one of every turn after it.
+        self.policies = (
+            choose_policy(self.context, 0, self.reference),
+            choose_policy(self.context, 1, self.reference),
+        )
+
+    def policy(self, idx: int) -> TurnPolicy:
+        return self.policies[min(idx, 1)]
 
     async def complete(
         self,
@@ -211,17 +207,8 @@ class SessionLoop:
         kind: CallKind = "chat",
     ) -> Completion:
         """One model call, journaled (calls.py); a finished identical call is reused."""
-        return await journaled_call(
-            backend or self.backend,
-            self.journal,
-            self.session_key,
-            turn_idx,
-            purpose,
-            messages,
-            params,
-            on_text,
-            seq=seq,
-            kind=kind,
+        return await self.context.complete(
+            turn_idx, purpose, messages, params, backend, on_text, seq=seq, kind=kind
         )
 
     async def run(self, prior: Sequence[Turn] = ()) -> AsyncIterator[Event]:
@@ -232,7 +219,9 @@ class SessionLoop:
             idx = len(turns)
             yield TurnStarted(idx)
             events: asyncio.Queue[Event] = asyncio.Queue()
-            work = asyncio.ensure_future(self._turn(idx, turns, _emitter(events)))
+            self._ran.key = None
+            play = self.policy(idx).play(idx, tuple(turns), _emitter(events))
+            work = asyncio.ensure_future(play)
             try:
                 while not work.done() or not events.empty():
                     getter = asyncio.ensure_future(events.get())
@@ -242,289 +231,20 @@ class SessionLoop:
                     else:
                         getter.cancel()
                         await asyncio.sleep(0)  # let threadsafe callbacks land in the queue
-                turn, closes = work.result()
+                played = work.result()
             except ModelError as exc:
                 yield SessionEnded("failed", tuple(turns), str(exc))
                 return
             finally:
                 if not work.done():  # the caller stopped listening: cancel the turn in flight
                     work.cancel()
-            status = closes or self._status_after(turn)
+            turn = played.turn
+            status = played.closes or self._status_after(turn)
             turns.append(turn)
-            yield TurnCompleted(turn, status)
+            yield TurnCompleted(turn, status, self._ran.key)
         yield SessionEnded(status, tuple(turns))
-
-    async def _turn(
-        self, idx: int, turns: list[Turn], emit: Callable[[Event], None]
-    ) -> tuple[Turn, ClosingStatus | None]:
-        if self.reference is not None and idx > 0:
-            return await self._replay_turn(idx, self.reference, emit), None
-        if self.config.protocol == "convcodeworld" and turns:
-            return await self._ccw_turn(idx, turns[-1], emit), None
-        if self.config.protocol == "convcodeworld" and self.task.suite == "bigcodebench":
-            return await self._bcb_turn0(idx, emit), None
-        config, task = self.config, self.task
-        prompt = build_prompt(task, config, turns)
-        completion, code, evaluation = await self._generate(idx, prompt, emit)
-        compiled, result, ef = evaluation.compiled, evaluation.result, evaluation.execution_feedback
-        notes: list[str] = []
-        verbal: VerbalFeedback | None = None
-        last_turn = idx + 1 >= config.max_turns
-        # Under convcodeworld the user speaks inside the next turn (_ccw_turn), as there.
-        user = self.user if config.protocol != "convcodeworld" else None
-        if user is not None and not result.passed and not last_turn:
-            request = FeedbackRequest(task, idx, code, compiled.ok, compiled.text, ef)
-
-            async def ask(
-                purpose: CallPurpose,
-                messages: tuple[ChatMessage, ...],
-                params: GenerationParams,
-                backend: ModelBackend,
-            ) -> Completion:
-                return await self.complete(idx, purpose, messages, params, backend)
-
-            verbal = await user.feedback(request, ask)
-            if verbal is not None:
-                notes.extend(verbal.notes)
-        turn = Turn(
-            idx=idx,
-            reply=completion.text,
-            code=code,
-            compiled=compiled.ok,
-            compile_feedback=compiled.text,
-            execution=result,
-            execution_feedback=ef,
-            # A person who closes the session may say nothing: then no feedback was given.
-            verbal_feedback=verbal.text if verbal and verbal.text else None,
-            feedback_source=verbal.source if verbal and verbal.text else "none",
-            generate_call=completion,
-            simulate_call=verbal.call if verbal else None,
-            prompt=prompt,
-            prompt_hash=request_hash(self.backend.spec, prompt, config.params),
-            notes=tuple(notes),
-            feedback_draft=verbal.draft if verbal else None,
-        )
-        return turn, verbal.closes if verbal else None
-
-    async def _generate(
-        self, idx: int, prompt: tuple[ChatMessage, ...], emit: Callable[[Event], None]
-    ) -> tuple[Completion, str, Evaluation]:
-        """One code call on ``prompt``, the code extracted from its reply, and that code
-        compiled and run."""
-        config, task = self.config, self.task
-        completion = await self.complete(
-            idx,
-            "generate",
-            prompt,
-            config.params,
-            on_text=lambda text: emit(ReplyStreamed(idx, text)),
-        )
-        code = extract_code(
-            completion.text,
-            header=task.import_header,
-            entry_point=task.entry_point,
-            mode=config.extract,
-        )
-        emit(ReplyReady(idx, completion, code))
-        evaluation = await evaluate(
-            task, code, FeedbackSettings.of(config), self.execute, config.limits
-        )
-        emit(Executed(idx, evaluation.result))
-        return completion, code, evaluation
 
     def _status_after(self, turn: Turn) -> SessionStatus:
         if self.reference is None:
             return _status_after(turn, self.config)
         return replay_status(turn, self.reference, self.config)
-
-    async def _replay_turn(
-        self, idx: int, reference: Sequence[Turn], emit: Callable[[Event], None]
-    ) -> Turn:
-        """Turn ``idx`` of a static replay: the model is handed the reference's turn idx-1
-        and the feedback recorded for it, never a user (ConvCodeBench, ``run.py --option
-        static``); if that reference turn passed, its code is this turn's, with no call."""
-        config, task = self.config, self.task
-        previous = reference[idx - 1]
-        if config.protocol == "convcodeworld":
-            recorded = recorded_user_feedback(reference, idx)
-            return await self._ccw_turn(idx, previous, emit, recorded=recorded)
-        if previous.passed:
-            evaluation = await evaluate(
-                task, previous.code, FeedbackSettings.of(config), self.execute, config.limits
-            )
-            emit(Executed(idx, evaluation.result))
-            return Turn(
-                idx=idx,
-                reply=previous.reply,
-                code=previous.code,
-                compiled=evaluation.compiled.ok,
-                compile_feedback=evaluation.compiled.text,
-                execution=evaluation.result,
-                execution_feedback=evaluation.execution_feedback,
-                notes=(CARRIED_NOTE.format(turn=idx - 1),),
-            )
-        context = reference[:idx] if config.context == "full" else (previous,)
-        prompt = build_prompt(task, config, context)
-        completion, code, evaluation = await self._generate(idx, prompt, emit)
-        return Turn(
-            idx=idx,
-            reply=completion.text,
-            code=code,
-            compiled=evaluation.compiled.ok,
-            compile_feedback=evaluation.compiled.text,
-            execution=evaluation.result,
-            execution_feedback=evaluation.execution_feedback,
-            generate_call=completion,
-            prompt=prompt,
-            prompt_hash=request_hash(self.backend.spec, prompt, config.params),
-            notes=(REPLAY_NOTE.format(turn=idx - 1),),
-        )
-
-    async def _bcb_turn0(self, idx: int, emit: Callable[[Event], None]) -> Turn:
-        """Turn 0 as ConvCodeWorld made it: BigCodeBench's own generation (ccw/turn0.py), then
-        its ``sanitize --calibrate``; the calibrated program is what runs, the sanitized
-        solution is the turn's code (the next turn's Previous Code)."""
-        config, task = self.config, self.task
-        call = turn0_call(task.prompt, await self.backend.chat_template())
-        params = call.decoding.params()
-        completion = await self.complete(
-            idx,
-            "generate",
-            call.messages,
-            params,
-            on_text=lambda text: emit(ReplyStreamed(idx, text)),
-            kind=call.kind,
-        )
-        made = await asyncio.to_thread(
-            turn0_code,
-            call.decoding.finish(completion.text),
-            complete_prompt=task.complete_prompt,
-            code_prompt=task.code_header,
-            entry_point=task.entry_point,
-        )
-        emit(ReplyReady(idx, completion, made.solution))
-        settings = FeedbackSettings.of(config)
-        evaluation = await evaluate(
-            task, made.solution, settings, self.execute, config.limits, program=made.program
-        )
-        emit(Executed(idx, evaluation.result))
-        return Turn(
-            idx=idx,
-            reply=completion.text,
-            code=made.solution,
-            compiled=evaluation.compiled.ok,
-            compile_feedback=evaluation.compiled.text,
-            execution=evaluation.result,
-            execution_feedback=evaluation.execution_feedback,
-            generate_call=completion,
-            prompt=call.messages,
-            prompt_hash=request_hash(self.backend.spec, call.messages, params, call.kind),
-            notes=(
-                f"turn 0: {call.how}; sanitized and calibrated as BigCodeBench does, and run "
-                "after the task's code prompt",
-            ),
-        )
-
-    async def _ccw_turn(
-        self,
-        idx: int,
-        previous: Turn,
-        emit: Callable[[Event], None],
-        *,
-        recorded: RecordedFeedback | None = None,
-    ) -> Turn:
-        """A feedback turn as ConvCodeWorld plays it (ccw/turn.py): repairs of code that does
-        not compile, the simulator asked inside the turn, DSPy's prompts as raw text. In a
-        static replay (``recorded`` given) the reference's recorded words stand in for the
-        simulator, as ConvCodeBench's ``pot.py`` reads them."""
-        config, task = self.config, self.task
-        settings = FeedbackSettings.of(config)
-        ef = None
-        if previous.execution is not None and settings.execution != "none":
-            ef = render_execution(task, previous.execution, settings, trim=None)
-        inputs = ccw_drive.turn_inputs(
-            task,
-            previous_code=previous.code,
-            previous_passed=previous.passed,
-            execution=settings.execution,
-            execution_feedback=ef,
-            user=config.feedback.verbal,
-            iteration=idx,
-            max_tokens=config.params.max_tokens,
-        )
-        if recorded is not None:
-            inputs = replace(inputs, static=True, recorded_user_feedback=recorded.text)
-        # The user object is the simulator (or the app's view of one): it holds the model
-        # that plays the user; without one the code model plays it, as ConvCodeWorld's default.
-        found = getattr(self.user, "backend", None)
-        simulator = found if isinstance(found, ModelBackend) else self.backend
-        made: dict[str, tuple[Completion, tuple[ChatMessage, ...]]] = {}
-
-        async def ask(call: ModelCall, seq: int) -> str:
-            code_call = call.role == "code"
-            base = config.params if code_call else config.simulator_params
-            params = replace(base, max_tokens=call.max_tokens)
-            prompt = (ChatMessage("user", call.prompt),)
-            completion = await self.complete(
-                idx,
-                call.purpose,
-                prompt,
-                params,
-                self.backend if code_call else simulator,
-                (lambda text: emit(ReplyStreamed(idx, text))) if code_call else None,
-                seq=seq,
-                kind="text",
-            )
-            made["code" if code_call else "simulate"] = (completion, prompt)
-            return completion.text
-
-        played = await ccw_drive.play(inputs, ask)
-        outcome = played.outcome
-        code_call, prompt = made.get("code", (None, previous.prompt))
-        reply = code_call.text if code_call is not None else previous.reply
-        notes = [f"convcodeworld: {len(outcome.calls)} model call(s), hop {outcome.iteration}"]
-        if recorded is not None:
-            notes.append(REPLAY_NOTE.format(turn=idx - 1))
-        if outcome.aborted:
-            # The reference's process exits here (its authors then deny-listed the task): the
-            # turn keeps the previous code, is linked to no code call, and the session stalls
-            # (_status_after), since playing it again would stop at the same place.
-            notes.append(f"the reference's turn stops here: {outcome.aborted}")
-            code, code_call = previous.code, None
-        else:
-            code = outcome.solution(task.import_header)
-        if code_call is not None:
-            emit(ReplyReady(idx, code_call, code))
-        evaluation = await evaluate(task, code, settings, self.execute, config.limits)
-        emit(Executed(idx, evaluation.result))
-        simulated = made.get("simulate")
-        source = (
-            recorded.source
-            if recorded is not None
-            else f"simulator:{config.feedback.verbal}:{simulator.spec}"
-        )
-        if played.overflows:
-            notes.append(
-                f"context overflow: the execution feedback was shortened {played.overflows} "
-                "time(s) on the reference's schedule before the model took the prompt"
-            )
-        return Turn(
-            idx=idx,
-            reply=reply,
-            code=code,
-            compiled=evaluation.compiled.ok,
-            compile_feedback=evaluation.compiled.text,
-            execution=evaluation.result,
-            execution_feedback=evaluation.execution_feedback,
-            generate_call=code_call,
-            simulate_call=simulated[0] if simulated else None,
-            prompt=prompt,
-            prompt_hash=request_hash(self.backend.spec, prompt, config.params, "text"),
-            notes=tuple(notes),
-            received=TurnFeedback(
-                compilation=outcome.compilation_feedback,
-                execution=outcome.execution_feedback,
-                user=outcome.user_feedback,
-                user_source=source if outcome.user_feedback is not None else "none",
-            ),
-        )

@@ -10,7 +10,8 @@ person is ever asked: the recorded words are reused verbatim.
 
 This module holds the rules that do not touch a model: when a replayed session ends, and
 which recorded words a ConvCodeWorld turn is given. The turn itself is played by
-``SessionLoop`` (loop.py), which takes the reference's turns as ``reference``.
+``ReplayTurn`` (replay_turn.py), the policy ``SessionLoop`` (loop.py) picks for every turn
+after the first when it is given the reference's turns as ``reference``.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from convtui.core.codeif.instructions import Instruction, instructions
 from convtui.core.codeif.programs import round_request
 from convtui.core.codeif.records import rebuild, round_status, round_turn
 from convtui.core.errors import ConvtuiError
-from convtui.core.execution import ExecResult
+from convtui.core.execution import ExecRequest, ExecResult
 from convtui.core.extract import extract_code
 from convtui.core.feedback import NO_SYNTAX_ERRORS, compile_feedback
 from convtui.core.loop import cached_execute
@@ -55,20 +55,16 @@ class CodeifController(SessionController):
         self.order: tuple[Instruction, ...] = instructions(self.task)
         # The rounds played by this process (a resumed session's earlier ones are recorded).
         self._made: dict[int, tuple[Completion, tuple[ChatMessage, ...]]] = {}
+        # The cache key of each of those rounds' execution, by round number: the rounds do
+        # not go through the turn loop, so the key is kept where they run, as the loop does.
+        self._cache_keys: dict[int, str] = {}
 
-    def request(self, code: str):
-        """The execution that checks ``code`` against every instruction."""
+    def request(self, code: str) -> ExecRequest:
+        """The execution that checks ``code`` against every instruction (the one a rerun
+        repeats, too)."""
         return round_request(
             self.task, code, self.order, preprocess=False, limits=self.config.limits
         )
-
-    def rerun_tests(self) -> ExecResult:
-        request = self.request(self._last_code)
-        executor = self.services.executor
-        result = executor.run(request)
-        cache = self.services.store.execution_cache()
-        cache.put(executor.cache_key(request), request.task_id, request.code, result)
-        return result
 
     async def _turns(self) -> None:
         assert self.session_id is not None
@@ -120,7 +116,8 @@ class CodeifController(SessionController):
         async def check(code: str, _given: Sequence[Instruction]) -> ExecResult:
             self._last_code = code
             self.post(msg.ReplyReady(self.live_idx, made[self.live_idx + 1][0].text, code))
-            result = await execute(self.request(code))
+            key, result = await execute.keyed(self.request(code))
+            self._cache_keys[self.live_idx + 1] = key
             self._executed_idx = self.live_idx
             self.post(msg.ExecutionDone(self.live_idx, result))
             return result
@@ -220,7 +217,4 @@ class CodeifController(SessionController):
                 if edited or offered is None
                 else offered_source(offered.category),
             )
-        cache_key = self.services.executor.cache_key(self.request(played.code))
-        self.services.store.save_turn(self.session_id, turn, status, cache_key)
-        self.turns.append(turn)
-        self.post(msg.TurnSaved(turn, status))
+        self._record(turn, status, self._cache_keys[played.plan.number])

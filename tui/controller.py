@@ -18,11 +18,11 @@ from textual.message import Message
 
 from convtui.core import loop as core
 from convtui.core.errors import ConvtuiError
-from convtui.core.execution import ExecResult
+from convtui.core.exec_requests import exec_request
+from convtui.core.execution import ExecRequest, ExecResult
 from convtui.core.executor import Executor
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import ModelError
-from convtui.core.requests import exec_request
 from convtui.core.session import ClosingStatus, SessionConfig, SessionStatus, Turn
 from convtui.core.simulators import FeedbackRequest, Simulator, User, VerbalFeedback
 from convtui.core.tasks import Task
@@ -153,10 +153,15 @@ class SessionController:
         if self.session_id is not None:
             self.services.runner.call(self._set_status(status))
 
+    def request(self, code: str) -> ExecRequest:
+        """The execution that checks ``code``: the task's tests under the session's limits
+        (a controller whose turns run other checks says so here, and reruns follow)."""
+        return exec_request(self.task, code, self.config.limits)
+
     def rerun_tests(self) -> ExecResult:
         """Run the live turn's code again, uncached (flaky tests show up); blocks. The turn
         keeps the result it was given; the new one is logged beside it."""
-        request = exec_request(self.task, self._last_code, self.config.limits)
+        request = self.request(self._last_code)
         executor = self.services.executor
         result = executor.run(request)
         cache = self.services.store.execution_cache()
@@ -234,7 +239,7 @@ class SessionController:
                     self.post(self._held_ask)
                     self._held_ask = None
             elif isinstance(event, core.TurnCompleted):
-                self._save(event)
+                self._record(event.turn, event.status, event.cache_key)
             elif isinstance(event, core.SessionEnded):
                 if event.status == "failed":
                     store.set_session_status(self.session_id, "running", event.error)
@@ -252,15 +257,14 @@ class SessionController:
                 await backend.check()
                 services.checked.add(backend.spec)
 
-    def _save(self, event: core.TurnCompleted) -> None:
+    def _record(self, turn: Turn, status: SessionStatus, cache_key: str | None) -> None:
+        """Write a finished turn, with the cache key of the execution it ran, and tell the
+        screen; every turn of every controller is saved here, so the screen's view of the
+        session never runs ahead of the store."""
         assert self.session_id is not None
-        turn = event.turn
-        key = self.services.executor.cache_key(
-            exec_request(self.task, turn.code, self.config.limits)
-        )
-        self.services.store.save_turn(self.session_id, turn, event.status, key)
+        self.services.store.save_turn(self.session_id, turn, status, cache_key)
         self.turns.append(turn)
-        self.post(msg.TurnSaved(turn, event.status))
+        self.post(msg.TurnSaved(turn, status))
 
     def _abandon(self) -> None:
         if self.session_id is not None:

@@ -23,9 +23,9 @@ from collections import Counter
 from pathlib import Path
 
 from convtui.benchmarks import durations
+from convtui.core.exec_requests import broken_solution, exec_request
 from convtui.core.executor import Executor
 from convtui.core.loaders import load_catalog
-from convtui.core.requests import broken_solution, exec_request
 
 HERE = Path(__file__).resolve()
 PERF_DIR = HERE.parents[2].parent / "shared" / "perf"

@@ -98,10 +98,10 @@ from convtui.core.codeif.instructions import (
 from convtui.core.codeif.metrics import RoundKind
 from convtui.core.codeif.programs import own_verdicts, verdicts
 from convtui.core.codeif.records import round_plan
+from convtui.core.exec_requests import task_imports, task_modules
 from convtui.core.execution import ExecRequest, ExecResult, Limits
 from convtui.core.feedback import compile_feedback
 from convtui.core.models.types import ChatMessage
-from convtui.core.requests import task_imports, task_modules
 from convtui.core.session import SessionStatus, Turn
 from convtui.core.tasks import Task, TestSpec
 

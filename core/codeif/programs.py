@@ -31,8 +31,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from convtui.core.codeif.instructions import BASE, Instruction, checked_by
+from convtui.core.exec_requests import task_imports, task_modules
 from convtui.core.execution import ExecRequest, ExecResult, Limits
-from convtui.core.requests import task_imports, task_modules
 from convtui.core.tasks import Task, TestSpec
 
 # The benchmark's pattern, read from its evaluation script: four spaces, three double quotes,

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from convtui.core import fontcache
+from convtui.core.exec_requests import exec_request, task_imports
 from convtui.core.execution import ExecRequest, Limits
 from convtui.core.executor import Executor, _on_demand
 from convtui.core.loaders import TaskCatalog, load_catalog
-from convtui.core.requests import exec_request, task_imports
 from convtui.core.tasks import TestSpec as Spec
 
 LIMITS = Limits(per_test_s=20, wall_s=60)

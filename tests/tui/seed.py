@@ -13,7 +13,6 @@ from convtui.core.executor import Executor
 from convtui.core.loop import SessionLoop, TurnCompleted, build_prompt, cached_execute
 from convtui.core.models.registry import open_backend
 from convtui.core.models.types import Completion
-from convtui.core.requests import exec_request
 from convtui.core.session import SessionConfig, request_hash
 from convtui.core.simulators import Ask, FeedbackRequest, VerbalFeedback
 from convtui.core.tasks import Task
@@ -66,13 +65,12 @@ def recorded_session(
         loop = SessionLoop(
             task, config, backend, execute, Says(feedback[idx]), store.journal(SESSION_ID)
         )
-        asyncio.run(_one_turn(loop, store, executor, task, config))
+        asyncio.run(_one_turn(loop, store))
     return SESSION_ID
 
 
-async def _one_turn(loop, store, executor, task, config) -> None:
+async def _one_turn(loop, store) -> None:
     async for event in loop.run(store.load_turns(SESSION_ID)):
         if isinstance(event, TurnCompleted):
-            key = executor.cache_key(exec_request(task, event.turn.code, config.limits))
-            store.save_turn(SESSION_ID, event.turn, event.status, key)
+            store.save_turn(SESSION_ID, event.turn, event.status, event.cache_key)
             return
