@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 
 import pytest
+from support.sandbox import ExecutorPool
 
 from convtui.core.execution import ExecRequest, ExecResult, Limits
 from convtui.core.executor import Executor
@@ -52,25 +54,9 @@ RIGHT = "def f(x):\n    return x + 1\n"
 WRONG = "def f(x):\n    return x + 2\n"
 
 
-class _Pool:
-    """One executor per isolation level, started on first use."""
-
-    def __init__(self) -> None:
-        self.executors: dict[str, Executor] = {}
-
-    def __call__(self, level: str = BEST_LEVEL) -> Executor:
-        if level not in self.executors:
-            self.executors[level] = Executor(jobs=2, isolation=level, preload=PRELOAD)
-        return self.executors[level]
-
-    def close(self) -> None:
-        for executor in self.executors.values():
-            executor.close()
-
-
 @pytest.fixture(scope="module")
-def executor():
-    pool = _Pool()
+def executor() -> Iterator[ExecutorPool]:
+    pool = ExecutorPool(jobs=2, preload=PRELOAD, default_level=BEST_LEVEL)
     yield pool
     pool.close()
 

@@ -15,8 +15,6 @@ import json
 import os
 import random
 import socket
-import subprocess
-import sys
 import textwrap
 import time
 import uuid
@@ -24,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.sandbox import ExecutorPool, python_script
 
 from convtui.core.execution import ExecRequest, ExecResult, Limits
 from convtui.core.executor import Executor
@@ -64,27 +63,14 @@ WRONG_F = "def f(x):\n    return x + 2\n"
 # ---------------------------------------------------------------- the executors
 
 
-class _Pool:
-    """One executor per isolation level for the whole module, started on first use."""
-
-    def __init__(self) -> None:
-        self.executors: dict[str, Executor] = {}
-
-    def __call__(self, level: str) -> Executor:
-        if level not in self.executors:
-            self.executors[level] = Executor(jobs=1, isolation=level, preload=PRELOAD)
-        return self.executors[level]
-
-
 @pytest.fixture(scope="module")
-def pool():
+def pool() -> Iterator[ExecutorPool]:
     # The secret is in the harness's environment before any executor (or zygote) exists.
     saved = os.environ.get(SECRET_VAR)
     os.environ[SECRET_VAR] = SECRET
-    executors = _Pool()
+    executors = ExecutorPool(jobs=1, preload=PRELOAD)
     yield executors
-    for executor in executors.executors.values():
-        executor.close()
+    executors.close()
     if saved is None:
         os.environ.pop(SECRET_VAR, None)
     else:
@@ -181,7 +167,7 @@ def zygote_processes(executors: list[Executor], table: dict[int, int]) -> set[in
     return infra
 
 
-def strays(pool: _Pool) -> list[str]:
+def strays(pool: ExecutorPool) -> list[str]:
     """Descendants of this test process that are not zygote infrastructure (zombies count).
 
     Checked right after a run returns, with no grace period: the zygote replies only once it
@@ -426,30 +412,34 @@ def test_write_outside_to_tmp(ex, isolation_level):
         target.unlink(missing_ok=True)
 
 
-def test_write_next_to_the_repo(ex, isolation_level):
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A file name beside the checkout, out of the sandbox's reach; whatever a probe managed
+    to write there is removed after the test."""
+    path = REPO_ROOT.parent / f"convtui-probe-{uuid.uuid4().hex}"
+    yield path
+    path.unlink(missing_ok=True)
+
+
+def test_write_next_to_the_repo(ex, isolation_level, outside):
     needs_isolation(isolation_level)
-    target = REPO_ROOT.parent / f"convtui-probe-{uuid.uuid4().hex}"
-    code = f"def f(x):\n    open({str(target)!r}, 'w').write('owned')\n    return x + 1\n"
-    try:
-        result = run(ex, code)
-        # Under bwrap or namespaces /tmp is the sandbox's own tmpfs: a checkout under /tmp (as
-        # in CI) puts the target there, where the write succeeds and vanishes with the run.
-        if not (isolation_level in PRIVATE_TMP and str(target).startswith("/tmp/")):
-            assert_not_pass(result)
-        assert not target.exists()
-    finally:
-        target.unlink(missing_ok=True)
+    code = f"def f(x):\n    open({str(outside)!r}, 'w').write('owned')\n    return x + 1\n"
+    result = run(ex, code)
+    # Under bwrap or namespaces /tmp is the sandbox's own tmpfs: a checkout under /tmp (as
+    # in CI) puts the target there, where the write succeeds and vanishes with the run.
+    if not (isolation_level in PRIVATE_TMP and str(outside).startswith("/tmp/")):
+        assert_not_pass(result)
+    assert not outside.exists()
 
 
-def test_own_namespaces_do_not_make_the_root_writable(ex, isolation_level):
+def test_own_namespaces_do_not_make_the_root_writable(ex, isolation_level, outside):
     # A run that makes its own user and mount namespaces holds every capability there: it
     # tries to remount the root read-write (and to mount over the target's folder) and write.
     needs_isolation(isolation_level)
-    target = REPO_ROOT.parent / f"convtui-probe-{uuid.uuid4().hex}"
     code = textwrap.dedent(
         f"""\
         import ctypes, os
-        TARGET = {str(target)!r}
+        TARGET = {str(outside)!r}
         def _escape():
             libc = ctypes.CDLL(None, use_errno=True)
             if libc.unshare(0x10000000 | 0x00020000) == 0:  # CLONE_NEWUSER | CLONE_NEWNS
@@ -470,26 +460,19 @@ def test_own_namespaces_do_not_make_the_root_writable(ex, isolation_level):
             return x + 2
         """
     )
-    try:
-        result = run(ex, code)
-        assert_not_pass(result)
-        assert result.status == "fail", result  # the probe ran to its end
-        assert not target.exists()
-    finally:
-        target.unlink(missing_ok=True)
+    result = run(ex, code)
+    assert_not_pass(result)
+    assert result.status == "fail", result  # the probe ran to its end
+    assert not outside.exists()
 
 
-def test_delete_outside(ex, isolation_level):
+def test_delete_outside(ex, isolation_level, outside):
     needs_isolation(isolation_level)
-    victim = REPO_ROOT.parent / f"convtui-probe-victim-{uuid.uuid4().hex}"
-    victim.write_text("keep me")
-    code = f"import os\ndef f(x):\n    os.remove({str(victim)!r})\n    return x + 1\n"
-    try:
-        result = run(ex, code)
-        assert_not_pass(result)
-        assert victim.read_text() == "keep me"
-    finally:
-        victim.unlink(missing_ok=True)
+    outside.write_text("keep me")
+    code = f"import os\ndef f(x):\n    os.remove({str(outside)!r})\n    return x + 1\n"
+    result = run(ex, code)
+    assert_not_pass(result)
+    assert outside.read_text() == "keep me"
 
 
 def test_tcp_connect_to_a_host_loopback_listener(ex, isolation_level):
@@ -570,15 +553,8 @@ def test_secret_exported_to_the_harness_is_not_visible(isolation_level):
     secret = f"s3cr3t-{uuid.uuid4().hex}"
     env = {**os.environ, "CONVTUI_PROBE_API_KEY": secret}
     env.pop(SECRET_VAR, None)
-    done = subprocess.run(
-        [sys.executable, "-c", _HARNESS_SCRIPT],
-        input=json.dumps([isolation_level, ENV_PROBE, ONE_TEST.source]),
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO_ROOT,
-        timeout=60,
-        check=True,
+    done = python_script(
+        _HARNESS_SCRIPT, env, json.dumps([isolation_level, ENV_PROBE, ONE_TEST.source])
     )
     result = json.loads(done.stdout)
     assert result["status"] == "fail", result

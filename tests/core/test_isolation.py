@@ -15,7 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.cli import run_process
 from support.data import DATA
+from support.sandbox import python_script
 
 from convtui.core.execution import ExecRequest, ExecResult, Limits
 from convtui.core.executor import Executor
@@ -55,16 +57,7 @@ def run(ex: Executor, code: str, tests: Spec = ONE_TEST) -> ExecResult:
 def python_child(script: str, path: str | None = None) -> dict:
     """Run ``script`` in a fresh interpreter (optionally with another PATH); its JSON output."""
     env = {**os.environ, "PATH": path if path is not None else os.environ.get("PATH", "")}
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO_ROOT,
-        timeout=60,
-        check=True,
-    )
-    return json.loads(done.stdout)
+    return json.loads(python_script(script, env).stdout)
 
 
 _RESOLVE = (
@@ -321,16 +314,7 @@ def test_a_level_that_cannot_be_had_is_one_line_and_exit_2(level):
 
 @pytest.mark.skipif(not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason="no data")
 def test_doctor_under_landlock_warns_on_stderr():
-    env = {**os.environ, "CONVTUI_DATA_DIR": str(DATA), "CI": "true"}
-    done = subprocess.run(
-        [sys.executable, "-m", "convtui", "doctor", "--ids", "30", "--isolation", "landlock"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO_ROOT,
-        timeout=120,
-        check=False,
-    )
+    done = run_process("doctor", "--ids", "30", "--isolation", "landlock", timeout=120)
     warnings = [ln for ln in done.stderr.splitlines() if ln.startswith("warning: ")]
     assert warnings == [f"warning: {verdict_warning('landlock')}"], done.stderr
     assert "warning" not in done.stdout
