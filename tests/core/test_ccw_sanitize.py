@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import ast
 import warnings
-from pathlib import Path
 
 import pytest
-from support.data import DATA as DATA_DIR
+from support.data import BIGCODEBENCH as BCB_FILE
 
 from convtui.core.ccw.sanitize import (
     calibrate,
@@ -36,9 +35,6 @@ from convtui.core.ccw.sanitize import (
     turn0_code,
 )
 from convtui.core.loaders import load_bigcodebench
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-BCB_FILE = DATA_DIR / "BigCodeBench-v0.1.0.jsonl.gz"
 
 FENCE = "```"
 

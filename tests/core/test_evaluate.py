@@ -11,13 +11,27 @@ from pathlib import Path
 
 from support.data import needs_bigcodebench
 
-from convtui.core.evaluate import FeedbackSettings, evaluate, render_execution
+from convtui.core.evaluate import Evaluation, FeedbackSettings, evaluate, render_execution
+from convtui.core.executor import Executor
 from convtui.core.loop import cached_execute
+from convtui.core.tasks import Task
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = needs_bigcodebench
 
 BROKEN = "import random\ndef task_func(LETTERS):\n    return {x for x in\n"
+
+
+def evaluated(
+    executor: Executor, task: Task, *runs: tuple[str, FeedbackSettings]
+) -> list[Evaluation]:
+    """Each (code, settings) evaluated against ``task`` in the real sandbox, untrimmed."""
+
+    async def each() -> list[Evaluation]:
+        execute = cached_execute(executor, None)
+        return [await evaluate(task, code, how, execute, trim=None) for code, how in runs]
+
+    return asyncio.run(each())
 
 
 def _bcb_all(code: str, test_code: str) -> str:
@@ -36,14 +50,7 @@ def test_code_that_does_not_compile_reads_as_bigcodebench_under_convcodeworld(
     ccw = FeedbackSettings("full", "ccw", source_lines=False, compile_compat="ccw")
     ours = FeedbackSettings("full", "first-tests")
 
-    async def both():
-        execute = cached_execute(executor, None)
-        return (
-            await evaluate(task, BROKEN, ccw, execute, trim=None),
-            await evaluate(task, BROKEN, ours, execute, trim=None),
-        )
-
-    under_ccw, under_ours = asyncio.run(both())
+    under_ccw, under_ours = evaluated(executor, task, (BROKEN, ccw), (BROKEN, ours))
     assert not under_ccw.compiled.ok and under_ccw.result.status == "error"
     # The loop shows compilation feedback for such code; the EF is what a later turn reads
     # as the stale EF of this turn, rendered from the stored result.
@@ -100,14 +107,7 @@ def test_bigcodebench_1_failing_subtests_render_as_bigcodebench_and_ccw_do(bigco
     ccw_full = FeedbackSettings("full", "ccw", source_lines=False, compile_compat="ccw")
     ccw_partial = FeedbackSettings("partial", "ccw", source_lines=False, compile_compat="ccw")
 
-    async def both():
-        execute = cached_execute(executor, None)
-        return (
-            await evaluate(task, ONLY_SUBTESTS, ccw_full, execute, trim=None),
-            await evaluate(task, ALSO_ZERO, ccw_full, execute, trim=None),
-        )
-
-    only, also = asyncio.run(both())
+    only, also = evaluated(executor, task, (ONLY_SUBTESTS, ccw_full), (ALSO_ZERO, ccw_full))
     method = "test_generated_string_properties"
     for evaluation in (only, also):
         line = _bcb_line(evaluation.code, task.tests.source, "Total counts should sum to")

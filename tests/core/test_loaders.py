@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.data import BIGCODEBENCH as BCB_FILE
 from support.data import DATA as DATA_DIR
 
 from convtui.core.errors import ConvtuiError, DataNotFoundError, UnknownTaskError
@@ -30,8 +31,6 @@ from convtui.core.loaders import (
     read_jsonl,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-BCB_FILE = DATA_DIR / "BigCodeBench-v0.1.0.jsonl.gz"
 CODEIF_FILE = DATA_DIR / "CodeIF-Bench-L1-function.jsonl"
 
 

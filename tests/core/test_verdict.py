@@ -45,6 +45,11 @@ def honest(
     return lines
 
 
+def stopped_in_test_b() -> list[str]:
+    """The records of a run that ended while test_b ran: test_a passed, test_c never began."""
+    return [rec("start", name="test_a"), result_rec("test_a", "pass"), rec("start", name="test_b")]
+
+
 def raw(
     records: list[str],
     exit_code: int | None = 0,
@@ -118,12 +123,7 @@ def test_missing_done_is_crash():
 
 
 def test_missing_done_names_the_running_test():
-    records = [
-        rec("start", name="test_a"),
-        result_rec("test_a", "pass"),
-        rec("start", name="test_b"),
-    ]
-    result = verdict(raw(records))
+    result = verdict(raw(stopped_in_test_b()))
     assert result.status == "crash"
     assert "test_b" in result.detail
     assert statuses(result) == {"test_a": "pass", "test_b": "missing", "test_c": "missing"}
@@ -167,12 +167,7 @@ def test_sigxcpu_is_timeout():
 
 
 def test_timed_out_is_timeout_and_marks_the_running_test():
-    records = [
-        rec("start", name="test_a"),
-        result_rec("test_a", "pass"),
-        rec("start", name="test_b"),
-    ]
-    result = verdict(raw(records, exit_code=None, sig=signal.SIGKILL, timed_out=True))
+    result = verdict(raw(stopped_in_test_b(), exit_code=None, sig=signal.SIGKILL, timed_out=True))
     assert result.status == "timeout"
     assert "5 s" in result.detail
     assert statuses(result) == {"test_a": "pass", "test_b": "timeout", "test_c": "missing"}
