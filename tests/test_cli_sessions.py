@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import assert_one_line_error, convtui
+from support.recorded import compiled_turn
 
 from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.models.types import ChatMessage
@@ -36,14 +37,11 @@ def a_turn(idx: int, passed: bool) -> Turn:
             "" if passed else "Traceback (most recent call last):\nAssertionError: 7 != 6\n",
         ),
     )
-    return Turn(
-        idx=idx,
-        reply=f"```python\n{code}```",
-        code=code,
-        compiled=True,
-        compile_feedback="No syntax errors",
-        execution=ExecResult("pass" if passed else "fail", tests),
-        execution_feedback=None if passed else "TEST_SUM\nAssertionError: 7 != 6\n",
+    return compiled_turn(
+        idx,
+        code,
+        ExecResult("pass" if passed else "fail", tests),
+        None if passed else "TEST_SUM\nAssertionError: 7 != 6\n",
         verbal_feedback=None if passed else "You add [one] too many.",
         feedback_source="none" if passed else "human",
         prompt=(ChatMessage("user", "Sum a list."),),

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.recorded import compiled_turn
 
 from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.omega import FeedbackConfig
@@ -51,20 +52,18 @@ def a_turn(idx: int, said: str | None) -> Turn:
     """A failing turn (one test of two fails); ``said``: the person's words about it."""
     code = f"def task_func(xs):\n    return sum(xs) + {idx + 1}\n"
     trace = "Traceback (most recent call last):\nAssertionError: 7 != 6\n"
-    return Turn(
-        idx=idx,
-        reply=f"Here you go:\n```python\n{code}```",
-        code=code,
-        compiled=True,
-        compile_feedback="No syntax errors",
-        execution=ExecResult(
+    return compiled_turn(
+        idx,
+        code,
+        ExecResult(
             "fail",
             (TestOutcome("test_empty", "pass", 0.01), TestOutcome("test_sum", "fail", 0.02, trace)),
             duration_s=0.5,
             isolation="landlock",
             detail="1 test failed",
         ),
-        execution_feedback="TEST_SUM\nAssertionError: 7 != 6\n",
+        "TEST_SUM\nAssertionError: 7 != 6\n",
+        reply=f"Here you go:\n```python\n{code}```",
         verbal_feedback=said,
         feedback_source="human" if said else "none",
         notes=("extracted the last code block",),
@@ -86,6 +85,12 @@ def exported(tmp_path: Path) -> tuple[Path, str, Path]:
     )
     assert done.returncode == 0, done.stderr
     return db, sid, out
+
+
+@pytest.fixture
+def back_db(tmp_path: Path) -> Path:
+    """The store an export is imported into, apart from the one it was exported from."""
+    return tmp_path / "back.db"
 
 
 def import_into(db: Path, folder: Path) -> dict:
@@ -112,10 +117,9 @@ def shown(db: Path, sid: str) -> str:
 
 
 def test_a_given_up_human_session_comes_back_as_it_was_recorded(
-    exported: tuple[Path, str, Path], tmp_path: Path
+    exported: tuple[Path, str, Path], back_db: Path
 ) -> None:
     db, sid, out = exported
-    back_db = tmp_path / "back.db"
     imported = import_into(back_db, out)
     assert imported["protocol"] == "convtui" and imported["restored"] is True
     assert imported["model"] == "local:smollm2"
@@ -135,10 +139,9 @@ def test_a_given_up_human_session_comes_back_as_it_was_recorded(
 
 
 def test_importing_the_export_again_adds_nothing(
-    exported: tuple[Path, str, Path], tmp_path: Path
+    exported: tuple[Path, str, Path], back_db: Path
 ) -> None:
     _, _, out = exported
-    back_db = tmp_path / "back.db"
     first = import_into(back_db, out)
     again = import_into(back_db, out)
     assert again["already_imported"] is True and again["run_id"] == first["run_id"]
@@ -146,15 +149,15 @@ def test_importing_the_export_again_adds_nothing(
 
 
 def test_an_export_whose_files_changed_imports_as_convcodeworld_logs(
-    exported: tuple[Path, str, Path], tmp_path: Path
+    exported: tuple[Path, str, Path], back_db: Path
 ) -> None:
     _, _, out = exported
     (turn1,) = [p for p in out.rglob("*.jsonl") if "too many" in p.read_text()]
     turn1.write_text(turn1.read_text().replace("too many", "too much"))
-    imported = import_into(tmp_path / "back.db", out)
+    imported = import_into(back_db, out)
     assert imported["protocol"] == "convcodeworld" and imported["restored"] is False
-    with Store.open(tmp_path / "back.db") as store:
-        row = store.session(only_session(tmp_path / "back.db"))
+    with Store.open(back_db) as store:
+        row = store.session(only_session(back_db))
         turns = store.load_turns(row.id)
     # What the files say, read as ConvCodeWorld's: the words sit with the turn they were given to.
     assert row.model == "local_smollm2"

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.recorded import ADD_ONE as TASK
 
 from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.loop import SessionEnded, SessionLoop, TurnCompleted
@@ -19,7 +20,6 @@ from convtui.core.models.types import GenerationParams
 from convtui.core.omega import FeedbackConfig
 from convtui.core.session import SessionConfig
 from convtui.core.simulators import Simulator
-from convtui.core.tasks import Task, TestSpec
 from convtui.sessions import Store
 
 HELLO = (ChatMessage("system", "Be brief."), ChatMessage("user", "Say hello to the world."))
@@ -175,15 +175,6 @@ def test_a_call_for_a_purpose_without_rows_fails_clearly(tmp_path):
 
 # --- through the turn loop and the store's journal ----------------------------------------
 
-TASK = Task(
-    id="BigCodeBench/999999",
-    suite="bigcodebench",
-    prompt="Add one to x.",
-    code_header="def task_func(x):\n",
-    entry_point="task_func",
-    tests=TestSpec("unittest", "class TestCases: pass"),
-    ground_truth="def task_func(x):\n    return x + 1\n",
-)
 FAILED = ExecResult("fail", (TestOutcome("test_a", "fail", 0.0, "AssertionError: 1 != 2\n"),))
 
 
