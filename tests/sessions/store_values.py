@@ -5,6 +5,7 @@ from __future__ import annotations
 from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.models.types import Attempt, ChatMessage, Completion, GenerationParams
 from convtui.core.omega import FeedbackConfig
+from convtui.core.protocol import ProtocolName, build_config
 from convtui.core.session import SessionConfig, Turn, request_hash
 
 MODEL = "local:smollm2"
@@ -19,6 +20,25 @@ def config(
         simulator=simulator,
         max_turns=max_turns,
         params=GenerationParams(temperature=0.0, max_tokens=512, stop=("\n\n---\n\n",), seed=7),
+    )
+
+
+def logged_config(
+    protocol: ProtocolName = "convtui",
+    feedback: FeedbackConfig | None = None,
+    simulator: str | None = "gpt-4o",
+    *,
+    model: str = "acme/coder-1b",
+    turns: int = 3,
+) -> SessionConfig:
+    """A run's config as the ConvCodeWorld log tests record it: a model no test runs, three
+    turns, by default EF:full with novice feedback written by gpt-4o."""
+    return build_config(
+        protocol,
+        model=model,
+        feedback=feedback or FeedbackConfig("full", "novice"),
+        simulator=simulator,
+        turns=turns,
     )
 
 

@@ -316,19 +316,37 @@ def test_convcodebench_export_is_byte_identical_twice(
     assert not [p for p in (tmp_path / "a").iterdir() if p.name.startswith(".")]
 
 
-def test_sessions_under_different_configs_never_share_a_log_set(
-    store: Store, recorded: dict[str, str], tmp_path: Path
+@pytest.mark.parametrize(
+    ("task_id", "cfg", "words"),
+    [
+        # Sessions under different configs never share a log set.
+        (
+            "BigCodeBench/11",
+            novice_config(context="full", max_turns=5),
+            ("context", "max_turns"),
+        ),
+        # Two sets of one model whose turn 0 differs: ConvCodeWorld keeps one turn-0 file.
+        (
+            "BigCodeBench/10",
+            novice_config(feedback=FeedbackConfig("full", "expert")),
+            ("one turn-0 file per model",),
+        ),
+    ],
+    ids=["different-configs", "one-model-two-turn-0"],
+)
+def test_a_session_that_cannot_join_the_export_is_refused_and_nothing_is_written(
+    store: Store,
+    recorded: dict[str, str],
+    tmp_path: Path,
+    task_id: str,
+    cfg: SessionConfig,
+    words: tuple[str, ...],
 ) -> None:
-    other = record(
-        store,
-        "BigCodeBench/11",
-        [turn(0, passed=True)],
-        "solved",
-        cfg=novice_config(context="full", max_turns=5),
-    )
+    other = record(store, task_id, [turn(0, passed=True)], "solved", cfg=cfg)
     with pytest.raises(ExportError) as refused:
         export_convcodebench(store, [recorded["solved"], other], tmp_path / "logs")
-    assert "context" in str(refused.value) and "max_turns" in str(refused.value)
+    for word in words:
+        assert word in str(refused.value)
     assert not (tmp_path / "logs").exists()
 
 
@@ -394,18 +412,3 @@ def test_a_folder_that_is_not_an_earlier_export_is_left_alone(
     with pytest.raises(ExportError, match="not an earlier convtui export"):
         export_convcodebench(store, finished(recorded), tmp_path / "logs")
     assert [p.name for p in folder.iterdir()] == ["notes.txt"]
-
-
-def test_two_sets_of_one_model_with_different_turn_0_are_refused(
-    store: Store, recorded: dict[str, str], tmp_path: Path
-) -> None:
-    expert = record(
-        store,
-        "BigCodeBench/10",
-        [turn(0, passed=True)],
-        "solved",
-        cfg=novice_config(feedback=FeedbackConfig("full", "expert")),
-    )
-    with pytest.raises(ExportError, match="one turn-0 file per model"):
-        export_convcodebench(store, [recorded["solved"], expert], tmp_path / "logs")
-    assert not (tmp_path / "logs").exists()

@@ -8,12 +8,11 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from store_values import turn
+from store_values import logged_config, turn
 
 from convtui.benchmarks.import_command import import_logs
 from convtui.core.feedback import failure_details
 from convtui.core.omega import FeedbackConfig
-from convtui.core.protocol import build_config
 from convtui.core.session import Turn, TurnFeedback
 from convtui.sessions import Store
 from convtui.sessions.export import export_convcodebench
@@ -35,13 +34,7 @@ def given(t: Turn, task_id: str) -> Turn:
 
 
 def test_convcodeworld_sessions_keep_their_in_turn_feedback(tmp_path: Path) -> None:
-    cfg = build_config(
-        "convcodeworld",
-        model="acme/coder-1b",
-        feedback=FeedbackConfig("partial", "expert"),
-        simulator="gpt-4o",
-        turns=3,
-    )
+    cfg = logged_config("convcodeworld", FeedbackConfig("partial", "expert"))
     patterns = {"BigCodeBench/3": (False, False, True), "BigCodeBench/8": (False, False, False)}
     with Store.open(tmp_path / "live.db") as store:
         run_id = store.create_run("live", cfg, "ids=3,8", sorted(patterns))

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from store_values import turn
+from store_values import logged_config, turn
 from support.cli import invoke
 from support.data import DATA
 
@@ -18,7 +18,6 @@ from convtui.core.evaluate import FeedbackSettings, render_execution
 from convtui.core.feedback import failure_details
 from convtui.core.loaders import load_catalog
 from convtui.core.omega import FeedbackConfig
-from convtui.core.protocol import build_config
 from convtui.sessions import Store
 from convtui.sessions.ccw_files import parse_turn_file
 from convtui.sessions.ccw_import import result_from_eval
@@ -125,13 +124,7 @@ def test_export_then_import_loses_no_code_feedback_or_verdict(tmp_path: Path) ->
     """Store values written by hand (tests/sessions/store_values.py); the round trip goes
     through ConvCodeWorld's files, where feedback sits with the turn it feeds."""
     source = tmp_path / "live.db"
-    cfg = build_config(
-        "convtui",
-        model="acme/coder-1b",
-        feedback=FeedbackConfig("full", "novice"),
-        simulator="gpt-4o",
-        turns=3,
-    )
+    cfg = logged_config()
     with Store.open(source) as store:
         run_id = store.create_run("live", cfg, "ids=3,8", ["BigCodeBench/3", "BigCodeBench/8"])
         patterns = {"BigCodeBench/3": (False, False, False, False), "BigCodeBench/8": (False, True)}

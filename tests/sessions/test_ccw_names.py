@@ -28,12 +28,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from store_values import turn
+from store_values import logged_config, turn
 from support.cli import invoke
 
 from convtui.benchmarks.import_command import import_logs
 from convtui.core.omega import FeedbackConfig
-from convtui.core.protocol import build_config
 from convtui.core.session import SessionConfig
 from convtui.sessions import Store
 from convtui.sessions.ccw_files import (
@@ -94,12 +93,10 @@ def print_results_opens(
 def live_store(
     db: Path, model: str, *, verbal: str = "novice", simulator: str | None = "gpt-4o"
 ) -> list[str]:
-    cfg = build_config(
-        "convtui",
-        model=model,
+    cfg = logged_config(
         feedback=FeedbackConfig("partial", verbal),  # type: ignore[arg-type]
         simulator=simulator,
-        turns=3,
+        model=model,
     )
     return record(db, cfg, {"BigCodeBench/3": (False, False, True), "BigCodeBench/8": (True,)})
 
@@ -391,13 +388,7 @@ TARGET = {"BigCodeBench/3": (False, True), "BigCodeBench/8": (False, True)}
 def static_store(db: Path, target: str) -> tuple[list[str], list[str]]:
     """A reference log set (acme/coder-1b, novice feedback by gpt-4o) and a static replay of
     it by ``target``; (reference ids, replay ids)."""
-    cfg = build_config(
-        "convtui",
-        model="acme/coder-1b",
-        feedback=FeedbackConfig("full", "novice"),
-        simulator="gpt-4o",
-        turns=3,
-    )
+    cfg = logged_config()
     references = record(db, cfg, REFERENCE)
     with Store.open(db) as store:
         rows = [store.session(sid) for sid in references]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from store_values import turn
+from store_values import logged_config, turn
 from support.data import DATA
 
 from convtui.benchmarks.import_command import import_logs
@@ -30,7 +30,6 @@ from convtui.core.execution import ExecResult, TestIssue, TestOutcome
 from convtui.core.feedback import declared_test_names, failure_details
 from convtui.core.loaders import load_catalog
 from convtui.core.omega import FeedbackConfig
-from convtui.core.protocol import build_config
 from convtui.core.tasks import Task
 from convtui.sessions import Store
 from convtui.sessions.browse import load_session
@@ -260,9 +259,7 @@ def test_export_then_import_keeps_subtest_issues_and_their_order(tmp_path: Path)
         ),
         isolation="landlock",
     )
-    cfg = build_config(
-        "convtui", model="acme/coder-1b", feedback=FeedbackConfig("full"), simulator=None, turns=2
-    )
+    cfg = logged_config(feedback=FeedbackConfig("full"), simulator=None, turns=2)
     task = _task("BigCodeBench/1")
     settings = FeedbackSettings.of(cfg)
     source = tmp_path / "live.db"
@@ -335,13 +332,7 @@ def test_every_subtest_task_renders_back_as_written(number: int) -> None:
     details = failure_details(ExecResult("fail", tests=tuple(tests)), bcb_messages=True)
     imported = result_from_eval({"status": "fail", "details": details}, test_names=names)
     assert list(failure_details(imported, bcb_messages=True).items()) == list(details.items())
-    config = build_config(
-        "convcodeworld",
-        model="acme/coder-1b",
-        feedback=FeedbackConfig("full"),
-        simulator=None,
-        turns=1,
-    )
+    config = logged_config("convcodeworld", FeedbackConfig("full"), None, turns=1)
     settings = FeedbackSettings.of(config)
     assert render_execution(task, imported, settings, trim=None) == _ccw_full(details)
     for test in imported.tests:
