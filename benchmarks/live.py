@@ -3,10 +3,10 @@ turns, recorded turn by turn; the same command after a kill continues where it s
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from convtui.benchmarks.lifecycle import LEASE_S, NewRun, play_run
 from convtui.core.executor import Executor
 from convtui.core.loop import SessionEnded, SessionLoop, TurnCompleted, cached_execute
 from convtui.core.models.base import ModelBackend
@@ -14,10 +14,8 @@ from convtui.core.omega import parse_feedback
 from convtui.core.session import SessionConfig, Turn
 from convtui.core.simulators import Simulator
 from convtui.core.tasks import Task
-from convtui.sessions import Store, run_config_hash
+from convtui.sessions import Store
 from convtui.sessions.records import SessionRow
-
-LEASE_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -39,31 +37,18 @@ class LiveResult:
     failed: int
 
 
-def plan_run(
-    store: Store,
-    config: SessionConfig,
-    labels: Sequence[str],
-    selection: str,
-    tasks: Sequence[Task],
-) -> tuple[str, bool]:
-    """The run this command continues, or a new one; the lease is taken either way."""
-    key = run_config_hash(config, labels)
-    run_id = store.find_resumable_run(key, selection) or store.find_finished_run(key, selection)
-    resumed = run_id is not None
-    if run_id is None:
-        run_id = store.create_run("live", config, selection, [t.id for t in tasks], labels)
-    claim_run(store, run_id)
-    return run_id, resumed
-
-
-def claim_run(store: Store, run_id: str) -> None:
-    """Take the run's lease and make its unfinished work playable again: calls cut off by a
-    kill are re-issued, sessions that failed on model errors get another chance."""
-    store.take_lease(run_id, seconds=LEASE_S)
-    store.abandon_started_calls(run_id)
-    for session in store.run_sessions(run_id):
-        if session.status == "failed":
-            store.set_session_status(session.id, "running" if session.turns_done else "planned")
+def live_run(
+    config: SessionConfig, labels: Sequence[str], selection: str, tasks: Sequence[Task]
+) -> NewRun:
+    """The live run of ``tasks`` under every Ω of ``labels``, for lifecycle.open_run."""
+    return NewRun(
+        config,
+        selection,
+        benchmark="bigcodebench",
+        mode="live",
+        task_ids=[t.id for t in tasks],
+        labels=labels,
+    )
 
 
 async def run_live(
@@ -82,47 +67,40 @@ async def run_live(
     run) each session is played against its reference session's recorded turns and no user
     is asked (core/replay.py)."""
     by_id = {t.id: t for t in tasks}
-    pending = store.pending_sessions(run_id)
     cache = store.execution_cache()
-    gate = asyncio.Semaphore(max(1, concurrency))
-    failed = 0
-
     execute = cached_execute(executor, cache)
 
-    async def play(row: SessionRow) -> None:
-        nonlocal failed
-        async with gate:
-            task = by_id[row.task_id]
-            session_config = replace(config, feedback=parse_feedback(row.feedback)[0])
-            user = None
-            verbal = session_config.feedback.verbal
-            if verbal != "none" and simulator is not None and not replay:
-                user = Simulator(verbal, simulator, config.simulator_params)
-            reference = None
-            if replay and row.reference_session_id is not None:
-                reference = store.load_turns(row.reference_session_id)
-            loop = SessionLoop(
-                task, session_config, backend, execute, user, store.journal(row.id), reference
-            )
-            async for event in loop.run(store.load_turns(row.id)):
-                if isinstance(event, TurnCompleted):
-                    store.save_turn(row.id, event.turn, event.status, event.cache_key)
-                    store.take_lease(run_id, seconds=LEASE_S)
-                    if on_progress:
-                        on_progress(Progress(task.id, row.feedback, event.turn, event.status))
-                elif isinstance(event, SessionEnded):
-                    if event.status == "failed":
-                        failed += 1
-                        store.set_session_status(row.id, "failed", event.error)
-                    if on_progress:
-                        on_progress(
-                            Progress(task.id, row.feedback, None, event.status, event.error)
-                        )
+    async def play(row: SessionRow) -> bool:
+        failed = False
+        task = by_id[row.task_id]
+        session_config = replace(config, feedback=parse_feedback(row.feedback)[0])
+        user = None
+        verbal = session_config.feedback.verbal
+        if verbal != "none" and simulator is not None and not replay:
+            user = Simulator(verbal, simulator, config.simulator_params)
+        reference = None
+        if replay and row.reference_session_id is not None:
+            reference = store.load_turns(row.reference_session_id)
+        loop = SessionLoop(
+            task, session_config, backend, execute, user, store.journal(row.id), reference
+        )
+        async for event in loop.run(store.load_turns(row.id)):
+            if isinstance(event, TurnCompleted):
+                store.save_turn(row.id, event.turn, event.status, event.cache_key)
+                store.take_lease(run_id, seconds=LEASE_S)
+                if on_progress:
+                    on_progress(Progress(task.id, row.feedback, event.turn, event.status))
+            elif isinstance(event, SessionEnded):
+                if event.status == "failed":
+                    failed = True
+                    store.set_session_status(row.id, "failed", event.error)
+                if on_progress:
+                    on_progress(Progress(task.id, row.feedback, None, event.status, event.error))
+        return not failed
 
-    await asyncio.gather(*(play(row) for row in pending))
     # A run with failed sessions stays resumable: the same command retries them.
-    store.finish_run(run_id, "done" if failed == 0 else "interrupted")
-    return LiveResult(run_id, False, len(pending), failed)
+    played = await play_run(store, run_id, play, concurrency)
+    return LiveResult(run_id, False, played.sessions, played.failed)
 
 
 def default_concurrency(model: str) -> int:

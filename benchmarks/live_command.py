@@ -19,7 +19,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from convtui.benchmarks.live import LiveResult, default_concurrency, plan_run, run_live
+from convtui.benchmarks.lifecycle import open_run
+from convtui.benchmarks.live import LiveResult, default_concurrency, live_run, run_live
 from convtui.benchmarks.live import Progress as TurnProgress
 from convtui.benchmarks.output import console, print_json, warn
 from convtui.core.errors import ConvtuiError
@@ -141,9 +142,17 @@ async def _execute(options: LiveOptions, tasks: Sequence[Task]) -> LiveResult:
             options = _with_isolation(options, executor.isolation.label)
             with Store.open(options.db) as store:
                 labels = [f.label for f in options.feedback]
-                run_id, resumed = plan_run(store, options.config, labels, options.selection, tasks)
+                new = live_run(options.config, labels, options.selection, tasks)
+                opened = open_run(store, new)
                 return await _play(
-                    store, run_id, resumed, options, tasks, executor, models.coder, simulator
+                    store,
+                    opened.run_id,
+                    opened.resumed,
+                    options,
+                    tasks,
+                    executor,
+                    models.coder,
+                    simulator,
                 )
     finally:
         await models.aclose()

@@ -16,7 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from convtui.benchmarks.live import plan_run, run_live
+from convtui.benchmarks.lifecycle import open_run
+from convtui.benchmarks.live import live_run, run_live
 from convtui.core.executor import Executor
 from convtui.core.loaders import load_catalog
 from convtui.core.models import open_backend
@@ -48,7 +49,8 @@ async def measure(tasks, turns: int, concurrency: int, max_tokens: int) -> tuple
             Store.open(Path(folder) / "throughput.db") as store,
         ):
             executor.warm_up()
-            run_id, _ = plan_run(store, config, [config.feedback.label], "perf", tasks)
+            new = live_run(config, [config.feedback.label], "perf", tasks)
+            run_id = open_run(store, new).run_id
             started = time.monotonic()
             await run_live(
                 store, run_id, config, tasks, executor, backend, None, concurrency, count

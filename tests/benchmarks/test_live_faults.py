@@ -12,7 +12,8 @@ from pathlib import Path
 from support.data import needs_bigcodebench
 from support.fault_server import FakeServer, ok, status
 
-from convtui.benchmarks.live import plan_run, run_live
+from convtui.benchmarks.lifecycle import open_run
+from convtui.benchmarks.live import live_run, run_live
 from convtui.core.execution import Limits
 from convtui.core.executor import Executor
 from convtui.core.models import open_backend
@@ -39,7 +40,8 @@ def play(
         )
         try:
             with Store.open(db) as store:
-                run_id, _ = plan_run(store, config, [config.feedback.label], "ids=2", [task])
+                new = live_run(config, [config.feedback.label], "ids=2", [task])
+                run_id = open_run(store, new).run_id
                 result = await run_live(store, run_id, config, [task], executor, backend, None, 1)
                 return run_id, result
         finally:
