@@ -8,6 +8,7 @@ SessionController, whose messages move the state on."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -224,6 +225,12 @@ class SessionScreen(Screen):
             self.phase = "executing"
         self._refresh()
 
+    def _update_live(self, **changes: Any) -> None:
+        """The live turn with ``changes``; none while no turn is live (a message that arrives
+        after its turn was saved)."""
+        if self.live is not None:
+            self.live = replace(self.live, **changes)
+
     @on(msg.ExecutionDone)
     def _executed(self, event: msg.ExecutionDone) -> None:
         view = result_view(event.result)
@@ -232,8 +239,7 @@ class SessionScreen(Screen):
             self.query_one(StatusLine).note = note
             self.query_one(TestResultsTable).show(view, note=note + " (turn keeps the first)")
             return
-        if self.live is not None:
-            self.live = replace(self.live, result=view)
+        self._update_live(result=view)
         # The person may already be asked (the loop goes on while this message travels).
         if self.phase == "executing":
             self.phase = "saving"
@@ -241,12 +247,9 @@ class SessionScreen(Screen):
 
     @on(msg.FeedbackWanted)
     def _feedback_wanted(self, event: msg.FeedbackWanted) -> None:
-        if self.live is not None:
-            self.live = replace(
-                self.live,
-                compile_feedback=event.compile_feedback,
-                execution_feedback=event.execution_feedback,
-            )
+        self._update_live(
+            compile_feedback=event.compile_feedback, execution_feedback=event.execution_feedback
+        )
         self.phase = "awaiting_feedback"
         composer = self.query_one(FeedbackComposer)
         if self.codeif:
@@ -267,12 +270,9 @@ class SessionScreen(Screen):
     def _simulated(self, event: msg.Simulated) -> None:
         # Shown where a person's feedback would be (below the tests, and in the Feedback
         # tab), never over the code; "" is a simulator that stayed silent.
-        if self.live is not None:
-            self.live = replace(
-                self.live,
-                verbal_feedback=event.text or "",
-                feedback_source=f"simulator:{self.plan.user}",
-            )
+        self._update_live(
+            verbal_feedback=event.text or "", feedback_source=f"simulator:{self.plan.user}"
+        )
         self.phase = "saving"
         self._refresh()
 
