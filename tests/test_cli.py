@@ -22,6 +22,11 @@ from support.data import needs_bigcodebench
 pytestmark = needs_bigcodebench
 
 
+def checked(task_id: str, code: str, *options: str) -> subprocess.CompletedProcess[str]:
+    """``convtui check --task TASK_ID --code - OPTIONS`` with ``code`` on stdin."""
+    return convtui("check", "--task", task_id, "--code", "-", *options, stdin=code)
+
+
 def test_tasks_show_prints_prompt_tests_and_ground_truth():
     done = convtui("tasks", "show", "BigCodeBench/13")
     assert done.returncode == 0, done.stderr
@@ -42,16 +47,7 @@ def test_unknown_task_is_one_line_with_nearest_matches():
 
 
 def test_bad_feedback_value_is_one_line():
-    done = convtui(
-        "check",
-        "--task",
-        "BigCodeBench/13",
-        "--code",
-        "-",
-        "--feedback",
-        "EF:lots",
-        stdin="x = 1\n",
-    )
+    done = checked("BigCodeBench/13", "x = 1\n", "--feedback", "EF:lots")
     assert_one_line_error(done, "--feedback")
 
 
@@ -67,17 +63,7 @@ def test_check_json_reports_failing_candidate_with_feedback():
         "Here you go:\n```python\ndef task_func(ftp_server='x', ftp_user='u', "
         "ftp_password='p', ftp_dir='/d'):\n    return []\n```\n"
     )
-    done = convtui(
-        "check",
-        "--task",
-        "BigCodeBench/13",
-        "--code",
-        "-",
-        "--feedback",
-        "CF,EF:full",
-        "--json",
-        stdin=reply,
-    )
+    done = checked("BigCodeBench/13", reply, "--feedback", "CF,EF:full", "--json")
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
     assert report["status"] == "fail"
@@ -96,9 +82,7 @@ def test_check_json_reports_failing_candidate_with_feedback():
 
 def test_check_passes_the_ground_truth():
     truth = json.loads(convtui("tasks", "show", "BigCodeBench/1", "--json").stdout)
-    done = convtui(
-        "check", "--task", "BigCodeBench/1", "--code", "-", "--json", stdin=truth["ground_truth"]
-    )
+    done = checked("BigCodeBench/1", truth["ground_truth"], "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["execution_feedback"] == "Passed all test runs"
 
@@ -224,7 +208,7 @@ def test_check_refuses_a_file_with_no_python_in_one_line(tmp_path, name, text):
 
 
 def test_check_refuses_empty_stdin_in_one_line():
-    done = convtui("check", "--task", "BigCodeBench/2", "--code", "-", stdin="\n")
+    done = checked("BigCodeBench/2", "\n")
     assert_one_line_error(done, "no Python code in stdin")
 
 

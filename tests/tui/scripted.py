@@ -11,19 +11,16 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 from textual.widgets import Static
-from tui_harness import HEADER, TASK, WRONG, fenced, wait_until, write_script
+from tui_harness import HEADER, TASK, WRONG, AppFactory, fenced, wait_until, write_script
 from tui_harness import session_screen as screen_of
 
 from convtui.core.executor import Executor
 from convtui.core.loaders import TaskCatalog
-from convtui.core.models.registry import open_backend
 from convtui.core.models.types import GenerationParams
 from convtui.core.omega import parse_feedback
 from convtui.core.session import SessionConfig
-from convtui.sessions import Store
 from convtui.tui.app import ConvTuiApp, Launch, make_app
-from convtui.tui.controller import Services, SessionPlan, UserMode
-from convtui.tui.runner import AsyncRunner
+from convtui.tui.controller import SessionPlan, UserMode
 from convtui.tui.screens.session import SessionScreen
 
 # Passes BigCodeBench/2's tests.
@@ -40,15 +37,13 @@ SLOW_S = 120.0
 SLOW = WRONG + "\n\nThis returns an empty dictionary for now." + " Still thinking." * 60
 
 
-class ScriptedApps:
-    """Builds apps over one store file and closes what they opened."""
+class ScriptedApps(AppFactory):
+    """Builds apps over one store file in ``tmp_path``, each playing a script of its own, and
+    closes what they opened."""
 
     def __init__(self, tmp_path: Path, executor: Executor, catalog: TaskCatalog) -> None:
+        super().__init__(tmp_path / "sessions.db", executor, catalog)
         self.tmp_path = tmp_path
-        self.db = tmp_path / "sessions.db"
-        self.executor = executor
-        self.catalog = catalog
-        self._opened: list[Services] = []
 
     def app(
         self,
@@ -76,17 +71,9 @@ class ScriptedApps:
             params=GenerationParams(max_tokens=256),
             simulator_params=GenerationParams(max_tokens=64),
         )
-        services = Services(
-            Store.open(self.db), open_backend(spec), self.executor, AsyncRunner(), clock=lambda: 0
-        )
-        self._opened.append(services)
+        services = self.services(spec, clock=lambda: 0)
         plan = SessionPlan(self.catalog.get(task), config, user)
         return make_app(services, Launch(self.catalog, config, user, plan))
-
-    def close(self) -> None:
-        for services in self._opened:
-            services.runner.close()
-            services.store.close()
 
 
 def run(app: ConvTuiApp, scenario: Callable[[Pilot], object], size=(120, 35)) -> None:

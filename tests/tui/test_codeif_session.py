@@ -22,7 +22,7 @@ from tui_harness import (
 )
 
 from convtui.core.codeif.conversation import offered_message
-from convtui.core.codeif.instructions import BASE, instructions
+from convtui.core.codeif.instructions import BASE, Instruction, instructions
 from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.instruction import InstructionModal
 from convtui.tui.widgets.composer import FeedbackComposer
@@ -32,11 +32,22 @@ TASK = "CodeIF/11"
 EDIT = " Also keep the function under ten lines."
 
 
-def test_a_person_gives_instructions_edits_one_and_reads_the_checklist(apps: AppFactory) -> None:
+def reference_model(apps: AppFactory) -> str:
+    """A scripted model that always answers with the task's reference code."""
+    task = apps.catalog.get(TASK)
+    return apps.script([fenced(task.ground_truth + "\n")], name="codeif.jsonl")
+
+
+def offered(apps: AppFactory) -> tuple[tuple[Instruction, ...], list[str], str]:
+    """The task's instructions in the benchmark's order, the words the app offers for each,
+    and ``reference_model``."""
     task = apps.catalog.get(TASK)
     order = instructions(task)
-    words = [offered_message(i, task.prompt) for i in order]
-    model = apps.script([fenced(task.ground_truth + "\n")], name="codeif.jsonl")
+    return order, [offered_message(i, task.prompt) for i in order], reference_model(apps)
+
+
+def test_a_person_gives_instructions_edits_one_and_reads_the_checklist(apps: AppFactory) -> None:
+    order, words, model = offered(apps)
 
     async def scenario(pilot: Pilot) -> None:
         screen = await awaiting_feedback(pilot)
@@ -135,10 +146,7 @@ def test_a_resumed_conversation_sends_what_the_person_sent_before_it_stopped(
     """The app stops after the person sent an edited instruction, before answering the
     round it asked for: --resume plays that round with the recorded words (its model call
     comes from the journal) and asks the person about the next one only."""
-    task = apps.catalog.get(TASK)
-    order = instructions(task)
-    words = [offered_message(i, task.prompt) for i in order]
-    model = apps.script([fenced(task.ground_truth + "\n")], name="codeif.jsonl")
+    order, words, model = offered(apps)
 
     async def stop_after_sending(pilot: Pilot) -> None:
         screen = await awaiting_feedback(pilot)
@@ -176,8 +184,7 @@ def test_a_resumed_conversation_sends_what_the_person_sent_before_it_stopped(
 def test_a_persons_conversation_replays_against_another_model(apps: AppFactory, tmp_path):
     """bench codeif --logs: the person's words, edits included, are handed to the target
     round by round; no person or simulator is asked; report shows the replay's tables."""
-    task = apps.catalog.get(TASK)
-    model = apps.script([fenced(task.ground_truth + "\n")], name="codeif.jsonl")
+    model = reference_model(apps)
 
     async def record(pilot: Pilot) -> None:
         await awaiting_feedback(pilot)

@@ -10,13 +10,12 @@ in the sandbox and every call is a row of a SQLite store in tmp_path."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from scripted import ended, screen_of, text_of
+from scripted import ended, run, screen_of, text_of
 from textual.pilot import Pilot
 from tui_harness import (
     NOVICE_SAYS,
@@ -30,17 +29,14 @@ from tui_harness import (
 
 from convtui.core.executor import Executor
 from convtui.core.loaders import TaskCatalog
-from convtui.core.models.registry import open_backend
 from convtui.core.omega import parse_feedback
 from convtui.core.protocol import build_config
 from convtui.core.session import TurnFeedback
-from convtui.sessions import Store
 from convtui.sessions.browse import CallLine
 from convtui.tui import render
 from convtui.tui.app import Launch, make_app
 from convtui.tui.calls import read_calls
-from convtui.tui.controller import Services, SessionPlan
-from convtui.tui.runner import AsyncRunner
+from convtui.tui.controller import SessionPlan
 from convtui.tui.viewmodels import TurnView
 from convtui.tui.widgets.call_list import CallList
 from convtui.tui.widgets.feedback_pane import feedback_text
@@ -178,16 +174,9 @@ def test_a_failed_model_call_is_listed_with_its_error(apps: AppFactory, tmp_path
 # --- on screen: --protocol convcodeworld ------------------------------------------------------
 
 
-class CcwApps:
+class CcwApps(AppFactory):
     """Apps playing ``--protocol convcodeworld`` sessions with an expert simulator, the code
     model and the simulator both the scripted ``rows`` (purpose, text)."""
-
-    def __init__(self, tmp_path: Path, executor: Executor, catalog: TaskCatalog) -> None:
-        self.tmp_path = tmp_path
-        self.db = tmp_path / "sessions.db"
-        self.executor = executor
-        self.catalog = catalog
-        self._opened: list[Services] = []
 
     def play(
         self,
@@ -196,7 +185,7 @@ class CcwApps:
         turns: int,
     ) -> None:
         """Play ``scenario`` on a script of (purpose, text) rows, or of whole script rows."""
-        script = self.tmp_path / "ccw.jsonl"
+        script = self.db.parent / "ccw.jsonl"
         lines = [
             row if isinstance(row, dict) else {"purpose": row[0], "text": row[1]}
             for row in script_rows
@@ -207,28 +196,14 @@ class CcwApps:
         config = build_config(
             "convcodeworld", model=spec, feedback=omega, simulator=spec, turns=turns
         )
-        services = Services(
-            Store.open(self.db), open_backend(spec), self.executor, AsyncRunner(), clock=lambda: 0
-        )
-        self._opened.append(services)
+        services = self.services(spec, clock=lambda: 0)
         plan = SessionPlan(self.catalog.get(TASK), config, "expert")
-        app = make_app(services, Launch(self.catalog, config, "expert", plan))
-
-        async def main() -> None:
-            async with app.run_test(size=(120, 40)) as pilot:
-                await scenario(pilot)  # type: ignore[misc]
-
-        asyncio.run(main())
-
-    def close(self) -> None:
-        for services in self._opened:
-            services.runner.close()
-            services.store.close()
+        run(make_app(services, Launch(self.catalog, config, "expert", plan)), scenario, (120, 40))
 
 
 @pytest.fixture
 def ccw(tmp_path: Path, executor: Executor, catalog: TaskCatalog) -> Iterator[CcwApps]:
-    factory = CcwApps(tmp_path, executor, catalog)
+    factory = CcwApps(tmp_path / "sessions.db", executor, catalog)
     yield factory
     factory.close()
 
