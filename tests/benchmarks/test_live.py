@@ -22,6 +22,7 @@ import pytest
 from support.cli import convtui_argv, env, invoke
 from support.data import needs_bigcodebench
 from support.live import (
+    EMBEDDED_RUN,
     FAILS,
     RUN,
     bench,
@@ -47,7 +48,7 @@ def smollm2() -> None:
 def reference_db(tmp_path_factory, smollm2) -> Path:
     """A run on the embedded SmolLM2, in process."""
     db = tmp_path_factory.mktemp("reference") / "results.db"
-    done = bench(db)
+    done = bench(db, run=EMBEDDED_RUN)
     assert done.returncode == 0, done.stdout + done.stderr
     return db
 
@@ -145,7 +146,7 @@ def test_a_run_on_the_embedded_model_records_every_turn_and_report_prints_the_ta
     """The real SmolLM2: whatever it writes, every turn is recorded with a paid call."""
     with sqlite3.connect(reference_db) as conn:
         sessions = conn.execute("SELECT id, status, turns_done FROM sessions").fetchall()
-        assert len(sessions) == 3
+        assert len(sessions) == 2
         for session_id, status, turns_done in sessions:
             assert status in ("solved", "exhausted", "stalled")
             idxs = [
@@ -161,14 +162,14 @@ def test_a_run_on_the_embedded_model_records_every_turn_and_report_prints_the_ta
         assert calls and all(i > 0 and o > 0 and lat > 0 for i, o, lat in calls)
     data = report(reference_db)
     (column,) = data["columns"]
-    assert column["feedback"] == "CF,EF:full" and column["tasks"] == 3
-    assert len(column["pass_at_turn"]) == 3
+    assert column["feedback"] == "CF,EF:full" and column["tasks"] == 2
+    assert len(column["pass_at_turn"]) == 2
     assert column["pass_at_turn"] == sorted(column["pass_at_turn"])
     printed = invoke("report", "--db", str(reference_db), "--out", str(tmp_path))
     assert "Pass@1 (%) after each turn" in printed.stdout
     assert "MRR and Recall" in printed.stdout
     assert (tmp_path / "results-pass-at-turn.csv").read_text().startswith("turn,")
-    assert json.loads((tmp_path / "results-report.json").read_text())["max_turns"] == 3
+    assert json.loads((tmp_path / "results-report.json").read_text())["max_turns"] == 2
 
 
 def test_rerunning_a_finished_command_changes_nothing(reference_db, tmp_path):
@@ -176,7 +177,7 @@ def test_rerunning_a_finished_command_changes_nothing(reference_db, tmp_path):
     copy = tmp_path / "again.db"
     with sqlite3.connect(reference_db) as src, sqlite3.connect(copy) as dst:
         src.backup(dst)
-    done = bench(copy)
+    done = bench(copy, run=EMBEDDED_RUN)
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     assert answer["resumed"] is True and answer["sessions_played"] == 0
@@ -247,7 +248,7 @@ def test_a_run_through_the_server_sends_the_requests_the_in_process_run_sends(
     # The in-process backend runs with an 8192-token context; the server must match it.
     with running_llama_server(smollm2_path, 8192, tmp_path) as url:
         db = tmp_path / "server.db"
-        done = bench(db, "--model", url)
+        done = bench(db, "--model", url, run=EMBEDDED_RUN)
         assert done.returncode == 0, done.stdout + done.stderr
     with sqlite3.connect(db) as conn:
         sessions = conn.execute("SELECT status, turns_done FROM sessions").fetchall()
@@ -255,12 +256,12 @@ def test_a_run_through_the_server_sends_the_requests_the_in_process_run_sends(
             "SELECT count(*) FROM turns t LEFT JOIN model_calls m ON m.id = t.generate_call_id "
             "WHERE m.status IS NOT 'ok' OR m.purpose IS NOT 'generate'"
         ).fetchone()
-    assert len(sessions) == 3 and all(turns >= 1 for _, turns in sessions)
+    assert len(sessions) == 2 and all(turns >= 1 for _, turns in sessions)
     assert unlinked == (0,)  # every turn's code came from a journaled generate call
     server_calls = {row[:3]: row[5:] for row in calls(db, "m.purpose = 'generate'")}
     local_calls = {row[:3]: row[5:] for row in calls(reference_db, "m.purpose = 'generate'")}
     firsts = sorted(key for key in local_calls if key[2] == 0)
-    assert len(firsts) == 3
+    assert len(firsts) == 2
     assert [server_calls[key] for key in firsts] == [local_calls[key] for key in firsts]
     # Later turns: wherever both runs have the same history so far (code and feedback),
     # they ask the same.

@@ -18,6 +18,12 @@ RUN = [
     "--ids", "2,3,8", "--turns", "2", "--feedback", "CF,EF:full", "--max-tokens", "200",
     "--protocol", "convtui",
 ]  # fmt: skip
+# The runs on the embedded SmolLM2 (in process, behind its server, replayed): smaller still,
+# since its generation is most of the suite's time; two turns keep a feedback turn in each.
+EMBEDDED_RUN = [
+    "--ids", "2,3", "--turns", "1", "--feedback", "CF,EF:full", "--max-tokens", "64",
+    "--protocol", "convtui",
+]  # fmt: skip
 # A reply that runs and fails every task's tests (no task wants None back).
 FAILS = "```python\nimport random\ndef task_func(*args, **kwargs):\n    return None\n```"
 
