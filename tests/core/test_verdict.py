@@ -248,33 +248,26 @@ def test_module_error_timeout_is_timeout():
     assert verdict(raw(records)).status == "timeout"
 
 
+def missing_module_run(module: str) -> RawRun:
+    """A run whose code failed to import ``module``, before any test ran."""
+    error = rec(
+        "module_error",
+        exc="ModuleNotFoundError",
+        msg=f"No module named '{module}'",
+        module=module,
+    )
+    return raw([error, rec("done")])
+
+
 def test_missing_known_module_is_env_error():
-    records = [
-        rec(
-            "module_error",
-            exc="ModuleNotFoundError",
-            msg="No module named 'pandas.core'",
-            module="pandas.core",
-        ),
-        rec("done"),
-    ]
-    result = verdict(raw(records), known=frozenset({"pandas"}))
+    result = verdict(missing_module_run("pandas.core"), known=frozenset({"pandas"}))
     assert result.status == "env_error"
     assert result.missing_module == "pandas"
     assert "pandas" in result.detail
 
 
 def test_missing_unknown_module_is_error():
-    records = [
-        rec(
-            "module_error",
-            exc="ModuleNotFoundError",
-            msg="No module named 'halluc'",
-            module="halluc",
-        ),
-        rec("done"),
-    ]
-    result = verdict(raw(records), known=frozenset({"pandas"}))
+    result = verdict(missing_module_run("halluc"), known=frozenset({"pandas"}))
     assert result.status == "error"
     assert result.missing_module is None
 
