@@ -70,6 +70,13 @@ async def view_turn(pilot: Pilot, idx: int) -> None:
     await pilot.pause()
 
 
+async def calls_of(pilot: Pilot, idx: int) -> list[tuple[int, str, str, str]]:
+    """Recorded turn ``idx``'s calls list as the turn view shows it: (seq, purpose, kind,
+    status) each."""
+    await view_turn(pilot, idx)
+    return purposes(call_list(pilot).calls)
+
+
 # --- pure helpers -----------------------------------------------------------------------------
 
 
@@ -139,15 +146,13 @@ def test_the_live_turn_lists_its_code_call_with_tokens_as_soon_as_it_is_made(
 def test_a_simulated_users_call_follows_the_code_call_of_its_turn(apps: AppFactory):
     async def scenario(pilot: Pilot) -> None:
         await ended(pilot, "exhausted", "solved", "stalled")
-        await view_turn(pilot, 0)
-        assert purposes(call_list(pilot).calls) == [
+        assert await calls_of(pilot, 0) == [
             (0, "generate", "chat", "ok"),
             (0, "simulate", "chat", "ok"),
         ]
         assert call_list(pilot).calls[1].output_tokens == len(NOVICE_SAYS.split())
         # The last turn asks no one: its code call alone.
-        await view_turn(pilot, 1)
-        assert purposes(call_list(pilot).calls) == [(0, "generate", "chat", "ok")]
+        assert await calls_of(pilot, 1) == [(0, "generate", "chat", "ok")]
 
     play(apps, scenario, user="novice", turns=2)
 
@@ -230,8 +235,7 @@ def test_a_convcodeworld_turn_lists_its_repair_simulator_and_code_calls_in_order
     async def scenario(pilot: Pilot) -> None:
         screen = await ended(pilot, "solved", "exhausted", "stalled")
         assert len(screen.recorded) == 3
-        await view_turn(pilot, 2)
-        assert purposes(call_list(pilot).calls) == [
+        assert await calls_of(pilot, 2) == [
             (0, "repair", "text", "ok"),
             (1, "simulate", "text", "ok"),
             (2, "generate", "text", "ok"),
@@ -251,8 +255,7 @@ def test_a_convcodeworld_turn_lists_its_repair_simulator_and_code_calls_in_order
         assert pane.border_title == "Feedback · expert simulator inside turn 2"
         assert SAID in text_of(pilot, "#simulated-text")
         # Turn 1 built on code that compiled: the expert first, then the code call.
-        await view_turn(pilot, 1)
-        assert purposes(call_list(pilot).calls) == [
+        assert await calls_of(pilot, 1) == [
             (0, "simulate", "text", "ok"),
             (1, "generate", "text", "ok"),
         ]
@@ -272,10 +275,9 @@ def test_code_that_stays_broken_lists_three_repair_calls_and_no_simulator(ccw: C
 
     async def scenario(pilot: Pilot) -> None:
         await ended(pilot, "exhausted", "stalled", "solved")
-        await view_turn(pilot, 2)
         # pot.py's forward: up to three code calls while the code does not compile, and the
         # hop limit ends the turn before the expert is asked.
-        assert purposes(call_list(pilot).calls) == [
+        assert await calls_of(pilot, 2) == [
             (0, "repair", "text", "ok"),
             (1, "repair", "text", "ok"),
             (2, "repair", "text", "ok"),
