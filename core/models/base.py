@@ -6,7 +6,7 @@ import asyncio
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from convtui.core.models.chat_template import ChatTemplate
 from convtui.core.models.limiter import ConcurrencyLimiter
@@ -229,13 +229,7 @@ class RetryingBackend(RequestBackend):
             slot=self.limiter.acquire,
             release=self.limiter.release,
         )
+        # The attempt's own fields, and the retry layer's accounting of the whole call.
         return Completion(
-            text=raw.text,
-            finish_reason=raw.finish_reason,
-            input_tokens=raw.input_tokens,
-            output_tokens=raw.output_tokens,
-            latency_s=last.latency_s,
-            attempts=last.number,
-            model=self.model,
-            resolved_model=raw.resolved_model,
+            **asdict(raw), latency_s=last.latency_s, attempts=last.number, model=self.model
         )
