@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from scripted import ScriptedApps
 from tui_harness import (
     ASCENDING,
     NOVICE_SAYS,
@@ -51,5 +52,13 @@ def real_apps(
 ) -> Iterator[AppFactory]:
     """Apps on the embedded SmolLM2: for checks that hold whatever it writes."""
     factory = AppFactory(tmp_path / "sessions.db", executor, catalog, REAL_MODEL)
+    yield factory
+    factory.close()
+
+
+@pytest.fixture
+def scripted(tmp_path: Path, executor: Executor, catalog: TaskCatalog) -> Iterator[ScriptedApps]:
+    """Apps each on a script of its own (scripted.py), over one store in tmp_path."""
+    factory = ScriptedApps(tmp_path, executor, catalog)
     yield factory
     factory.close()

@@ -12,7 +12,7 @@ binding or command without an effect checked here fails the test."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,8 +37,6 @@ from textual.widgets import TabbedContent
 from tui_harness import awaiting_feedback as awaiting
 from tui_harness import notices, rows, wait_until
 
-from convtui.core.executor import Executor
-from convtui.core.loaders import TaskCatalog
 from convtui.tui.app import ConvTuiApp
 from convtui.tui.commands import SessionCommands
 from convtui.tui.screens.help import HelpModal
@@ -570,13 +568,6 @@ def by_palette(pilot: Pilot, title: str, typed: str | None = None) -> Fire:
         await pilot.pause()
 
     return fire
-
-
-@pytest.fixture
-def scripted(tmp_path: Path, executor: Executor, catalog: TaskCatalog) -> Iterator[ScriptedApps]:
-    factory = ScriptedApps(tmp_path, executor, catalog)
-    yield factory
-    factory.close()
 
 
 def open_in(scripted: ScriptedApps, phase: Phase) -> ConvTuiApp:

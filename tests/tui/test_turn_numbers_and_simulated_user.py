@@ -8,15 +8,11 @@ in the sandbox and every turn is stored in SQLite in tmp_path."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from scripted import (
     RIGHT,
     SLOW_S,
     WRONG,
-    ScriptedApps,
     confirm,
     ended,
     run,
@@ -27,8 +23,6 @@ from textual.pilot import Pilot
 from tui_harness import awaiting_feedback as awaiting
 from tui_harness import notices, rows, wait_until
 
-from convtui.core.executor import Executor
-from convtui.core.loaders import TaskCatalog
 from convtui.tui import render
 from convtui.tui.widgets.code_pane import CodePane
 from convtui.tui.widgets.composer import FeedbackComposer
@@ -39,13 +33,6 @@ SAID = (
     "The function returns an empty dict. Build a dict with a list of random integers for "
     "each letter, then sort it by the [bold]mean[/bold] of each list, highest first."
 )
-
-
-@pytest.fixture
-def scripted(tmp_path: Path, executor: Executor, catalog: TaskCatalog) -> Iterator[ScriptedApps]:
-    factory = ScriptedApps(tmp_path, executor, catalog)
-    yield factory
-    factory.close()
 
 
 def timeline_labels(pilot: Pilot) -> list[str]:
