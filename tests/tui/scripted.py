@@ -11,7 +11,16 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 from textual.widgets import Static
-from tui_harness import HEADER, TASK, WRONG, AppFactory, fenced, wait_until, write_script
+from tui_harness import (
+    HEADER,
+    TASK,
+    WRONG,
+    AppFactory,
+    awaiting_feedback,
+    fenced,
+    wait_until,
+    write_script,
+)
 from tui_harness import session_screen as screen_of
 
 from convtui.core.executor import Executor
@@ -116,3 +125,14 @@ async def confirm(pilot: Pilot, answer: str) -> None:
     await wait_until(
         pilot, lambda: not isinstance(pilot.app.screen, ConfirmModal), "the answer to land"
     )
+
+
+async def given_up_after_two_turns(pilot: Pilot) -> SessionScreen:
+    """Turn 0 goes on without words (ctrl+n), then the person gives up at turn 1 (f9,
+    confirmed); the ended session's screen."""
+    await awaiting_feedback(pilot, 0)
+    await pilot.press("ctrl+n")
+    await awaiting_feedback(pilot, 1)
+    await pilot.press("f9")
+    await confirm(pilot, "y")
+    return await ended(pilot, "abandoned")

@@ -25,6 +25,7 @@ from scripted import (
     ScriptedApps,
     confirm,
     ended,
+    given_up_after_two_turns,
     run,
     screen_of,
     streaming,
@@ -441,15 +442,6 @@ async def to_solved(pilot: Pilot) -> None:
     await ended(pilot, "solved")
 
 
-async def to_given_up(pilot: Pilot) -> None:
-    await awaiting(pilot, 0)
-    await pilot.press("ctrl+n")
-    await awaiting(pilot, 1)
-    await pilot.press("f9")
-    await confirm(pilot, "y")
-    await ended(pilot, "abandoned")
-
-
 async def to_cancelled(pilot: Pilot) -> None:
     await streaming(pilot)
     await pilot.press("escape")
@@ -482,7 +474,7 @@ PHASES = {
         (WRONG,), False, to_viewing, frozenset(AWAITING), restore=keep_viewing
     ),
     "solved": Phase((RIGHT,), False, to_solved, frozenset(ENDED), open=False),
-    "given-up": Phase((WRONG,), False, to_given_up, frozenset(ENDED), open=False),
+    "given-up": Phase((WRONG,), False, given_up_after_two_turns, frozenset(ENDED), open=False),
     "cancelled": Phase((SLOW,), True, to_cancelled, frozenset(CANCELLED)),
 }
 

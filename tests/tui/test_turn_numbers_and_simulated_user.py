@@ -13,8 +13,8 @@ from scripted import (
     RIGHT,
     SLOW_S,
     WRONG,
-    confirm,
     ended,
+    given_up_after_two_turns,
     run,
     screen_of,
     text_of,
@@ -75,12 +75,7 @@ def test_status_line_timeline_and_code_pane_name_the_first_turn_turn_0(scripted)
 
 def test_giving_up_after_two_turns_names_the_last_turn_and_waits_for_none(scripted):
     async def scenario(pilot: Pilot) -> None:
-        await awaiting(pilot, 0)
-        await pilot.press("ctrl+n")
-        await awaiting(pilot, 1)
-        await pilot.press("f9")
-        await confirm(pilot, "y")
-        screen = await ended(pilot, "abandoned")
+        screen = await given_up_after_two_turns(pilot)
         status = text_of(pilot, "#status-line")
         assert status.startswith("turn 1 · 2 of 10 · given up"), status
         assert [label[:2] for label in timeline_labels(pilot)] == ["T0", "T1"]
