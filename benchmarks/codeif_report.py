@@ -25,6 +25,7 @@ import csv
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import get_args
 
 from convtui.benchmarks.codeif import AUTHORS_CONVERSATION
 from convtui.core.codeif import authors_dynamic
@@ -33,15 +34,22 @@ from convtui.core.codeif.authors_dynamic import PAIR_METRICS, ScriptTurn, pair_r
 from convtui.core.codeif.conversation import MODES, Mode, PlayedRound
 from convtui.core.codeif.data_file import catalog_for_run
 from convtui.core.codeif.instructions import BASE, CATEGORIES, instructions
-from convtui.core.codeif.metrics import Round, ia_by_category, per_round, round_scores
+from convtui.core.codeif.metrics import (
+    MetricsDefinition,
+    Round,
+    ia_by_category,
+    per_round,
+    round_scores,
+)
 from convtui.core.codeif.records import rebuild
 from convtui.core.loaders import TaskCatalog
 from convtui.sessions import Store
 from convtui.sessions.results import benchmark_sessions
 
 REPLAY = "replay"  # bench codeif --logs: people's conversations replayed
-AUTHORS, PAPER = "authors", "paper"
-DEFINITIONS = (AUTHORS, PAPER)
+AUTHORS: MetricsDefinition = "authors"
+PAPER: MetricsDefinition = "paper"
+DEFINITIONS: tuple[MetricsDefinition, ...] = get_args(MetricsDefinition)
 # The note of the authors' definition for their dynamic script's conversations.
 AUTHORS_DYNAMIC_NOTE = "authors (dynamic)"
 METRICS_NOTES = {
@@ -428,14 +436,12 @@ def _header(g: CodeifGroup) -> str:
 
 def _definitions_caption(groups: Sequence[CodeifGroup]) -> str:
     found = sorted({g.metrics for g in groups})
-    shown = "; ".join(
-        {
-            AUTHORS: "authors = the CodeIF-Bench authors' scripts (positional rounds; "
-            "published numbers)",
-            PAPER: "paper = the paper's §3.2 formulas",
-        }[d]
-        for d in found
-    )
+    captions: dict[str, str] = {
+        AUTHORS: "authors = the CodeIF-Bench authors' scripts (positional rounds; "
+        "published numbers)",
+        PAPER: "paper = the paper's §3.2 formulas",
+    }
+    shown = "; ".join(captions[d] for d in found)
     by_paper = any(g.mode == "dynamic" and not g.conversation for g in groups)
     tail = (
         "; dynamic conversations by convtui's rules (--protocol convtui) are scored by the "

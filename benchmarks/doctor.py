@@ -8,16 +8,13 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Literal
 
 from convtui.benchmarks import durations
-from convtui.core.exec_requests import broken_solution, exec_request, task_modules
+from convtui.core.exec_requests import Solution, broken_solution, exec_request, task_modules
 from convtui.core.execution import ExecResult, Limits
 from convtui.core.executor import Executor
 from convtui.core.isolation import verdict_warning
 from convtui.core.tasks import Task
-
-Solution = Literal["ground-truth", "broken"]
 
 
 @dataclass(frozen=True)

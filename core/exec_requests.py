@@ -6,6 +6,7 @@ import ast
 import contextlib
 import functools
 import sys
+from typing import Literal
 
 from convtui.core.execution import ExecRequest, Limits
 from convtui.core.loaders import imported_modules
@@ -83,6 +84,8 @@ def exec_request(task: Task, code: str, limits: Limits | None = None) -> ExecReq
 
 # What a deliberately broken solution does: its body is replaced by a raise. A plain
 # RuntimeError with a message says what it is in every traceback the doctor shows.
+# What doctor runs against a task's tests: its ground truth, or broken_solution's.
+Solution = Literal["ground-truth", "broken"]
 BROKEN_BODY = 'raise RuntimeError("convtui doctor: deliberately broken solution")'
 
 

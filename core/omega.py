@@ -13,6 +13,9 @@ from convtui.core.errors import ConvtuiError
 
 ExecutionFeedback = Literal["none", "partial", "full"]
 VerbalFeedback = Literal["none", "novice", "expert"]
+# Whose verbal feedback recorded sessions hold: people's, a simulated persona's, or none
+# (``bench static --user``; sessions/log_sets.py's UserFilter declares the same values).
+FeedbackSource = Literal["human", "novice", "expert", "none"]
 _EXECUTION: tuple[ExecutionFeedback, ...] = ("none", "partial", "full")
 _VERBAL: tuple[VerbalFeedback, ...] = ("none", "novice", "expert")
 _FORMAT_HINT = "write it like CF,EF:partial,VF:novice (EF: partial|full, VF: novice|expert) or all"

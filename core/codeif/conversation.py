@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Literal
+from typing import Literal, get_args
 
 from convtui.core.codeif.instructions import BASE, Instruction
 from convtui.core.codeif.metrics import Round, RoundKind
@@ -37,8 +37,10 @@ from convtui.core.codeif.programs import own_verdicts, unmet, verdicts
 from convtui.core.execution import ExecResult
 from convtui.core.models.types import ChatMessage
 
-Mode = Literal["static", "dynamic", "person"]
-MODES: tuple[Mode, ...] = ("static", "dynamic")  # what bench codeif plays
+# What bench codeif plays; a person plays ``person`` conversations in the app.
+BenchMode = Literal["static", "dynamic"]
+Mode = Literal[BenchMode, "person"]
+MODES: tuple[BenchMode, ...] = get_args(BenchMode)
 CHECKS_ALL: tuple[Mode, ...] = ("dynamic", "person")  # every round checks every instruction
 
 

@@ -38,6 +38,9 @@ from typing import Literal
 from convtui.core.codeif.instructions import FUNCTIONALITY_EXTENSION
 
 RoundKind = Literal["instruction", "feedback"]
+# Which formulas score the rounds: the CodeIF-Bench authors' scripts (core/codeif/authors.py,
+# the published numbers) or the paper's §3.2 (here).
+MetricsDefinition = Literal["authors", "paper"]
 
 
 @dataclass(frozen=True)

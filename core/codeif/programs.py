@@ -29,11 +29,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Literal
 
 from convtui.core.codeif.instructions import BASE, Instruction, checked_by
 from convtui.core.exec_requests import task_imports, task_modules
 from convtui.core.execution import ExecRequest, ExecResult, Limits
 from convtui.core.tasks import Task, TestSpec
+
+# How candidates are checked: codeif as the benchmark's evaluation does (benchmark_preprocess
+# first; dynamic conversations as the authors' script plays them), convtui as written.
+CodeifProtocol = Literal["codeif", "convtui"]
 
 # The benchmark's pattern, read from its evaluation script: four spaces, three double quotes,
 # a newline, anything, three double quotes.
