@@ -8,48 +8,39 @@ from pathlib import Path
 
 from convtui.benchmarks.check import check_candidate
 from convtui.benchmarks.output import console, print_json
-from convtui.benchmarks.tasks_command import suite_for
+from convtui.benchmarks.settings import ExecutorSettings, ProtocolSettings, TaskSelection
 from convtui.benchmarks.views import check_view
 from convtui.core.errors import ConvtuiError
-from convtui.core.executor import Executor
-from convtui.core.extract import ExtractMode
-from convtui.core.feedback import PartialRule
-from convtui.core.loaders import load_catalog
 from convtui.core.omega import parse_feedback
 from convtui.core.protocol import DEFAULTS
-from convtui.core.session import ProtocolName
 
 
 def check_command(
-    *,
     task_id: str,
     code: Path,
-    feedback: str,
-    protocol: ProtocolName,
-    partial_rule: PartialRule | None,
-    extract: ExtractMode | None,
-    suite: str,
-    data: Path | None,
-    python: str | None,
-    isolation: str,
+    rules: ProtocolSettings,
+    selection: TaskSelection,
+    executor: ExecutorSettings,
     as_json: bool,
 ) -> int:
-    """Exit code 0 when the candidate passes, 1 when it does not."""
-    chosen = DEFAULTS[protocol]
-    configs = parse_feedback(feedback)
+    """Exit code 0 when the candidate passes, 1 when it does not. Of ``rules``, the protocol,
+    one Ω, the partial-coverage rule and the code extraction apply: one candidate has no
+    turns, context or simulator."""
+    chosen = DEFAULTS[rules.protocol]
+    configs = parse_feedback(rules.feedback)
     if len(configs) != 1:
         raise ConvtuiError("check renders one feedback configuration: name one, not all")
     omega = configs[0]
     reply = read_code(code)
-    task = load_catalog(suite_for(task_id, suite), data).get(task_id)
-    with Executor(python=python, jobs=1, isolation=isolation) as executor:
+    task = selection.task(task_id)
+    with executor.open(model_code=False) as running:
         outcome = check_candidate(
             task,
             reply,
             omega,
-            executor,
-            partial_rule=partial_rule or chosen.partial_rule,
-            extract=extract or chosen.extract,
+            running,
+            partial_rule=rules.partial_rule or chosen.partial_rule,
+            extract=rules.extract or chosen.extract,
             source_lines=chosen.ef_source_lines,
             source="stdin" if str(code) == "-" else f"--code file {code}",
         )

@@ -45,15 +45,18 @@ from convtui.benchmarks.codeif_score import (
 from convtui.benchmarks.lifecycle import NewRun, open_run
 from convtui.benchmarks.live import default_concurrency
 from convtui.benchmarks.output import console, print_json, warn
-from convtui.core.codeif.conversation import Mode
+from convtui.benchmarks.settings import ExecutorSettings, ModelSettings, RunTarget, TaskSelection
+from convtui.core.codeif.conversation import BenchMode
 from convtui.core.codeif.data_file import CodeifData, load_codeif_data
+from convtui.core.codeif.metrics import MetricsDefinition
+from convtui.core.codeif.programs import CodeifProtocol
 from convtui.core.errors import ConvtuiError
 from convtui.core.executor import Executor
 from convtui.core.isolation import verdict_warning
 from convtui.core.loop import cached_execute
 from convtui.core.omega import FeedbackConfig
 from convtui.core.protocol import build_config
-from convtui.core.services import ModelOptions, open_executor, open_models
+from convtui.core.services import open_models
 from convtui.core.session import SessionConfig
 from convtui.core.tasks import Task
 from convtui.sessions import SessionRow, Store
@@ -61,23 +64,15 @@ from convtui.sessions import SessionRow, Store
 
 @dataclass(frozen=True)
 class CodeifOptions:
-    mode: Mode
-    protocol: str  # codeif (the benchmark's pre-processing) or convtui
-    model: str
-    model_name: str | None
-    chat_template: Path | None
-    ids: str | None
-    db: Path
-    data: Path | None
-    max_tokens: int | None
-    concurrency: int | None
-    python: str | None
-    jobs: int | None
-    isolation: str
-    quiet: bool
+    mode: BenchMode
+    protocol: CodeifProtocol
+    models: ModelSettings
+    selection: TaskSelection  # its data file and ids (the suite is CodeIF-Bench's)
+    executor: ExecutorSettings
+    target: RunTarget
     score_only: Path | None = None  # a completions file to score instead of playing
     logs: Path | None = None  # a database of people's conversations to replay
-    metrics: str = "authors"  # what report scores the run by unless told otherwise
+    metrics: MetricsDefinition = "authors"  # what report scores the run by unless told otherwise
 
 
 def bench_codeif_command(options: CodeifOptions) -> int:
@@ -88,15 +83,15 @@ def bench_codeif_command(options: CodeifOptions) -> int:
         return _score_command(options, options.score_only)
     if options.logs is not None:
         return _replay_command(options, options.logs)
-    data = load_codeif_data(options.data)
-    tasks = data.catalog.select(options.ids, None, False)
+    data = load_codeif_data(options.selection.data)
+    tasks = data.catalog.select(options.selection.ids, None, False)
     if not tasks:
         raise ConvtuiError(
             "the task selection is empty: check --ids (convtui tasks list --suite codeif)"
         )
     settings = CodeifSettings(options.mode, preprocess=options.protocol == "codeif")
-    config = _config(options.model, most_rounds(tasks, settings), options.max_tokens)
-    selection = f"{settings.selection_prefix};data={data.sha256};ids={options.ids or ''}"
+    config = _config(options.models.model, most_rounds(tasks, settings), options.models.max_tokens)
+    selection = f"{settings.selection_prefix};data={data.sha256};ids={options.selection.ids or ''}"
     new = codeif_run(settings, config, selection, tasks)
     run_id, resumed, failed, played = asyncio.run(
         _execute(options, settings, new, tasks, data=data)
@@ -111,14 +106,15 @@ def _replay_command(options: CodeifOptions, logs: Path) -> int:
         raise ConvtuiError(
             "--logs replays recorded conversations round by round: leave out --mode dynamic"
         )
-    data = load_codeif_data(options.data)
+    data = load_codeif_data(options.selection.data)
     catalog = data.catalog
-    wanted = {t.id for t in catalog.select(options.ids, None, False)} if options.ids else None
+    ids = options.selection.ids
+    wanted = {t.id for t in catalog.select(ids, None, False)} if ids else None
     settings = CodeifSettings("static", preprocess=options.protocol == "codeif", replay=True)
-    with Store.open(options.db) as store:
+    with Store.open(options.target.db) as store:
         references = gather_references(logs, store, catalog, wanted)
     tasks = [catalog.get(r.task_id) for r in references]
-    config = _config(options.model, most_rounds(tasks, settings), options.max_tokens)
+    config = _config(options.models.model, most_rounds(tasks, settings), options.models.max_tokens)
     prefix = f"{settings.selection_prefix};data={data.sha256}"
     selection = replay_selection(prefix, logs, references)
     new = replay_run(config, selection, references, logs)
@@ -132,7 +128,7 @@ def _replay_command(options: CodeifOptions, logs: Path) -> int:
 def _print_played(
     options: CodeifOptions, mode: str, run_id: str, resumed: bool, failed: int, played: int
 ) -> None:
-    if options.quiet:
+    if options.target.as_json:
         print_json(
             {
                 "run_id": run_id,
@@ -141,14 +137,14 @@ def _print_played(
                 "protocol": options.protocol,
                 "sessions_played": played,
                 "failed": failed,
-                "db": str(options.db),
+                "db": str(options.target.db),
             }
         )
     else:
         console().print(
             f"run {run_id} (CodeIF-Bench, {mode}): {played} conversation(s) played"
             f"{', resumed' if resumed else ''}; {failed} failed on model errors. "
-            f"Browse: convtui sessions list --db {options.db}",
+            f"Browse: convtui sessions list --db {options.target.db}",
             soft_wrap=True,
         )
 
@@ -171,8 +167,7 @@ def _checking(
     options: CodeifOptions, config: SessionConfig
 ) -> Iterator[tuple[Executor, SessionConfig]]:
     """The executor that checks every round, and ``config`` with its isolation recorded."""
-    executor = open_executor(python=options.python, jobs=options.jobs, isolation=options.isolation)
-    with executor:
+    with options.executor.open() as executor:
         label = executor.isolation.label
         warning = verdict_warning(label)
         if warning is not None:
@@ -188,16 +183,16 @@ async def _execute(
     *,
     data: CodeifData,
 ) -> tuple[str, bool, int, int]:
-    models = open_models(new.config, ModelOptions(options.model_name, options.chat_template))
+    models = open_models(new.config, options.models.options())
     try:
         await models.check()
         with (
             _checking(options, new.config) as (executor, config),
-            Store.open(options.db) as store,
+            Store.open(options.target.db) as store,
         ):
             run_id, resumed = _open(store, replace(new, config=config), options, data)
             sessions = store.run_sessions(run_id)
-            with _bar(options.quiet) as bar:
+            with _bar(options.target.as_json) as bar:
                 what = "resuming run" if resumed else "run"
                 tick = _sessions_task(bar, f"{what} {run_id}", sessions)
 
@@ -224,7 +219,9 @@ async def _execute(
                 )
                 if settings.replay:
                     player.scripts = replay_scripts(store, run_id, {t.id: t for t in tasks})
-                concurrency = options.concurrency or default_concurrency(options.model)
+                concurrency = options.target.concurrency or default_concurrency(
+                    options.models.model
+                )
                 played = await run_codeif(player, tasks, concurrency)
             return run_id, resumed, played.failed, played.sessions
     finally:
@@ -267,19 +264,19 @@ def _score_command(options: CodeifOptions, path: Path) -> int:
             "--score-only scores static conversations (each round checked on the instructions "
             "given up to it): leave out --mode dynamic"
         )
-    if options.ids:
+    if options.selection.ids:
         raise ConvtuiError("--score-only scores every task in the file: leave out --ids")
-    data = load_codeif_data(options.data)
+    data = load_codeif_data(options.selection.data)
     scored = read_completions(path, data.catalog)
     settings = CodeifSettings("static", preprocess=options.protocol == "codeif")
-    config = _config(scored.model, scored.most_rounds, options.max_tokens)
+    config = _config(scored.model, scored.most_rounds, options.models.max_tokens)
     selection = scored.selection(settings, data.sha256)
     tasks = [t.task for t in scored.tasks]
-    with _checking(options, config) as (executor, config), Store.open(options.db) as store:
+    with _checking(options, config) as (executor, config), Store.open(options.target.db) as store:
         new = codeif_run(settings, config, selection, tasks)
         run_id, resumed = _open(store, new, options, data)
         sessions = store.run_sessions(run_id)
-        with _bar(options.quiet) as bar:
+        with _bar(options.target.as_json) as bar:
             what = "resuming scoring run" if resumed else "scoring run"
             tick = _sessions_task(bar, f"{what} {run_id}", sessions)
             scorer = CodeifScorer(
@@ -290,7 +287,7 @@ def _score_command(options: CodeifOptions, path: Path) -> int:
                 cached_execute(executor, store.execution_cache()),
                 scored,
             )
-            concurrency = options.concurrency or executor.jobs
+            concurrency = options.target.concurrency or executor.jobs
             scored_now = asyncio.run(
                 score_codeif(scorer, concurrency, lambda *_: bar.advance(tick, 1))
             )
@@ -306,7 +303,7 @@ def _print_scored(
     sessions: int,
     tasks: Sequence[Task],
 ) -> None:
-    if options.quiet:
+    if options.target.as_json:
         print_json(
             {
                 "run_id": run_id,
@@ -318,7 +315,7 @@ def _print_scored(
                 "tasks": len(tasks),
                 "rounds": scored.rounds,
                 "sessions_scored": sessions,
-                "db": str(options.db),
+                "db": str(options.target.db),
             }
         )
         return
@@ -326,6 +323,6 @@ def _print_scored(
         f"run {run_id} (CodeIF-Bench, static, scored from {scored.path.name} as "
         f"{scored.model}): {sessions} conversation(s) scored"
         f"{', resumed' if resumed else ''}, {scored.rounds} round(s) in the file. "
-        f"Tables: convtui report --db {options.db}",
+        f"Tables: convtui report --db {options.target.db}",
         soft_wrap=True,
     )

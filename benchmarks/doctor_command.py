@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 from rich.progress import (
     BarColumn,
@@ -21,42 +20,38 @@ from convtui.benchmarks.codeif_doctor import (
     codeif_doctor_table,
     run_codeif_doctor,
 )
-from convtui.benchmarks.doctor import DoctorReport, Solution, TaskOutcome, run_doctor
+from convtui.benchmarks.doctor import DoctorReport, TaskOutcome, run_doctor
 from convtui.benchmarks.output import console, print_json, warn
+from convtui.benchmarks.settings import ExecutorSettings, TaskSelection
 from convtui.benchmarks.views import doctor_view
 from convtui.core.errors import ConvtuiError
+from convtui.core.exec_requests import Solution
 from convtui.core.executor import Executor
 from convtui.core.isolation import verdict_warning
-from convtui.core.loaders import load_catalog
 from convtui.core.tasks import Task
 
 
 def doctor_command(
+    selection: TaskSelection,
+    executor: ExecutorSettings,
     *,
-    suite: str,
-    data: Path | None,
-    ids: str | None,
-    lib: list[str] | None,
-    stdlib_only: bool,
     solution: Solution,
-    python: str | None,
-    jobs: int | None,
-    isolation: str,
     fail_under: float,
     as_json: bool,
     instructions: bool = False,
 ) -> int:
     """Exit code 1 when fewer than ``fail_under`` of the checked tasks behaved as expected."""
-    tasks = load_catalog(suite, data).select(ids, lib, stdlib_only)
+    tasks = selection.tasks()
     if instructions:
-        if suite != "codeif":
+        if selection.suite != "codeif":
             raise ConvtuiError("--instructions checks CodeIF-Bench tasks: add --suite codeif")
-        return _instructions(tasks, python, jobs, isolation, as_json)
-    with Executor(python=python, jobs=jobs, isolation=isolation) as executor:
-        warning = verdict_warning(executor.isolation.label)
+        return _instructions(tasks, executor, as_json)
+    # The dataset's own (or deliberately broken) solutions: no model code to confine.
+    with executor.open(model_code=False) as running:
+        warning = verdict_warning(running.isolation.label)
         if warning is not None:
             warn(warning)
-        report = _with_progress(tasks, executor, solution, quiet=as_json)
+        report = _with_progress(tasks, running, solution, quiet=as_json)
     if as_json:
         print_json(report.to_json())
     else:
@@ -66,14 +61,12 @@ def doctor_command(
     return 0 if behaved >= fail_under else 1
 
 
-def _instructions(
-    tasks: Sequence[Task], python: str | None, jobs: int | None, isolation: str, as_json: bool
-) -> int:
+def _instructions(tasks: Sequence[Task], executor: ExecutorSettings, as_json: bool) -> int:
     """The per-category check of CodeIF-Bench's instruction tests, as written and after the
     benchmark's pre-processing; exit 1 when a reference fails or an assert does not compile."""
-    with Executor(python=python, jobs=jobs, isolation=isolation) as executor:
+    with executor.open(model_code=False) as running:
         found = {
-            preprocess: run_codeif_doctor(tasks, executor, preprocess=preprocess)
+            preprocess: run_codeif_doctor(tasks, running, preprocess=preprocess)
             for preprocess in (False, True)
         }
     if as_json:

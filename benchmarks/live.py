@@ -19,8 +19,8 @@ from convtui.sessions.records import SessionRow
 
 
 @dataclass(frozen=True)
-class Progress:
-    """What the front end shows after each turn or finished session."""
+class TurnProgress:
+    """What the front end shows after each turn or finished session (``turn`` None)."""
 
     task_id: str
     feedback: str
@@ -60,7 +60,7 @@ async def run_live(
     backend: ModelBackend,
     simulator: ModelBackend | None,
     concurrency: int,
-    on_progress: Callable[[Progress], None] | None = None,
+    on_progress: Callable[[TurnProgress], None] | None = None,
     replay: bool = False,
 ) -> LiveResult:
     """Play the run's pending sessions, ``concurrency`` at a time. With ``replay`` (a static
@@ -89,13 +89,15 @@ async def run_live(
                 store.save_turn(row.id, event.turn, event.status, event.cache_key)
                 store.take_lease(run_id, seconds=LEASE_S)
                 if on_progress:
-                    on_progress(Progress(task.id, row.feedback, event.turn, event.status))
+                    on_progress(TurnProgress(task.id, row.feedback, event.turn, event.status))
             elif isinstance(event, SessionEnded):
                 if event.status == "failed":
                     failed = True
                     store.set_session_status(row.id, "failed", event.error)
                 if on_progress:
-                    on_progress(Progress(task.id, row.feedback, None, event.status, event.error))
+                    on_progress(
+                        TurnProgress(task.id, row.feedback, None, event.status, event.error)
+                    )
         return not failed
 
     # A run with failed sessions stays resumable: the same command retries them.

@@ -8,7 +8,6 @@ import asyncio
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from rich.progress import (
     BarColumn,
@@ -20,90 +19,57 @@ from rich.progress import (
 )
 
 from convtui.benchmarks.lifecycle import open_run
-from convtui.benchmarks.live import LiveResult, default_concurrency, live_run, run_live
-from convtui.benchmarks.live import Progress as TurnProgress
+from convtui.benchmarks.live import (
+    LiveResult,
+    TurnProgress,
+    default_concurrency,
+    live_run,
+    run_live,
+)
 from convtui.benchmarks.output import console, print_json, warn
+from convtui.benchmarks.settings import (
+    ExecutorSettings,
+    ModelSettings,
+    ProtocolSettings,
+    RunTarget,
+    TaskSelection,
+)
 from convtui.core.errors import ConvtuiError
-from convtui.core.extract import ExtractMode
-from convtui.core.feedback import PartialRule
 from convtui.core.isolation import verdict_warning
-from convtui.core.loaders import load_catalog
-from convtui.core.omega import FeedbackConfig, parse_feedback
-from convtui.core.protocol import build_config, simulator_for
-from convtui.core.services import ModelOptions, open_executor, open_models
-from convtui.core.session import ContextMode, ProtocolName, SessionConfig
+from convtui.core.omega import FeedbackConfig
+from convtui.core.services import ModelOptions, open_models
+from convtui.core.session import SessionConfig
 from convtui.core.tasks import Task
 from convtui.sessions import Store
 
 
 def bench_live_command(
-    *,
-    protocol: ProtocolName,
-    model: str,
-    model_name: str | None,
-    chat_template: Path | None,
-    simulator: str | None,
-    feedback: str,
-    turns: int,
-    context: ContextMode | None,
-    partial_rule: PartialRule | None,
-    extract: ExtractMode | None,
-    max_tokens: int | None,
-    db: Path,
-    suite: str,
-    data: Path | None,
-    ids: str | None,
-    lib: list[str] | None,
-    stdlib_only: bool,
-    concurrency: int | None,
-    python: str | None,
-    jobs: int | None,
-    isolation: str,
-    as_json: bool,
+    selection: TaskSelection,
+    models: ModelSettings,
+    rules: ProtocolSettings,
+    executor: ExecutorSettings,
+    target: RunTarget,
 ) -> int:
     """Exit code 0 when every session was played, 1 when some failed on model errors."""
-    omegas = parse_feedback(feedback)
-    config = build_config(
-        protocol,
-        model=model,
-        feedback=omegas[0],
-        simulator=simulator_for(model, simulator, omegas),
-        turns=turns,
-        context=context,
-        partial_rule=partial_rule,
-        extract=extract,
-        max_tokens=max_tokens,
-    )
-    tasks = load_catalog(suite, data).select(ids, lib, stdlib_only)
-    selection = f"suite={suite};ids={ids or ''};lib={','.join(lib or [])};stdlib_only={stdlib_only}"
-    options = LiveOptions(
-        config,
-        omegas,
-        ModelOptions(model_name, chat_template),
-        db,
-        selection,
-        concurrency or default_concurrency(model),
-        jobs,
-        python,
-        isolation,
-        quiet=as_json,
-    )
+    config, omegas = rules.config(models)
+    tasks = selection.tasks()
+    options = LiveOptions(config, omegas, models.options(), executor, target, selection.key())
     result = execute_live(options, tasks)
-    if as_json:
+    if target.as_json:
         print_json(
             {
                 "run_id": result.run_id,
                 "resumed": result.resumed,
                 "sessions_played": result.sessions,
                 "failed": result.failed,
-                "db": str(db),
+                "db": str(target.db),
             }
         )
     else:
         console().print(
             f"run {result.run_id}: {result.sessions} session(s) played"
             f"{', resumed' if result.resumed else ''}; {result.failed} failed on "
-            f"model errors. Tables: convtui report --db {db}"
+            f"model errors. Tables: convtui report --db {target.db}"
         )
     return 0 if result.failed == 0 else 1
 
@@ -113,13 +79,9 @@ class LiveOptions:
     config: SessionConfig
     feedback: tuple[FeedbackConfig, ...]
     models: ModelOptions
-    db: Path
-    selection: str
-    concurrency: int
-    jobs: int | None
-    python: str | None
-    isolation: str
-    quiet: bool
+    executor: ExecutorSettings
+    target: RunTarget
+    selection: str  # TaskSelection.key(): with the config, what makes the run the same run
 
 
 def execute_live(options: LiveOptions, tasks: Sequence[Task]) -> LiveResult:
@@ -135,12 +97,9 @@ async def _execute(options: LiveOptions, tasks: Sequence[Task]) -> LiveResult:
     simulator = models.user if config.simulator else None
     try:
         await models.check()
-        executor = open_executor(
-            python=options.python, jobs=options.jobs, isolation=options.isolation
-        )
-        with executor:
+        with options.executor.open() as executor:
             options = _with_isolation(options, executor.isolation.label)
-            with Store.open(options.db) as store:
+            with Store.open(options.target.db) as store:
                 labels = [f.label for f in options.feedback]
                 new = live_run(options.config, labels, options.selection, tasks)
                 opened = open_run(store, new)
@@ -170,7 +129,7 @@ def _with_isolation(options: LiveOptions, label: str) -> LiveOptions:
 async def _play(store, run_id, resumed, options, tasks, executor, backend, simulator):
     sessions = store.run_sessions(run_id)
     err = console(stderr=True)
-    disable = options.quiet or os.environ.get("CI") == "true"
+    disable = options.target.as_json or os.environ.get("CI") == "true"
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -204,7 +163,7 @@ async def _play(store, run_id, resumed, options, tasks, executor, backend, simul
             executor,
             backend,
             simulator,
-            options.concurrency,
+            options.target.concurrency or default_concurrency(options.config.model),
             progress,
         )
     return LiveResult(result.run_id, resumed, result.sessions, result.failed)

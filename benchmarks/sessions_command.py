@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Literal, TextIO, get_args
+from typing import TextIO, get_args
 
 from convtui.benchmarks.output import console, print_json
 from convtui.benchmarks.sessions_views import (
@@ -20,6 +20,7 @@ from convtui.benchmarks.sessions_views import (
     session_detail,
     session_table,
 )
+from convtui.benchmarks.settings import ExportFormat
 from convtui.core.errors import ConvtuiError
 from convtui.core.loaders import load_catalog
 from convtui.core.session import SessionStatus
@@ -44,9 +45,6 @@ from convtui.sessions.records import UserKind
 from convtui.sessions.transcript import session_record
 
 STATUSES: tuple[str, ...] = get_args(SessionStatus)
-# jsonl: one object per session; convcodebench: static log sets, a folder per model and Ω;
-# codeif: CodeIF-Bench's completions file, one object per round (sessions/codeif_export.py).
-ExportFormat = Literal["jsonl", "convcodebench", "codeif"]
 
 
 @contextmanager

@@ -21,17 +21,18 @@ from rich.progress import (
 
 from convtui.benchmarks.import_command import import_logs
 from convtui.benchmarks.lifecycle import open_run
-from convtui.benchmarks.live import LiveResult, default_concurrency, run_live
-from convtui.benchmarks.live import Progress as TurnProgress
+from convtui.benchmarks.live import LiveResult, TurnProgress, default_concurrency, run_live
 from convtui.benchmarks.output import console, print_json, warn
+from convtui.benchmarks.settings import ExecutorSettings, ModelSettings, RunTarget, TaskSelection
 from convtui.benchmarks.static import ReplaySettings, replay_config, static_run
 from convtui.core.errors import ConvtuiError
 from convtui.core.executor import Executor
 from convtui.core.isolation import verdict_warning
 from convtui.core.loaders import SUITE_PREFIX, load_catalog
 from convtui.core.models.base import ModelBackend
-from convtui.core.services import ModelOptions, open_executor, open_models
-from convtui.core.session import SessionConfig
+from convtui.core.omega import parse_feedback
+from convtui.core.services import open_models
+from convtui.core.session import ContextMode, ProtocolName, SessionConfig
 from convtui.core.tasks import Task
 from convtui.sessions import Store
 from convtui.sessions.copying import copy_sessions
@@ -42,17 +43,20 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 @dataclass(frozen=True)
 class StaticOptions:
+    """``bench static``'s options. The target plays under the reference's protocol, turns and
+    context unless these name others; ``wanted`` picks the log sets, narrowed to those under
+    the ``feedback`` configurations and to the tasks ``selection.ids`` names."""
+
     logs: Path
-    db: Path
-    settings: ReplaySettings
-    models: ModelOptions
+    models: ModelSettings
     wanted: LogSetFilter
-    data: Path | None
-    concurrency: int | None
-    jobs: int | None
-    python: str | None
-    isolation: str
-    quiet: bool
+    selection: TaskSelection
+    executor: ExecutorSettings
+    target: RunTarget
+    protocol: ProtocolName | None = None
+    turns: int | None = None
+    context: ContextMode | None = None
+    feedback: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -66,11 +70,12 @@ class ReplayedSet:
 
 def bench_static_command(options: StaticOptions) -> int:
     """Exit code 0 when every session was replayed, 1 when some failed on model errors."""
-    results = asyncio.run(_execute(options))
-    if options.quiet:
+    wanted = _wanted(options)
+    results = asyncio.run(_execute(replace(options, wanted=wanted)))
+    if options.target.as_json:
         print_json(
             {
-                "db": str(options.db),
+                "db": str(options.target.db),
                 "runs": [
                     {
                         "run_id": r.run_id,
@@ -95,22 +100,35 @@ def bench_static_command(options: StaticOptions) -> int:
                 f"{r.failed} failed on model errors",
                 soft_wrap=True,
             )
-        screen.print(f"Tables: convtui report --db {options.db}", soft_wrap=True)
+        screen.print(f"Tables: convtui report --db {options.target.db}", soft_wrap=True)
     return 0 if all(r.failed == 0 for r in results) else 1
 
 
+def _wanted(options: StaticOptions) -> LogSetFilter:
+    """The log-set filter, with the Ω labels ``--feedback`` names and the tasks of ``--ids``
+    (across the suites: ``13`` is BigCodeBench/13)."""
+    labels = tuple(o.label for text in options.feedback for o in parse_feedback(text))
+    ids = options.selection.ids
+    task_ids = frozenset(t.id for t in options.selection.tasks()) if ids else None
+    return replace(options.wanted, feedback=labels, task_ids=task_ids)
+
+
+def _replay_settings(options: StaticOptions) -> ReplaySettings:
+    models = options.models
+    return ReplaySettings(
+        models.model, options.protocol, options.turns, options.context, models.max_tokens
+    )
+
+
 async def _execute(options: StaticOptions) -> list[ReplayedSet]:
-    with Store.open(options.db) as store:
+    with Store.open(options.target.db) as store:
         log_sets = _log_sets(options, store)
-        configs = [replay_config(s, options.settings) for s in log_sets]
-        tasks = _tasks(log_sets, options.data)
-        models = open_models(configs[0], options.models)
+        configs = [replay_config(s, _replay_settings(options)) for s in log_sets]
+        tasks = _tasks(log_sets, options.selection.data)
+        models = open_models(configs[0], options.models.options())
         try:
             await models.check()
-            executor = open_executor(
-                python=options.python, jobs=options.jobs, isolation=options.isolation
-            )
-            with executor:
+            with options.executor.open() as executor:
                 warning = verdict_warning(executor.isolation.label)
                 if warning is not None:
                     warn(warning)
@@ -132,7 +150,7 @@ def _log_sets(options: StaticOptions, store: Store) -> list[LogSet]:
         )
     if logs.is_dir():
         # ConvCodeWorld's layout: imported into --db first (once), then replayed from there.
-        import_logs(store, logs, options.data)
+        import_logs(store, logs, options.selection.data)
         found = find_log_sets(
             store, replace(options.wanted, origin=f"imported from {logs.resolve()}")
         )
@@ -143,7 +161,7 @@ def _log_sets(options: StaticOptions, store: Store) -> list[LogSet]:
                 f"--logs {logs} is not a SQLite database: give the --db file a bench live or "
                 "session run wrote"
             )
-    if options.db.exists() and logs.samefile(options.db):
+    if options.target.db.exists() and logs.samefile(options.target.db):
         found = find_log_sets(store, options.wanted)
     else:
         with Store.open(logs) as source:
@@ -200,7 +218,7 @@ async def _play_all(
         for log_set, config in zip(log_sets, configs, strict=True)
     ]
     sessions = [row for *_, opened in planned for row in store.run_sessions(opened.run_id)]
-    disable = options.quiet or os.environ.get("CI") == "true"
+    disable = options.target.as_json or os.environ.get("CI") == "true"
     done: list[ReplayedSet] = []
     with Progress(
         TextColumn("{task.description}"),
@@ -233,7 +251,7 @@ async def _play_all(
                 executor,
                 backend,
                 None,
-                options.concurrency or default_concurrency(config.model),
+                options.target.concurrency or default_concurrency(config.model),
                 progress,
                 replay=True,
             )

@@ -1,6 +1,7 @@
 """The convtui command line: parse, call, print. Each command names its options (declared in
-convtui/options.py, their choices in convtui/choices.py) and hands their values to its front
-end; front ends are imported inside commands so that ``convtui --help`` stays fast."""
+convtui/options.py, a choice's values in the library's own Literal), groups their values as
+its front end takes them (benchmarks/settings.py) and calls it; front ends are imported inside
+commands so that ``convtui --help`` stays fast."""
 
 from __future__ import annotations
 
@@ -9,17 +10,6 @@ from pathlib import Path
 
 import typer
 
-from convtui.choices import (
-    CodeifMetricsChoice,
-    CodeifModeChoice,
-    CodeifProtocolChoice,
-    ExportFormatChoice,
-    IsolationChoice,
-    ProtocolChoice,
-    SolutionChoice,
-    SuiteChoice,
-    UserChoice,
-)
 from convtui.errors import OneLineErrors, user_errors
 from convtui.options import (
     AnnotatorOpt,
@@ -121,7 +111,7 @@ def main() -> None:
 
 @tasks_app.command("list")
 def tasks_list(
-    suite: SuiteOpt = SuiteChoice.bigcodebench,
+    suite: SuiteOpt = "bigcodebench",
     data: DataOpt = None,
     ids: IdsOpt = None,
     lib: LibOpt = None,
@@ -131,24 +121,26 @@ def tasks_list(
     """List tasks, filtered by number, library or standard-library-only.
 
     Example: [bold]convtui tasks list --lib pandas --ids 0-99[/bold]"""
+    from convtui.benchmarks.settings import TaskSelection
     from convtui.benchmarks.tasks_command import list_tasks
 
     with user_errors():
-        list_tasks(suite.value, data, ids, lib, stdlib_only, as_json)
+        list_tasks(TaskSelection(suite, data, ids, lib or (), stdlib_only), as_json)
 
 
 @tasks_app.command("show")
 def tasks_show(
     task_id: TaskIdArg,
-    suite: SuiteOpt = SuiteChoice.all,
+    suite: SuiteOpt = "all",
     data: DataOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Show a task: prompt, code header, libraries, tests and ground truth."""
+    from convtui.benchmarks.settings import TaskSelection
     from convtui.benchmarks.tasks_command import show_task
 
     with user_errors():
-        show_task(task_id, suite.value, data, as_json)
+        show_task(task_id, TaskSelection(suite, data), as_json)
 
 
 # --- convtui check and doctor: candidates and the task environment -------------------------------
@@ -159,13 +151,13 @@ def check(
     task_id: CheckTaskOpt,
     code: CheckCodeOpt,
     feedback: CheckFeedbackOpt = "CF,EF:full",
-    protocol: ProtocolOpt = ProtocolChoice.convtui,
+    protocol: ProtocolOpt = "convtui",
     partial_rule: PartialRuleOpt = None,
     extract: ExtractOpt = None,
-    suite: SuiteOpt = SuiteChoice.all,
+    suite: SuiteOpt = "all",
     data: DataOpt = None,
     python: PythonOpt = None,
-    isolation: IsolationOpt = IsolationChoice.auto,
+    isolation: IsolationOpt = "auto",
     as_json: JsonOpt = False,
 ) -> None:
     """Run one candidate against a task's tests and print the feedback a model would receive.
@@ -177,34 +169,30 @@ def check(
     [bold]convtui check --task BigCodeBench/13 --code reply.md --feedback CF,EF:partial[/bold]"""
     with user_errors():
         from convtui.benchmarks.check_command import check_command
+        from convtui.benchmarks.settings import ExecutorSettings, ProtocolSettings, TaskSelection
 
         exit_code = check_command(
-            task_id=task_id,
-            code=code,
-            feedback=feedback,
-            protocol=protocol.value,
-            partial_rule=partial_rule.value if partial_rule else None,
-            extract=extract.value if extract else None,
-            suite=suite.value,
-            data=data,
-            python=python,
-            isolation=isolation.value,
-            as_json=as_json,
+            task_id,
+            code,
+            ProtocolSettings(protocol, feedback, partial_rule=partial_rule, extract=extract),
+            TaskSelection(suite, data),
+            ExecutorSettings(python, jobs=1, isolation=isolation),  # one candidate
+            as_json,
         )
     raise typer.Exit(exit_code)
 
 
 @app.command()
 def doctor(
-    suite: SuiteOpt = SuiteChoice.bigcodebench,
+    suite: SuiteOpt = "bigcodebench",
     data: DataOpt = None,
     ids: IdsOpt = None,
     lib: LibOpt = None,
     stdlib_only: StdlibOpt = False,
-    solution: SolutionOpt = SolutionChoice.ground_truth,
+    solution: SolutionOpt = "ground-truth",
     python: PythonOpt = None,
     jobs: JobsOpt = None,
-    isolation: IsolationOpt = IsolationChoice.auto,
+    isolation: IsolationOpt = "auto",
     fail_under: FailUnderOpt = 0.0,
     as_json: JsonOpt = False,
     instructions: InstructionsOpt = False,
@@ -215,17 +203,12 @@ def doctor(
     [bold]convtui doctor --suite codeif --instructions[/bold]"""
     with user_errors():
         from convtui.benchmarks.doctor_command import doctor_command
+        from convtui.benchmarks.settings import ExecutorSettings, TaskSelection
 
         exit_code = doctor_command(
-            suite=suite.value,
-            data=data,
-            ids=ids,
-            lib=lib,
-            stdlib_only=stdlib_only,
-            solution=solution.value,
-            python=python,
-            jobs=jobs,
-            isolation=isolation.value,
+            TaskSelection(suite, data, ids, lib or (), stdlib_only),
+            ExecutorSettings(python, jobs, isolation),
+            solution=solution,
             fail_under=fail_under,
             as_json=as_json,
             instructions=instructions,
@@ -240,24 +223,24 @@ def doctor(
 def session(
     task: SessionStartTaskOpt = None,
     resume: ResumeOpt = None,
-    user: UserOpt = UserChoice.human,
+    user: UserOpt = "human",
     model: ModelOpt = "local:smollm2",
     model_name: ModelNameOpt = None,
     chat_template: ChatTemplateOpt = None,
     simulator: SessionSimulatorOpt = None,
     feedback: SessionFeedbackOpt = "CF,EF:full,VF:novice",
-    protocol: ProtocolOpt = ProtocolChoice.convtui,
+    protocol: ProtocolOpt = "convtui",
     turns: TurnsOpt = 10,
     context: ContextOpt = None,
     partial_rule: PartialRuleOpt = None,
     extract: ExtractOpt = None,
     max_tokens: MaxTokensOpt = None,
     db: DbOpt = Path("results.db"),
-    suite: SuiteOpt = SuiteChoice.all,
+    suite: SuiteOpt = "all",
     data: DataOpt = None,
     python: PythonOpt = None,
     jobs: JobsOpt = None,
-    isolation: IsolationOpt = IsolationChoice.auto,
+    isolation: IsolationOpt = "auto",
     annotator: AnnotatorOpt = None,
 ) -> None:
     """Play one task in the terminal app: the model codes, the tests run, you give feedback.
@@ -277,31 +260,31 @@ def session(
             model_name,
             simulator,
             feedback,
-            user.value,
+            user,
             turns,
-            context.value if context else None,
+            context,
             max_tokens,
             db,
             python,
             jobs,
-            isolation.value,
-            protocol.value,
-            partial_rule.value if partial_rule else None,
-            extract.value if extract else None,
+            isolation,
+            protocol,
+            partial_rule,
+            extract,
             chat_template,
             annotator,
         )
-        exit_code = run_session(options, load_catalog(suite.value, data))
+        exit_code = run_session(options, load_catalog(suite, data))
     raise typer.Exit(exit_code)
 
 
 @bench_app.command("codeif")
 def bench_codeif(
-    mode: CodeifModeOpt = CodeifModeChoice.static,
+    mode: CodeifModeOpt = "static",
     model: ModelOpt = "local:smollm2",
     model_name: ModelNameOpt = None,
     chat_template: ChatTemplateOpt = None,
-    protocol: CodeifProtocolOpt = CodeifProtocolChoice.codeif,
+    protocol: CodeifProtocolOpt = "codeif",
     ids: IdsOpt = None,
     max_tokens: MaxTokensOpt = None,
     db: DbOpt = Path("results.db"),
@@ -309,11 +292,11 @@ def bench_codeif(
     concurrency: ConcurrencyOpt = None,
     python: PythonOpt = None,
     jobs: JobsOpt = None,
-    isolation: IsolationOpt = IsolationChoice.auto,
+    isolation: IsolationOpt = "auto",
     as_json: JsonOpt = False,
     score_only: CodeifScoreOnlyOpt = None,
     logs: CodeifLogsOpt = None,
-    metrics: CodeifMetricsOpt = CodeifMetricsChoice.authors,
+    metrics: CodeifMetricsOpt = "authors",
 ) -> None:
     """Run CodeIF-Bench conversations: does the model keep following every instruction as
     they accumulate? Each round is a recorded turn (sessions list/show browse them).
@@ -327,26 +310,24 @@ def bench_codeif(
     Example: [bold]convtui bench codeif --mode dynamic --ids 11-20 --db codeif.db[/bold]"""
     with user_errors(), _interruptible(db):
         from convtui.benchmarks.codeif_command import CodeifOptions, bench_codeif_command
+        from convtui.benchmarks.settings import (
+            ExecutorSettings,
+            ModelSettings,
+            RunTarget,
+            TaskSelection,
+        )
 
         exit_code = bench_codeif_command(
             CodeifOptions(
-                mode=mode.value,  # type: ignore[arg-type]
-                protocol=protocol.value,
-                model=model,
-                model_name=model_name,
-                chat_template=chat_template,
-                ids=ids,
-                db=db,
-                data=data,
-                max_tokens=max_tokens,
-                concurrency=concurrency,
-                python=python,
-                jobs=jobs,
-                isolation=isolation.value,
-                quiet=as_json,
+                mode,
+                protocol,
+                ModelSettings(model, model_name, chat_template, max_tokens),
+                TaskSelection("codeif", data, ids),
+                ExecutorSettings(python, jobs, isolation),
+                RunTarget(db, concurrency, as_json),
                 score_only=score_only,
                 logs=logs,
-                metrics=metrics.value,
+                metrics=metrics,
             )
         )
     raise typer.Exit(exit_code)
@@ -359,14 +340,14 @@ def bench_live(
     chat_template: ChatTemplateOpt = None,
     simulator: LiveSimulatorOpt = None,
     feedback: LiveFeedbackOpt = "CF,EF:full",
-    protocol: ProtocolOpt = ProtocolChoice.convcodeworld,
+    protocol: ProtocolOpt = "convcodeworld",
     turns: TurnsOpt = 10,
     context: ContextOpt = None,
     partial_rule: PartialRuleOpt = None,
     extract: ExtractOpt = None,
     max_tokens: MaxTokensOpt = None,
     db: DbOpt = Path("results.db"),
-    suite: SuiteOpt = SuiteChoice.bigcodebench,
+    suite: SuiteOpt = "bigcodebench",
     data: DataOpt = None,
     ids: IdsOpt = None,
     lib: LibOpt = None,
@@ -374,7 +355,7 @@ def bench_live(
     concurrency: ConcurrencyOpt = None,
     python: PythonOpt = None,
     jobs: JobsOpt = None,
-    isolation: IsolationOpt = IsolationChoice.auto,
+    isolation: IsolationOpt = "auto",
     as_json: JsonOpt = False,
 ) -> None:
     """Run a live benchmark: the model codes, the harness and a simulated user give feedback.
@@ -384,30 +365,20 @@ def bench_live(
     Example: [bold]convtui bench live --ids 0-19 --feedback all --turns 10 --db results.db[/bold]"""
     with user_errors(), _interruptible(db):
         from convtui.benchmarks.live_command import bench_live_command
+        from convtui.benchmarks.settings import (
+            ExecutorSettings,
+            ModelSettings,
+            ProtocolSettings,
+            RunTarget,
+            TaskSelection,
+        )
 
         exit_code = bench_live_command(
-            protocol=protocol.value,
-            model=model,
-            model_name=model_name,
-            chat_template=chat_template,
-            simulator=simulator,
-            feedback=feedback,
-            turns=turns,
-            context=context.value if context else None,
-            partial_rule=partial_rule.value if partial_rule else None,
-            extract=extract.value if extract else None,
-            max_tokens=max_tokens,
-            db=db,
-            suite=suite.value,
-            data=data,
-            ids=ids,
-            lib=lib,
-            stdlib_only=stdlib_only,
-            concurrency=concurrency,
-            python=python,
-            jobs=jobs,
-            isolation=isolation.value,
-            as_json=as_json,
+            TaskSelection(suite, data, ids, lib or (), stdlib_only),
+            ModelSettings(model, model_name, chat_template, max_tokens),
+            ProtocolSettings(protocol, feedback, turns, context, partial_rule, extract, simulator),
+            ExecutorSettings(python, jobs, isolation),
+            RunTarget(db, concurrency, as_json),
         )
     raise typer.Exit(exit_code)
 
@@ -432,7 +403,7 @@ def bench_static(
     concurrency: ConcurrencyOpt = None,
     python: PythonOpt = None,
     jobs: JobsOpt = None,
-    isolation: IsolationOpt = IsolationChoice.auto,
+    isolation: IsolationOpt = "auto",
     as_json: JsonOpt = False,
 ) -> None:
     """Replay recorded sessions against a model (ConvCodeBench): no user is asked again.
@@ -445,38 +416,27 @@ def bench_static(
 
     Example: [bold]convtui bench static --logs live.db --db replay.db[/bold]"""
     with user_errors(), _interruptible(db):
-        from convtui.benchmarks.static import ReplaySettings
+        from convtui.benchmarks.settings import (
+            ExecutorSettings,
+            ModelSettings,
+            RunTarget,
+            TaskSelection,
+        )
         from convtui.benchmarks.static_command import StaticOptions, bench_static_command
-        from convtui.core.omega import parse_feedback
-        from convtui.core.services import ModelOptions
         from convtui.sessions.log_sets import LogSetFilter
 
-        labels = tuple(o.label for text in feedback or [] for o in parse_feedback(text))
         exit_code = bench_static_command(
             StaticOptions(
-                logs=logs,
-                db=db,
-                settings=ReplaySettings(
-                    model=model,
-                    protocol=protocol.value if protocol else None,
-                    turns=turns,
-                    context=context.value if context else None,
-                    max_tokens=max_tokens,
-                ),
-                models=ModelOptions(model_name, chat_template),
-                wanted=LogSetFilter(
-                    runs=tuple(run or ()),
-                    ref_model=ref_model,
-                    user=user.value if user else None,
-                    feedback=labels,
-                    task_ids=_task_ids(ids, data) if ids else None,
-                ),
-                data=data,
-                concurrency=concurrency,
-                jobs=jobs,
-                python=python,
-                isolation=isolation.value,
-                quiet=as_json,
+                logs,
+                ModelSettings(model, model_name, chat_template, max_tokens),
+                LogSetFilter(runs=tuple(run or ()), ref_model=ref_model, user=user),
+                TaskSelection("all", data, ids),  # --ids across the suites: 13 is BigCodeBench/13
+                ExecutorSettings(python, jobs, isolation),
+                RunTarget(db, concurrency, as_json),
+                protocol=protocol,
+                turns=turns,
+                context=context,
+                feedback=tuple(feedback or ()),
             )
         )
     raise typer.Exit(exit_code)
@@ -487,13 +447,6 @@ def _interruptible(db: Path) -> AbstractContextManager[None]:
     from convtui.benchmarks.interrupted import on_interrupt
 
     return on_interrupt(db)
-
-
-def _task_ids(ids: str, data: Path | None) -> frozenset[str]:
-    """The task ids an ``--ids`` spec names, across the suites (``13`` is BigCodeBench/13)."""
-    from convtui.core.loaders import load_catalog
-
-    return frozenset(t.id for t in load_catalog("all", data).select(ids))
 
 
 # --- convtui report and sessions: what was recorded ----------------------------------------------
@@ -522,7 +475,7 @@ def report(
             as_json,
             correlate=correlate,
             plot=plot,
-            metrics=metrics.value if metrics else None,
+            metrics=metrics,
         )
 
 
@@ -545,7 +498,7 @@ def sessions_list(
             db,
             task=task,
             status=status,
-            user=user.value if user else None,
+            user=user,
             limit=limit,
             as_json=as_json,
         )
@@ -588,7 +541,7 @@ def sessions_import(
 def sessions_export(
     ids: SessionIdsArg = None,
     db: SessionDbOpt = Path("results.db"),
-    fmt: ExportFormatOpt = ExportFormatChoice.jsonl,
+    fmt: ExportFormatOpt = "jsonl",
     out: ExportOutOpt = None,
     all_sessions: ExportAllOpt = False,
     task: SessionTaskOpt = None,
@@ -608,13 +561,13 @@ def sessions_export(
         export_command(
             ExportOptions(
                 db=db,
-                format=fmt.value,
+                format=fmt,
                 out=out,
                 ids=tuple(ids or ()),
                 all=all_sessions,
                 task=task,
                 status=tuple(status or ()),
-                user=user.value if user else None,
+                user=user,
                 include_unfinished=include_unfinished,
                 runs=tuple(run or ()),
                 model_name=model_name,

@@ -1,5 +1,7 @@
-"""Options that several commands share, declared once, and the options each command takes
-(convtui/choices.py lists the values of those that are choices)."""
+"""Options that several commands share, declared once, and the options each command takes.
+A choice option is annotated with the library's own ``Literal``: typer checks the value,
+``--help`` lists the values, and a bad one is one usage error naming them all. Each Literal is
+imported from a module light enough for ``convtui --help``, which builds every command."""
 
 from __future__ import annotations
 
@@ -8,22 +10,17 @@ from typing import Annotated
 
 import typer
 
-from convtui.choices import (
-    CodeifMetricsChoice,
-    CodeifModeChoice,
-    CodeifProtocolChoice,
-    ContextChoice,
-    ExportFormatChoice,
-    ExtractChoice,
-    IsolationChoice,
-    LogUserChoice,
-    PartialRuleChoice,
-    ProtocolChoice,
-    SolutionChoice,
-    SuiteChoice,
-    UserChoice,
-    UserKindChoice,
-)
+from convtui.benchmarks.settings import ExportFormat
+from convtui.core.codeif.conversation import BenchMode
+from convtui.core.codeif.metrics import MetricsDefinition
+from convtui.core.codeif.programs import CodeifProtocol
+from convtui.core.exec_requests import Solution
+from convtui.core.extract import ExtractMode
+from convtui.core.feedback import PartialRule
+from convtui.core.isolation import IsolationChoice
+from convtui.core.loaders import SuiteOrAll
+from convtui.core.omega import FeedbackSource
+from convtui.core.session import ContextMode, ProtocolName, UserKind, UserMode
 
 DataOpt = Annotated[
     Path | None,
@@ -35,7 +32,7 @@ DataOpt = Annotated[
     ),
 ]
 SuiteOpt = Annotated[
-    SuiteChoice,
+    SuiteOrAll,
     typer.Option("--suite", case_sensitive=False, help="bigcodebench, codeif, or all."),
 ]
 IdsOpt = Annotated[
@@ -118,7 +115,7 @@ DbOpt = Annotated[Path, typer.Option("--db", help="SQLite file that records ever
 # Options that `session`, `bench live` and `check` share. Where the default is None, the protocol
 # decides (core/protocol.py): the help says what each protocol picks.
 ProtocolOpt = Annotated[
-    ProtocolChoice,
+    ProtocolName,
     typer.Option(
         "--protocol",
         help="convcodeworld: ConvCodeWorld's reference exactly, for scores comparable with its "
@@ -140,7 +137,7 @@ TurnsOpt = Annotated[
     ),
 ]
 ContextOpt = Annotated[
-    ContextChoice | None,
+    ContextMode | None,
     typer.Option(
         "--context",
         help="markov (task + last code + its feedback; convcodeworld's default) or full (the "
@@ -149,7 +146,7 @@ ContextOpt = Annotated[
     ),
 ]
 PartialRuleOpt = Annotated[
-    PartialRuleChoice | None,
+    PartialRule | None,
     typer.Option(
         "--partial-rule",
         help="Tests EF:partial shows: ccw (ConvCodeWorld's rule; convcodeworld's default) or "
@@ -158,7 +155,7 @@ PartialRuleOpt = Annotated[
     ),
 ]
 ExtractOpt = Annotated[
-    ExtractChoice | None,
+    ExtractMode | None,
     typer.Option(
         "--extract",
         help="Code extraction: ccw (ConvCodeWorld's parser; convcodeworld's default) or "
@@ -194,7 +191,7 @@ SessionStatusOpt = Annotated[
     ),
 ]
 SessionUserOpt = Annotated[
-    UserKindChoice | None,
+    UserKind | None,
     typer.Option(
         "--user",
         help="Only sessions whose feedback came from: human, simulator, assist or none.",
@@ -217,7 +214,7 @@ CheckFeedbackOpt = Annotated[
     typer.Option("--feedback", help="Feedback to render, e.g. CF,EF:partial or CF,EF:full."),
 ]
 SolutionOpt = Annotated[
-    SolutionChoice,
+    Solution,
     typer.Option(
         "--solution",
         help="ground-truth (are the tasks valid here?) or broken (bodies replaced "
@@ -263,7 +260,7 @@ ResumeOpt = Annotated[
     ),
 ]
 UserOpt = Annotated[
-    UserChoice,
+    UserMode,
     typer.Option(
         "--user",
         help="Who gives the verbal feedback: human (you), novice or expert (a simulator, "
@@ -362,7 +359,7 @@ SessionIdsArg = Annotated[
     typer.Argument(help="Session ids or unique prefixes.", show_default=False),
 ]
 ExportFormatOpt = Annotated[
-    ExportFormatChoice,
+    ExportFormat,
     typer.Option(
         "--format",
         help="jsonl (one object per session, every turn and prompt), convcodebench "
@@ -427,7 +424,7 @@ StaticDbOpt = Annotated[
     ),
 ]
 StaticProtocolOpt = Annotated[
-    ProtocolChoice | None,
+    ProtocolName | None,
     typer.Option(
         "--protocol",
         help="Must be the one the logs were recorded under (the default): convcodeworld "
@@ -447,7 +444,7 @@ StaticTurnsOpt = Annotated[
     ),
 ]
 StaticContextOpt = Annotated[
-    ContextChoice | None,
+    ContextMode | None,
     typer.Option(
         "--context",
         help="markov: at turn t the target sees the reference's turn t-1 and its feedback "
@@ -480,7 +477,7 @@ RefModelOpt = Annotated[
     ),
 ]
 LogUserOpt = Annotated[
-    LogUserChoice | None,
+    FeedbackSource | None,
     typer.Option(
         "--user",
         help="Only log sets whose feedback came from: human (people, one log set per "
@@ -513,7 +510,7 @@ ImportDbOpt = Annotated[
 ]
 
 CodeifModeOpt = Annotated[
-    CodeifModeChoice,
+    BenchMode,
     typer.Option(
         "--mode",
         help="static: every instruction in the task's order, the model's own answers as "
@@ -527,7 +524,7 @@ CodeifModeOpt = Annotated[
     ),
 ]
 CodeifProtocolOpt = Annotated[
-    CodeifProtocolChoice,
+    CodeifProtocol,
     typer.Option(
         "--protocol",
         help="codeif: check candidates as CodeIF-Bench's evaluation does (indented docstrings "
@@ -547,7 +544,7 @@ _METRICS_HELP = (
     "--protocol convtui by the paper's formulas under either."
 )
 CodeifMetricsOpt = Annotated[
-    CodeifMetricsChoice,
+    MetricsDefinition,
     typer.Option(
         "--metrics",
         help=_METRICS_HELP + " Recorded with the run: what report shows unless told otherwise.",
@@ -555,7 +552,7 @@ CodeifMetricsOpt = Annotated[
     ),
 ]
 ReportMetricsOpt = Annotated[
-    CodeifMetricsChoice | None,
+    MetricsDefinition | None,
     typer.Option(
         "--metrics",
         help="CodeIF-Bench tables: " + _METRICS_HELP + " Default: what each run recorded.",

@@ -1,49 +1,151 @@
-"""The command line's choices are the library's: each option enum holds exactly the values of
-the Literal (or tuple) it stands for, so typer accepts what the library accepts."""
+"""The command line's choices are the library's: every choice option's ``--help`` lists exactly
+the values of the Literal (or tuple) that the code behind it reads, and a value outside them is
+one usage error that names them all.
+
+The values are taken from the consumer, not from the alias convtui/options.py annotates with:
+where that alias is a light copy (``convtui --help`` must not import the app or the store),
+this is what keeps the two equal."""
 
 from __future__ import annotations
 
-from enum import StrEnum
+import re
 from typing import get_args
 
 import pytest
+from support.cli import assert_one_line_error, invoke
+from support.data import needs_bigcodebench
 
-from convtui.benchmarks.doctor import Solution
-from convtui.benchmarks.sessions_command import ExportFormat
-from convtui.choices import (
-    ContextChoice,
-    ExportFormatChoice,
-    ExtractChoice,
-    IsolationChoice,
-    PartialRuleChoice,
-    ProtocolChoice,
-    SolutionChoice,
-    SuiteChoice,
-    UserChoice,
-    UserKindChoice,
-)
+from convtui.benchmarks.codeif_report import DEFINITIONS
+from convtui.benchmarks.settings import ExportFormat
+from convtui.core.codeif.conversation import MODES
+from convtui.core.codeif.programs import CodeifProtocol
+from convtui.core.exec_requests import Solution
 from convtui.core.extract import ExtractMode
 from convtui.core.feedback import PartialRule
 from convtui.core.isolation import ISOLATION_CHOICES
 from convtui.core.loaders import SUITES
 from convtui.core.session import ContextMode, ProtocolName
+from convtui.sessions.log_sets import UserFilter
 from convtui.sessions.records import UserKind
 from convtui.tui.controller import USER_MODES
 
-PAIRS = [
-    (ProtocolChoice, get_args(ProtocolName)),
-    (ContextChoice, get_args(ContextMode)),
-    (PartialRuleChoice, get_args(PartialRule)),
-    (ExtractChoice, get_args(ExtractMode)),
-    (SuiteChoice, (*SUITES, "all")),
-    (IsolationChoice, ISOLATION_CHOICES),
-    (SolutionChoice, get_args(Solution)),
-    (UserChoice, USER_MODES),
-    (UserKindChoice, get_args(UserKind)),
-    (ExportFormatChoice, get_args(ExportFormat)),
-]
+SUITE = (*SUITES, "all")
+PROTOCOL = get_args(ProtocolName)
+CONTEXT = get_args(ContextMode)
+PARTIAL_RULE = get_args(PartialRule)
+EXTRACT = get_args(ExtractMode)
+
+# (command, option) -> the values the code behind the option accepts.
+CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("tasks list", "--suite"): SUITE,
+    ("tasks show", "--suite"): SUITE,
+    ("check", "--protocol"): PROTOCOL,
+    ("check", "--partial-rule"): PARTIAL_RULE,
+    ("check", "--extract"): EXTRACT,
+    ("check", "--suite"): SUITE,
+    ("check", "--isolation"): ISOLATION_CHOICES,
+    ("doctor", "--suite"): SUITE,
+    ("doctor", "--solution"): get_args(Solution),
+    ("doctor", "--isolation"): ISOLATION_CHOICES,
+    ("session", "--user"): USER_MODES,
+    ("session", "--protocol"): PROTOCOL,
+    ("session", "--context"): CONTEXT,
+    ("session", "--partial-rule"): PARTIAL_RULE,
+    ("session", "--extract"): EXTRACT,
+    ("session", "--suite"): SUITE,
+    ("session", "--isolation"): ISOLATION_CHOICES,
+    ("bench codeif", "--mode"): MODES,
+    ("bench codeif", "--protocol"): get_args(CodeifProtocol),
+    ("bench codeif", "--isolation"): ISOLATION_CHOICES,
+    ("bench codeif", "--metrics"): DEFINITIONS,
+    ("bench live", "--protocol"): PROTOCOL,
+    ("bench live", "--context"): CONTEXT,
+    ("bench live", "--partial-rule"): PARTIAL_RULE,
+    ("bench live", "--extract"): EXTRACT,
+    ("bench live", "--suite"): SUITE,
+    ("bench live", "--isolation"): ISOLATION_CHOICES,
+    ("bench static", "--protocol"): PROTOCOL,
+    ("bench static", "--context"): CONTEXT,
+    ("bench static", "--user"): get_args(UserFilter),
+    ("bench static", "--isolation"): ISOLATION_CHOICES,
+    ("report", "--metrics"): DEFINITIONS,
+    ("sessions list", "--user"): get_args(UserKind),
+    ("sessions export", "--format"): get_args(ExportFormat),
+    ("sessions export", "--user"): get_args(UserKind),
+}
+# What a command needs besides the option under test, so that the option is what is refused.
+REQUIRED = {"check": ["--task", "BigCodeBench/0", "--code", "-"], "bench static": ["--logs", "x"]}
+COMMANDS = (
+    "tasks list",
+    "tasks show",
+    "check",
+    "doctor",
+    "session",
+    "bench codeif",
+    "bench live",
+    "bench static",
+    "report",
+    "sessions list",
+    "sessions show",
+    "sessions import",
+    "sessions export",
+)
+# An option's name, then its choices as typer shows them: ``--protocol  <convcodeworld|convtui>``.
+_CHOICE_METAVAR = re.compile(r"(--[a-z][a-z-]*)\s+(?:-\w\s+)?<([^<>\s]*\|[^<>\s]*)>")
 
 
-@pytest.mark.parametrize(("choice", "values"), PAIRS, ids=[c.__name__ for c, _ in PAIRS])
-def test_each_option_enum_holds_exactly_the_library_values(choice: type[StrEnum], values):
-    assert sorted(member.value for member in choice) == sorted(values)
+def listed_choices(command: str) -> dict[str, tuple[str, ...]]:
+    """Option -> the values ``convtui COMMAND --help`` lists for it."""
+    done = invoke(*command.split(), "--help", environ={"COLUMNS": "250"})
+    assert done.returncode == 0, done.stderr
+    return {m[1]: tuple(m[2].split("|")) for m in _CHOICE_METAVAR.finditer(done.stdout)}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_lists_exactly_the_values_each_choice_option_accepts(command: str) -> None:
+    listed = listed_choices(command)
+    expected = {option: values for (cmd, option), values in CHOICES.items() if cmd == command}
+    assert listed.keys() == expected.keys(), "a choice option without a consumer to check"
+    for option, values in listed.items():
+        assert len(set(values)) == len(values), option
+        assert set(values) == set(expected[option]), option
+
+
+@pytest.mark.parametrize(("command", "option"), list(CHOICES), ids=" ".join)
+def test_a_value_outside_the_choices_is_one_usage_error_naming_them(
+    command: str, option: str
+) -> None:
+    done = invoke(*command.split(), *REQUIRED.get(command, []), option, "bogus")
+    assert_one_line_error(done, f"invalid value for '{option}'", f"convtui {command} --help")
+    assert done.stdout == ""
+    named = re.search(r"'bogus' is not one of (.*) \(see ", done.stderr)
+    assert named is not None, done.stderr
+    assert set(re.findall(r"'([^']*)'", named[1])) == set(CHOICES[command, option])
+
+
+@pytest.mark.parametrize(
+    ("args", "reached"),
+    [
+        # Each refusal comes from the command, after the upper-case value was taken as its own.
+        (
+            ["bench", "codeif", "--mode", "DYNAMIC", "--score-only", "scores.jsonl"],
+            "--score-only scores static conversations",
+        ),
+        (["report", "--metrics", "PAPER", "--db", "missing.db"], "no results database"),
+        pytest.param(
+            ["tasks", "show", "NoSuchSuite/1", "--suite", "BigCodeBench"],
+            "NoSuchSuite/1",
+            marks=needs_bigcodebench,
+        ),
+    ],
+    ids=["mode", "metrics", "suite"],
+)
+def test_options_that_ignore_case_take_any_case(args: list[str], reached: str) -> None:
+    done = invoke(*args)
+    assert_one_line_error(done, reached)
+    assert "invalid value" not in done.stderr
+
+
+def test_an_option_that_minds_case_refuses_another() -> None:
+    done = invoke("bench", "live", "--protocol", "CONVTUI")
+    assert_one_line_error(done, "invalid value for '--protocol'", "'CONVTUI'")

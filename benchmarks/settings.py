@@ -1,0 +1,151 @@
+"""What the headless commands take, grouped so that each group is declared once: which tasks
+(:class:`TaskSelection`), the executor (:class:`ExecutorSettings`), the model
+(:class:`ModelSettings`), the protocol (:class:`ProtocolSettings`) and where a benchmark run
+is recorded (:class:`RunTarget`). The command line builds them from its options; the commands
+read them, so neither lists every option again.
+
+Light on purpose: ``convtui --help`` reads :data:`ExportFormat` here (the store's modules,
+where the export formats are written, are too heavy for it), so the executor and the model
+backends are imported only when a command opens them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from convtui.core.extract import ExtractMode
+from convtui.core.feedback import PartialRule
+from convtui.core.isolation import IsolationChoice
+from convtui.core.loaders import SuiteOrAll, TaskCatalog, load_catalog
+from convtui.core.omega import FeedbackConfig, parse_feedback
+from convtui.core.protocol import build_config, simulator_for
+from convtui.core.session import ContextMode, ProtocolName, SessionConfig
+from convtui.core.tasks import Task
+
+if TYPE_CHECKING:
+    from convtui.core.executor import Executor
+    from convtui.core.services import ModelOptions
+
+# What ``sessions export --format`` writes: jsonl, one object per session; convcodebench,
+# static log sets, a folder per model and Ω; codeif, CodeIF-Bench's completions file, one
+# object per round (sessions/codeif_export.py).
+ExportFormat = Literal["jsonl", "convcodebench", "codeif"]
+
+
+@dataclass(frozen=True)
+class TaskSelection:
+    """``--suite``, ``--data``, ``--ids``, ``--lib`` and ``--stdlib-only``: which tasks."""
+
+    suite: SuiteOrAll = "bigcodebench"
+    data: Path | None = None
+    ids: str | None = None
+    lib: Sequence[str] = ()
+    stdlib_only: bool = False
+
+    def tasks(self) -> list[Task]:
+        """The tasks of the suite that every given filter keeps, in catalog order."""
+        return self.catalog().select(self.ids, list(self.lib) or None, self.stdlib_only)
+
+    def catalog(self) -> TaskCatalog:
+        return load_catalog(self.suite, self.data)
+
+    def task(self, task_id: str) -> Task:
+        """One task, from only the suite its id names under ``all``: a missing dataset of
+        another suite does not get in the way."""
+        return load_catalog(suite_for(task_id, self.suite), self.data).get(task_id)
+
+    def key(self) -> str:
+        """The selection as a run records it: the same options, the same run to resume."""
+        return (
+            f"suite={self.suite};ids={self.ids or ''};lib={','.join(self.lib)};"
+            f"stdlib_only={self.stdlib_only}"
+        )
+
+
+def suite_for(task_id: str, suite: str) -> str:
+    """The suite to load for ``task_id``: the one its prefix names when ``suite`` is all."""
+    if suite != "all":
+        return suite
+    prefix = task_id.split("/", 1)[0].lower() if "/" in task_id else "bigcodebench"
+    return {"bigcodebench": "bigcodebench", "codeif": "codeif"}.get(prefix, "all")
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    """``--python``, ``--jobs`` and ``--isolation``: where and how candidates run."""
+
+    python: str | None = None
+    jobs: int | None = None
+    isolation: IsolationChoice = "auto"
+
+    def open(self, *, model_code: bool = True) -> Executor:
+        """The executor. For ``model_code`` it refuses to run unconfined unless ``--isolation
+        none`` asked for it; the dataset's own solutions or a file the person gives may run
+        where no sandbox works."""
+        if model_code:
+            from convtui.core.services import open_executor
+
+            return open_executor(python=self.python, jobs=self.jobs, isolation=self.isolation)
+        from convtui.core.executor import Executor
+
+        return Executor(python=self.python, jobs=self.jobs, isolation=self.isolation)
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """``--model``, ``--model-name``, ``--chat-template`` and ``--max-tokens``."""
+
+    model: str
+    model_name: str | None = None
+    chat_template: Path | None = None
+    max_tokens: int | None = None
+
+    def options(self) -> ModelOptions:
+        """What opening the backends needs beyond the run's config."""
+        from convtui.core.services import ModelOptions
+
+        return ModelOptions(self.model_name, self.chat_template)
+
+
+@dataclass(frozen=True)
+class ProtocolSettings:
+    """``--protocol``, ``--feedback``, ``--turns``, ``--context``, ``--partial-rule``,
+    ``--extract`` and ``--simulator``: the rules a session plays by. None takes the
+    protocol's default (core/protocol.py)."""
+
+    protocol: ProtocolName
+    feedback: str
+    turns: int = 10
+    context: ContextMode | None = None
+    partial_rule: PartialRule | None = None
+    extract: ExtractMode | None = None
+    simulator: str | None = None
+
+    def config(self, models: ModelSettings) -> tuple[SessionConfig, tuple[FeedbackConfig, ...]]:
+        """The run's config (under the first Ω) and every Ω that ``--feedback`` names."""
+        omegas = parse_feedback(self.feedback)
+        config = build_config(
+            self.protocol,
+            model=models.model,
+            feedback=omegas[0],
+            simulator=simulator_for(models.model, self.simulator, omegas),
+            turns=self.turns,
+            context=self.context,
+            partial_rule=self.partial_rule,
+            extract=self.extract,
+            max_tokens=models.max_tokens,
+        )
+        return config, omegas
+
+
+@dataclass(frozen=True)
+class RunTarget:
+    """``--db``, ``--concurrency`` and ``--json``: where a benchmark run is recorded, how many
+    sessions play at once (None: default_concurrency) and whether the result is one JSON
+    object (and no progress bar)."""
+
+    db: Path
+    concurrency: int | None = None
+    as_json: bool = False
