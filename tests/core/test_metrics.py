@@ -1,4 +1,4 @@
-"""Metric definitions pinned by hand-computed cases (DESIGN.md Metrics; harness.md §2.8).
+"""Metric definitions pinned by hand-computed cases (docs/design.md#metrics).
 
 Every expected value below is derived by hand from ConvCodeWorld's ``print_results.py`` rules
 (``get_mrr``, ``get_recall``, ``pass_at_1``, ``print_per_turn_results``), written out in the

@@ -1,4 +1,5 @@
-"""decide(): the verdict rules of DESIGN.md's executor contract, driven by hand-made RawRuns.
+"""decide(): the verdict rules of the executor contract (docs/design.md#executor-contract),
+driven by hand-made RawRuns.
 
 The child's report is evidence, never the verdict: these tests feed decide() the records a
 run could send (honest, truncated, forged) and check what it concludes."""

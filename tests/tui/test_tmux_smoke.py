@@ -1,4 +1,4 @@
-"""The tmux smoke test (STYLE.md §9 item 5): scripts/tui_smoke.sh drives the real app through
+"""The tmux smoke test: scripts/tui_smoke.sh drives the real app through
 `python -m convtui session` in a 120x40 tmux pane, sends one piece of human feedback, quits
 with ctrl+q and checks the database. It covers what Pilot cannot: the typer entry point, the
 real terminal driver, startup time and a clean exit.
