@@ -424,8 +424,8 @@ def test_hidden_failures_silence_the_novice_and_leave_the_expert_without_ef(task
 
 def test_an_empty_execution_feedback_is_left_open(tasks) -> None:
     """A timeout that leaves no failing test gives the empty string under full coverage
-    (harness.md §2.3), which is not a pass: the code model is asked to refine from it, and
-    DSPy shows the empty field open at the end of the prompt."""
+    (docs/harness-notes.md, Execution feedback), which is not a pass: the code model is
+    asked to refine from it, and DSPy shows the empty field open at the end of the prompt."""
     task = tasks["BigCodeBench/7"]
     previous = task.import_header + FAILING_CODE
     assert ef_text(Result("timeout"), task, "full") == ""

@@ -1,4 +1,5 @@
-"""Code extraction from model replies: robust mode, and CCW's lossy parser (harness.md §2.7)."""
+"""Code extraction from model replies: robust mode, and CCW's lossy parser
+(docs/harness-notes.md, Code extraction)."""
 
 import ast
 import gzip
@@ -291,7 +292,8 @@ def test_every_bigcodebench_solution_round_trips() -> None:
 
 
 def test_ccw_lossy_pep8_case() -> None:
-    # harness.md §2.7, measured: the cut at "\n\n\n" leaves an unclosed fence.
+    # docs/harness-notes.md (Code extraction), measured: the cut at "\n\n\n" leaves an
+    # unclosed fence.
     reply = _fence(SOLUTION.replace("from collections import Counter\n", "")[:-1])
     assert extract_code(reply, mode="ccw").startswith("python\nimport os")
     assert extract_code("```python\nimport os\n\n\ndef f():\n    pass\n```", mode="ccw") == (
