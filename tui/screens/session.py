@@ -86,7 +86,7 @@ class SessionScreen(Screen):
         self._human_verbal = plan.user not in ("novice", "expert")
         self._persona = f"{plan.user} simulator"
         config = plan.config
-        # convcodeworld asks its simulated user inside each feedback turn (core/loop.py).
+        # convcodeworld asks its simulated user inside each feedback turn (core/ccw/policies.py).
         self._user_inside_turn = (
             config.protocol == "convcodeworld" and config.feedback.verbal != "none"
         )
