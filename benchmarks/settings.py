@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING, Literal
 from convtui.core.extract import ExtractMode
 from convtui.core.feedback import PartialRule
 from convtui.core.isolation import IsolationChoice
-from convtui.core.loaders import SuiteOrAll, TaskCatalog, load_catalog
 from convtui.core.omega import FeedbackConfig, parse_feedback
-from convtui.core.protocol import build_config, simulator_for
 from convtui.core.session import ContextMode, ProtocolName, SessionConfig
-from convtui.core.tasks import Task
+from convtui.core.tasks import SuiteOrAll, Task
 
 if TYPE_CHECKING:
     from convtui.core.executor import Executor
+    from convtui.core.loaders import TaskCatalog
     from convtui.core.services import ModelOptions
 
 # What ``sessions export --format`` writes: jsonl, one object per session; convcodebench,
@@ -49,11 +48,15 @@ class TaskSelection:
         return self.catalog().select(self.ids, list(self.lib) or None, self.stdlib_only)
 
     def catalog(self) -> TaskCatalog:
+        from convtui.core.loaders import load_catalog
+
         return load_catalog(self.suite, self.data)
 
     def task(self, task_id: str) -> Task:
         """One task, from only the suite its id names under ``all``: a missing dataset of
         another suite does not get in the way."""
+        from convtui.core.loaders import load_catalog
+
         return load_catalog(suite_for(task_id, self.suite), self.data).get(task_id)
 
     def key(self) -> str:
@@ -125,6 +128,8 @@ class ProtocolSettings:
 
     def config(self, models: ModelSettings) -> tuple[SessionConfig, tuple[FeedbackConfig, ...]]:
         """The run's config (under the first Ω) and every Ω that ``--feedback`` names."""
+        from convtui.core.protocol import build_config, simulator_for
+
         omegas = parse_feedback(self.feedback)
         config = build_config(
             self.protocol,

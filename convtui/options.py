@@ -18,9 +18,9 @@ from convtui.core.exec_requests import Solution
 from convtui.core.extract import ExtractMode
 from convtui.core.feedback import PartialRule
 from convtui.core.isolation import IsolationChoice
-from convtui.core.loaders import SuiteOrAll
 from convtui.core.omega import FeedbackSource
 from convtui.core.session import ContextMode, ProtocolName, UserKind, UserMode
+from convtui.core.tasks import SuiteOrAll
 
 DataOpt = Annotated[
     Path | None,

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import http.client
 import os
 import tempfile
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,6 +147,11 @@ def download(
     complete and, when ``source.sha256`` is known, verified: an interrupted or corrupt download
     never leaves a file a later lookup would trust. Raises :class:`DownloadError`.
     """
+    # Imported here: every command that reads tasks loads this module, few ever download.
+    import http.client
+    import urllib.error
+    import urllib.request
+
     url = url or download_url(source)
     dest = dest_dir / source.filename
     try:

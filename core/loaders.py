@@ -16,16 +16,17 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 from convtui.core.datasets import DATASETS, locate
 from convtui.core.errors import ConvtuiError, UnknownTaskError
 from convtui.core.tasks import Requirement, Task, TestSpec
+from convtui.core.tasks import Suite as Suite
+from convtui.core.tasks import SuiteOrAll as SuiteOrAll
 
-Suite = Literal["bigcodebench", "codeif"]
+# --suite takes one suite, or all of them (SuiteOrAll); load_catalog also reads a
+# comma-separated list.
 SUITES: tuple[str, ...] = get_args(Suite)
-# What --suite takes: one suite, or all of them (load_catalog also reads a comma-separated list).
-SuiteOrAll = Literal[Suite, "all"]
 # The id prefix of each suite, as ids are written in data, logs and reports.
 SUITE_PREFIX: dict[str, str] = {"bigcodebench": "BigCodeBench", "codeif": "CodeIF"}
 _PREFIX_SUITE: dict[str, str] = {p.lower(): s for s, p in SUITE_PREFIX.items()}

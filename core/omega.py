@@ -14,7 +14,7 @@ from convtui.core.errors import ConvtuiError
 ExecutionFeedback = Literal["none", "partial", "full"]
 VerbalFeedback = Literal["none", "novice", "expert"]
 # Whose verbal feedback recorded sessions hold: people's, a simulated persona's, or none
-# (``bench static --user``; sessions/log_sets.py's UserFilter declares the same values).
+# (``bench static --user``; sessions/log_sets.py filters log sets by it).
 FeedbackSource = Literal["human", "novice", "expert", "none"]
 _EXECUTION: tuple[ExecutionFeedback, ...] = ("none", "partial", "full")
 _VERBAL: tuple[VerbalFeedback, ...] = ("none", "novice", "expert")

@@ -34,9 +34,8 @@ SessionStatus = Literal[
 ]
 # Who gives a played session's verbal feedback: a person, a simulated novice or expert, or a
 # simulator that drafts for the person (``session --user``); and where a recorded session's
-# came from (``sessions list --user``). The app (tui/controller.py) and the store
-# (sessions/records.py) each still declare their own, equal alias; these are the ones light
-# enough for ``convtui --help`` to read its choices from.
+# came from (``sessions list --user``). Declared here, where the app, the store and
+# ``convtui --help`` (which must stay light) all read them.
 UserMode = Literal["human", "novice", "expert", "assist:novice", "assist:expert"]
 UserKind = Literal["human", "simulator", "assist", "none"]
 # A person may end a session early: ``accepted`` (the code is good enough although tests fail)

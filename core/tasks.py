@@ -8,6 +8,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 TestKind = Literal["unittest", "snippets"]
+# The benchmarks a task comes from; what --suite takes adds "all" (declared here, where
+# ``convtui --help`` can read them without loading the data-file code).
+Suite = Literal["bigcodebench", "codeif"]
+SuiteOrAll = Literal[Suite, "all"]
 
 
 @dataclass(frozen=True)

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, replace
-from typing import Literal
 
-from convtui.core.omega import parse_feedback
+from convtui.core.omega import FeedbackSource, parse_feedback
 from convtui.core.session import SessionConfig
 from convtui.sessions.connection import rows
 from convtui.sessions.records import FINAL_SESSION_STATES, SessionRow
 from convtui.sessions.store import Store
 
-UserFilter = Literal["human", "novice", "expert", "none"]
+UserFilter = FeedbackSource
 _FINAL = tuple(sorted(FINAL_SESSION_STATES))
 
 

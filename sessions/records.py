@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from convtui.core.session import SessionConfig, SessionStatus
+from convtui.core.session import SessionConfig, SessionStatus, UserKind
 from convtui.sessions.codec import config_from_json
 
 RunKind = Literal["live", "static", "interactive"]
@@ -18,7 +18,6 @@ Benchmark = Literal["bigcodebench", "codeif"]
 # CodeIF-Bench run plays static or dynamic conversations, or replays people's (replay).
 RunMode = Literal["live", "static", "dynamic", "replay"]
 RunState = Literal["planned", "running", "done", "interrupted"]
-UserKind = Literal["none", "human", "simulator", "assist"]
 CallStatus = Literal["started", "ok", "error", "abandoned"]
 
 # A session in one of these states is finished: a resumed run skips it.

@@ -12,7 +12,6 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
 
 from textual.message import Message
 
@@ -23,7 +22,7 @@ from convtui.core.execution import ExecRequest, ExecResult
 from convtui.core.executor import Executor
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import ModelError
-from convtui.core.session import ClosingStatus, SessionConfig, SessionStatus, Turn
+from convtui.core.session import ClosingStatus, SessionConfig, SessionStatus, Turn, UserMode
 from convtui.core.simulators import FeedbackRequest, Simulator, User, VerbalFeedback
 from convtui.core.tasks import Task
 from convtui.sessions import Store
@@ -33,7 +32,6 @@ from convtui.tui.calls import WatchedJournal, read_calls
 from convtui.tui.human import Answer, PersonUser, ShownSimulator
 from convtui.tui.runner import AsyncRunner
 
-UserMode = Literal["human", "novice", "expert", "assist:novice", "assist:expert"]
 USER_MODES: tuple[UserMode, ...] = ("human", "novice", "expert", "assist:novice", "assist:expert")
 
 # Streamed text reaches the screen at most this often; the full reply follows anyway.
