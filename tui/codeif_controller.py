@@ -101,7 +101,7 @@ class CodeifController(SessionController):
                     self.post(msg.ReplyStreamed(idx, text))
 
             completion = await journaled_call(
-                self.services.backend,
+                self.services.models.coder,
                 journal,
                 self.session_id or "",
                 idx,
@@ -204,7 +204,7 @@ class CodeifController(SessionController):
     ) -> None:
         assert self.session_id is not None
         completion, messages = self._made[played.plan.number]
-        key = request_hash(self.services.backend.spec, messages, self.config.params)
+        key = request_hash(self.services.models.coder.spec, messages, self.config.params)
         turn: Turn = round_turn(played, completion, messages, key, MODE)
         if answer is not None and (answer.text or offered is not None):
             draft = offered_message(offered, self.order[0].text) if offered else None

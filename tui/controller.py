@@ -20,8 +20,8 @@ from convtui.core.errors import ConvtuiError
 from convtui.core.exec_requests import exec_request
 from convtui.core.execution import ExecRequest, ExecResult
 from convtui.core.executor import Executor
-from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import ModelError
+from convtui.core.services import Models
 from convtui.core.session import ClosingStatus, SessionConfig, SessionStatus, Turn, UserMode
 from convtui.core.simulators import FeedbackRequest, Simulator, User, VerbalFeedback
 from convtui.core.tasks import Task
@@ -70,20 +70,18 @@ class Services:
     """What every session of the app shares: opened once by the CLI or a test."""
 
     store: Store
-    backend: ModelBackend
+    models: Models
+    """The code model and the model that plays the user: the type bench commands use too."""
     executor: Executor
     runner: AsyncRunner
-    simulator: ModelBackend | None = None
     clock: Callable[[], float] = time.monotonic
     checked: set[str] = field(default_factory=set)
     """Backends that answered their check (a server that is down fails the first turn fast,
     before any session row is written)."""
 
     def close(self) -> None:
-        backends = {id(b): b for b in (self.backend, self.simulator) if b is not None}
-        for backend in backends.values():
-            with contextlib.suppress(Exception):
-                self.runner.call(backend.aclose(), timeout=10)
+        with contextlib.suppress(Exception):
+            self.runner.call(self.models.aclose(), timeout=10)
         self.runner.close()
         self.executor.close()
         self.store.close()
@@ -212,7 +210,7 @@ class SessionController:
         loop = core.SessionLoop(
             self.task,
             self.config,
-            self.services.backend,
+            self.services.models.coder,
             core.cached_execute(self.services.executor, store.execution_cache()),
             self._user(),
             WatchedJournal(store.journal(self.session_id), self._calls_changed),
@@ -247,9 +245,9 @@ class SessionController:
 
     async def _check_models(self) -> None:
         services = self.services
-        needed = [services.backend]
+        needed = [services.models.coder]
         if self.plan.user != "human" and self.config.feedback.verbal != "none":
-            needed.append(services.simulator or services.backend)
+            needed.append(services.models.user)
         for backend in needed:
             if backend.spec not in services.checked:
                 await backend.check()
@@ -288,7 +286,7 @@ class SessionController:
         return self._person
 
     def _simulator(self, kind: str) -> Simulator:
-        backend = self.services.simulator or self.services.backend
+        backend = self.services.models.user
         return Simulator(kind, backend, self.config.simulator_params)  # type: ignore[arg-type]
 
     def _on_feedback_wanted(self, request: FeedbackRequest, draft: str | None) -> None:

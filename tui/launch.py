@@ -133,7 +133,7 @@ def open_services(options: SessionOptions, config: SessionConfig) -> Services:
     models = open_models(config, ModelOptions(options.model_name, options.chat_template))
     executor = open_executor(python=options.python, jobs=options.jobs, isolation=options.isolation)
     store = Store.open(options.db)
-    return Services(store, models.coder, executor, AsyncRunner(), models.simulator)
+    return Services(store, models, executor, AsyncRunner())
 
 
 def plan_launch(

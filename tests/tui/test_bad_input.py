@@ -130,8 +130,9 @@ def test_an_unreachable_server_on_resume_keeps_every_recorded_turn(apps: AppFact
         # The resumed session runs under its recorded config: the server that is down.
         assert launch.plan.config.model.startswith("http://127.0.0.1:")
         from convtui.core.models.registry import open_backend
+        from convtui.core.services import Models
 
-        services.backend = open_backend(launch.plan.config.model)
+        services.models = Models(open_backend(launch.plan.config.model), None)
         app = make_app(services, launch)
         async with app.run_test(size=(120, 40)) as pilot:
             await resumed(pilot)

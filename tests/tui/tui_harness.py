@@ -22,6 +22,7 @@ from convtui.core.loaders import TaskCatalog
 from convtui.core.models.registry import open_backend
 from convtui.core.models.types import GenerationParams
 from convtui.core.omega import parse_feedback
+from convtui.core.services import Models
 from convtui.core.session import SessionConfig
 from convtui.sessions import Store
 from convtui.tui.app import ConvTuiApp, Launch, make_app
@@ -93,7 +94,7 @@ def config_for(
     return SessionConfig(
         model=model,
         feedback=omega,
-        # The app's simulator is its model (Services.simulator is None): say so.
+        # The app's simulator is its model (Services.models.simulator is None): say so.
         simulator=model if omega.verbal != "none" else None,
         context="full",
         max_turns=turns,
@@ -130,7 +131,9 @@ class AppFactory:
         self, model: str | None = None, clock: Callable[[], float] | None = None
     ) -> Services:
         backend = open_backend(model or self.model)
-        services = Services(Store.open(self.db), backend, self.executor, AsyncRunner())
+        services = Services(
+            Store.open(self.db), Models(backend, None), self.executor, AsyncRunner()
+        )
         if clock is not None:
             services.clock = clock
         self._opened.append(services)
