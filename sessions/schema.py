@@ -290,6 +290,47 @@ def m007_run_benchmark(db: Database) -> None:
         )
 
 
+@_migration
+def m008_studies(db: Database) -> None:
+    """Human-feedback studies live beside their sessions, so a study database is the one file
+    to back up, merge and replay: the study (its spec and the config every session runs),
+    its annotators (a token's SHA-256, never the token), and who was given which task, in
+    which order, with the session that answers it once one is opened. An assignment handed
+    on from an annotator who left stays, marked ``reassigned``, so the record keeps who had
+    it first."""
+    db.executescript(
+        """
+        CREATE TABLE studies (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            spec_json TEXT NOT NULL,
+            config_json TEXT NOT NULL,
+            created_utc TEXT NOT NULL
+        ) STRICT;
+        CREATE TABLE study_annotators (
+            study_id TEXT NOT NULL REFERENCES studies(id),
+            name TEXT NOT NULL,
+            token_hash TEXT NOT NULL UNIQUE,
+            active INTEGER NOT NULL DEFAULT 1 CHECK (active IN (0, 1)),
+            created_utc TEXT NOT NULL,
+            PRIMARY KEY (study_id, name)
+        ) STRICT;
+        CREATE TABLE study_assignments (
+            study_id TEXT NOT NULL REFERENCES studies(id),
+            task_id TEXT NOT NULL,
+            annotator TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            session_id TEXT REFERENCES sessions(id),
+            reassigned_to TEXT,
+            PRIMARY KEY (study_id, task_id, annotator),
+            FOREIGN KEY (study_id, annotator) REFERENCES study_annotators(study_id, name)
+        ) STRICT;
+        CREATE INDEX study_assignments_by_annotator
+            ON study_assignments(study_id, annotator, position);
+        """
+    )
+
+
 SCHEMA_VERSION = _NAMES[-1]  # the last migration: what a fully migrated DB has applied
 
 
