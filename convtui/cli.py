@@ -1,7 +1,9 @@
 """The convtui command line: parse, call, print. Each command names its options (declared in
 convtui/options.py, a choice's values in the library's own Literal), groups their values as
-its front end takes them (benchmarks/settings.py) and calls it; front ends are imported inside
-commands so that ``convtui --help`` stays fast."""
+its front end takes them (benchmarks/settings.py) and calls its body: the headless front
+end's in benchmarks/commands/, the catalog's and the store's (tasks, sessions) in
+convtui/commands/. Bodies are imported inside commands so that ``convtui --help`` stays
+fast."""
 
 from __future__ import annotations
 
@@ -122,7 +124,7 @@ def tasks_list(
 
     Example: [bold]convtui tasks list --lib pandas --ids 0-99[/bold]"""
     from convtui.benchmarks.settings import TaskSelection
-    from convtui.benchmarks.tasks_command import list_tasks
+    from convtui.commands.tasks import list_tasks
 
     with user_errors():
         list_tasks(TaskSelection(suite, data, ids, lib or (), stdlib_only), as_json)
@@ -137,7 +139,7 @@ def tasks_show(
 ) -> None:
     """Show a task: prompt, code header, libraries, tests and ground truth."""
     from convtui.benchmarks.settings import TaskSelection
-    from convtui.benchmarks.tasks_command import show_task
+    from convtui.commands.tasks import show_task
 
     with user_errors():
         show_task(task_id, TaskSelection(suite, data), as_json)
@@ -168,7 +170,7 @@ def check(
     Example:
     [bold]convtui check --task BigCodeBench/13 --code reply.md --feedback CF,EF:partial[/bold]"""
     with user_errors():
-        from convtui.benchmarks.check_command import check_command
+        from convtui.benchmarks.commands.check import check_command
         from convtui.benchmarks.settings import ExecutorSettings, ProtocolSettings, TaskSelection
 
         exit_code = check_command(
@@ -202,7 +204,7 @@ def doctor(
     Example: [bold]convtui doctor --stdlib-only[/bold]; CodeIF-Bench's instruction tests:
     [bold]convtui doctor --suite codeif --instructions[/bold]"""
     with user_errors():
-        from convtui.benchmarks.doctor_command import doctor_command
+        from convtui.benchmarks.commands.doctor import doctor_command
         from convtui.benchmarks.settings import ExecutorSettings, TaskSelection
 
         exit_code = doctor_command(
@@ -309,7 +311,7 @@ def bench_codeif(
 
     Example: [bold]convtui bench codeif --mode dynamic --ids 11-20 --db codeif.db[/bold]"""
     with user_errors(), _interruptible(db):
-        from convtui.benchmarks.codeif_command import CodeifOptions, bench_codeif_command
+        from convtui.benchmarks.commands.codeif import CodeifOptions, bench_codeif_command
         from convtui.benchmarks.settings import (
             ExecutorSettings,
             ModelSettings,
@@ -364,7 +366,7 @@ def bench_live(
 
     Example: [bold]convtui bench live --ids 0-19 --feedback all --turns 10 --db results.db[/bold]"""
     with user_errors(), _interruptible(db):
-        from convtui.benchmarks.live_command import bench_live_command
+        from convtui.benchmarks.commands.live import bench_live_command
         from convtui.benchmarks.settings import (
             ExecutorSettings,
             ModelSettings,
@@ -416,13 +418,13 @@ def bench_static(
 
     Example: [bold]convtui bench static --logs live.db --db replay.db[/bold]"""
     with user_errors(), _interruptible(db):
+        from convtui.benchmarks.commands.static import StaticOptions, bench_static_command
         from convtui.benchmarks.settings import (
             ExecutorSettings,
             ModelSettings,
             RunTarget,
             TaskSelection,
         )
-        from convtui.benchmarks.static_command import StaticOptions, bench_static_command
         from convtui.sessions.log_sets import LogSetFilter
 
         exit_code = bench_static_command(
@@ -444,7 +446,7 @@ def bench_static(
 
 def _interruptible(db: Path) -> AbstractContextManager[None]:
     """Ctrl+C in a bench command: what was kept and the command that goes on (exit 130)."""
-    from convtui.benchmarks.interrupted import on_interrupt
+    from convtui.interrupted import on_interrupt
 
     return on_interrupt(db)
 
@@ -466,7 +468,7 @@ def report(
 
     Example: [bold]convtui report --db results.db --correlate --plot figures[/bold]"""
     with user_errors():
-        from convtui.benchmarks.report_command import report_command
+        from convtui.benchmarks.commands.report import report_command
 
         report_command(
             db,
@@ -492,7 +494,7 @@ def sessions_list(
 
     Example: [bold]convtui sessions list --user human --status solved[/bold]"""
     with user_errors():
-        from convtui.benchmarks.sessions_command import list_command
+        from convtui.commands.sessions import list_command
 
         list_command(
             db,
@@ -514,7 +516,7 @@ def sessions_show(
 
     Example: [bold]convtui sessions show 01jv3k8mw2xq[/bold]"""
     with user_errors():
-        from convtui.benchmarks.sessions_command import show_command
+        from convtui.commands.sessions import show_command
 
         show_command(db, session_id, as_json)
 
@@ -532,7 +534,7 @@ def sessions_import(
 
     Example: [bold]convtui sessions import ConvCodeBench/ --db ccb.db[/bold]"""
     with user_errors():
-        from convtui.benchmarks.import_command import import_command
+        from convtui.commands.imports import import_command
 
         import_command(folder, db, as_json, data)
 
@@ -556,7 +558,7 @@ def sessions_export(
 
     Example: [bold]convtui sessions export --user human --format convcodebench --out logs[/bold]"""
     with user_errors():
-        from convtui.benchmarks.sessions_command import ExportOptions, export_command
+        from convtui.commands.sessions import ExportOptions, export_command
 
         export_command(
             ExportOptions(

@@ -9,5 +9,6 @@ tree=build/typecheck/convtui
 rm -rf build/typecheck
 mkdir -p "$tree"
 for file in convtui/*.py; do ln -s "../../../$file" "$tree/"; done
+ln -s ../../../convtui/commands "$tree/commands"
 for package in core sessions tui benchmarks; do ln -s "../../../$package" "$tree/$package"; done
 MYPYPATH=build/typecheck exec python -m mypy --cache-dir build/mypy-cache -p convtui "$@"

@@ -39,6 +39,7 @@ from typing import Any
 from convtui.core.evaluate import FeedbackSettings, render_execution
 from convtui.core.execution import ExecResult, TestIssue, TestOutcome
 from convtui.core.feedback import compile_feedback, declared_test_names
+from convtui.core.loaders import SUITE_PREFIX, load_catalog
 from convtui.core.protocol import build_config
 from convtui.core.session import SessionConfig, SessionStatus, Turn, TurnFeedback
 from convtui.core.tasks import Task
@@ -179,6 +180,35 @@ def import_folder(
 ) -> list[ImportedSet]:
     """Import ``selected`` sets (from :func:`find_sets`) of ``folder`` into ``store``."""
     return [_import_set(store, folder, found, tasks) for found in selected]
+
+
+def import_logs(store: Store, folder: Path, data: Path | None = None) -> list[ImportedSet]:
+    """Import every log set of ``folder`` into ``store`` (again: nothing new), with the tasks
+    they name read from the catalog (``data`` as :func:`load_catalog` takes it)."""
+    found = find_sets(folder)
+    return import_folder(store, folder, _logged_tasks(found, data), selected=found)
+
+
+def _logged_tasks(found: Sequence[FolderSet], data: Path | None) -> dict[str, Task]:
+    """The catalog's tasks that the turn-0 files of ``found`` name."""
+    ids: set[str] = set()
+    for folder_set in found:
+        with folder_set.files[0].open(encoding="utf-8") as handle:
+            for text in handle:
+                if text.strip():
+                    try:
+                        ids.add(str(json.loads(text)["task_id"]))
+                    except (ValueError, KeyError, TypeError):
+                        raise ImportFormatError(
+                            f"{folder_set.files[0]}: a line without a task_id"
+                        ) from None
+    prefixes = {task_id.split("/")[0] for task_id in ids}
+    suites = [suite for suite, prefix in SUITE_PREFIX.items() if prefix in prefixes]
+    if not suites:
+        raise ImportFormatError(f"the logs hold tasks of no known suite: {sorted(ids)[:3]}")
+    catalog = load_catalog(",".join(suites), data)
+    # Ids the catalog lacks are left out here: the import names the first one in its error.
+    return {task_id: catalog.get(task_id) for task_id in ids if task_id in catalog}
 
 
 def set_config(found: FolderSet) -> SessionConfig:

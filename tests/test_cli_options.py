@@ -15,7 +15,7 @@ import pytest
 from support.cli import assert_one_line_error, invoke
 from support.data import needs_bigcodebench
 
-from convtui.benchmarks.codeif_report import DEFINITIONS
+from convtui.benchmarks.reports.codeif_report import DEFINITIONS
 from convtui.benchmarks.settings import ExportFormat
 from convtui.core.codeif.conversation import MODES
 from convtui.core.codeif.programs import CodeifProtocol

@@ -1,4 +1,6 @@
-"""core/ and the headless front end must not drag in Textual; `convtui --help` stays light."""
+"""The layering of docs/design.md#architecture: core/, the store and the headless front end
+never drag in Textual, neither front end nor the store imports the other layers or convtui/,
+and `convtui --help` stays light."""
 
 from __future__ import annotations
 
@@ -14,13 +16,37 @@ def loaded_after(code: str) -> set[str]:
     return set(done.stdout.split())
 
 
+def under(loaded: set[str], packages: set[str]) -> set[str]:
+    """The modules of ``loaded`` that are one of ``packages`` or inside one."""
+    return {name for name in loaded for p in packages if name == p or name.startswith(f"{p}.")}
+
+
+# convtui/: the typer commands, the bodies of the catalog's and the store's commands, and
+# the Ctrl+C report of the bench commands; no front end and not the store imports them.
+COMMAND_LINE = {
+    "convtui.cli",
+    "convtui.options",
+    "convtui.errors",
+    "convtui.commands",
+    "convtui.interrupted",
+}
+COMMAND_BODIES = {
+    "convtui.commands",
+    "convtui.interrupted",
+    "convtui.benchmarks.commands",
+    "convtui.benchmarks.runs",
+    "convtui.benchmarks.reports",
+}
+
+
 @pytest.mark.parametrize(
     "code",
     [
         "import convtui.core.executor, convtui.core.feedback, convtui.core.loaders, "
         "convtui.core.extract",
         "import convtui.sessions",
-        "import convtui.benchmarks.doctor, convtui.benchmarks.views, convtui.benchmarks.check",
+        "import convtui.benchmarks.runs.doctor, convtui.benchmarks.runs.check, "
+        "convtui.benchmarks.views",
     ],
 )
 def test_library_and_headless_front_end_do_not_import_textual(code):
@@ -48,18 +74,40 @@ def test_help_does_not_load_heavy_modules():
     # builds every command for --help, so what their options' choices import counts.
     heavy = {"textual", "openai", "sqlite_utils", "convtui.core.executor", "asyncio"}
     assert not (heavy | {"http.client", "ssl", "convtui.core.models.base"}) & loaded
+    # The command bodies load when their command runs, never for --help.
+    assert not under(loaded, COMMAND_BODIES)
 
 
 def test_importing_the_tui_package_leaves_textual_unloaded_until_the_app_runs():
     assert "textual" not in loaded_after("import convtui.tui")
 
 
-def test_front_ends_do_not_import_each_other():
+def test_front_ends_do_not_import_each_other_nor_the_command_line():
     tui = loaded_after("import convtui.tui.app, convtui.tui.launch")
     headless = loaded_after(
-        "import convtui.benchmarks.live_command, convtui.benchmarks.sessions_command, "
-        "convtui.benchmarks.report_command"
+        "import convtui.benchmarks.commands.live, convtui.benchmarks.commands.static, "
+        "convtui.benchmarks.commands.codeif, convtui.benchmarks.commands.report, "
+        "convtui.benchmarks.commands.check, convtui.benchmarks.commands.doctor"
     )
-    assert not any(name.startswith("convtui.benchmarks") for name in tui)
-    assert not any(name.startswith("convtui.tui") for name in headless)
-    assert "textual" not in headless
+    assert not under(tui, {"convtui.benchmarks", *COMMAND_LINE})
+    assert not under(headless, {"convtui.tui", "textual", *COMMAND_LINE})
+
+
+def test_the_tasks_and_sessions_commands_do_not_load_the_tui():
+    loaded = loaded_after(
+        "import convtui.commands.tasks, convtui.commands.sessions, convtui.commands.imports"
+    )
+    assert not under(loaded, {"convtui.tui", "textual"})
+
+
+def test_the_store_imports_no_front_end_and_prints_nothing():
+    """Every module of sessions/, the ConvCodeWorld import that bench static shares with
+    sessions import included: no front end, no command line, no rich."""
+    loaded = loaded_after(
+        "import importlib, pkgutil\nimport convtui.sessions as store\n"
+        "for found in pkgutil.iter_modules(store.__path__):\n"
+        "    importlib.import_module(f'convtui.sessions.{found.name}')"
+    )
+    assert "convtui.sessions.ccw_import" in loaded
+    assert not under(loaded, {"convtui.tui", "convtui.benchmarks", "textual", "rich", "typer"})
+    assert not under(loaded, COMMAND_LINE)

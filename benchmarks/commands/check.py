@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from convtui.benchmarks.check import check_candidate
 from convtui.benchmarks.output import console, print_json
+from convtui.benchmarks.runs.check import check_candidate
 from convtui.benchmarks.settings import ExecutorSettings, ProtocolSettings, TaskSelection
 from convtui.benchmarks.views import check_view
 from convtui.core.errors import ConvtuiError

@@ -1,7 +1,7 @@
 """Wiring for ``convtui bench codeif``: the run's config and selection from the options, the
 model and the executor checked before any work, then the conversations under a progress bar
-(benchmarks/codeif.py); with ``--score-only FILE``, the file's completions checked and
-recorded instead, no model called (benchmarks/codeif_score.py)."""
+(benchmarks/runs/codeif.py); with ``--score-only FILE``, the file's completions checked and
+recorded instead, no model called (benchmarks/runs/codeif_score.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from convtui.benchmarks.codeif import (
+from convtui.benchmarks.output import console, print_json, warn
+from convtui.benchmarks.runs.codeif import (
     CodeifPlayer,
     CodeifProgress,
     CodeifSettings,
@@ -30,21 +31,20 @@ from convtui.benchmarks.codeif import (
     most_rounds,
     run_codeif,
 )
-from convtui.benchmarks.codeif_replay import (
+from convtui.benchmarks.runs.codeif_replay import (
     gather_references,
     replay_run,
     replay_scripts,
     replay_selection,
 )
-from convtui.benchmarks.codeif_score import (
+from convtui.benchmarks.runs.codeif_score import (
     CodeifScorer,
     CompletionsFile,
     read_completions,
     score_codeif,
 )
-from convtui.benchmarks.lifecycle import NewRun, open_run
-from convtui.benchmarks.live import default_concurrency
-from convtui.benchmarks.output import console, print_json, warn
+from convtui.benchmarks.runs.lifecycle import NewRun, open_run
+from convtui.benchmarks.runs.live import default_concurrency
 from convtui.benchmarks.settings import ExecutorSettings, ModelSettings, RunTarget, TaskSelection
 from convtui.core.codeif.conversation import BenchMode
 from convtui.core.codeif.data_file import CodeifData, load_codeif_data

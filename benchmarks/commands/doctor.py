@@ -15,13 +15,13 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from convtui.benchmarks.codeif_doctor import (
+from convtui.benchmarks.output import console, print_json, warn
+from convtui.benchmarks.runs.codeif_doctor import (
     codeif_doctor_ok,
     codeif_doctor_table,
     run_codeif_doctor,
 )
-from convtui.benchmarks.doctor import DoctorReport, TaskOutcome, run_doctor
-from convtui.benchmarks.output import console, print_json, warn
+from convtui.benchmarks.runs.doctor import DoctorReport, TaskOutcome, run_doctor
 from convtui.benchmarks.settings import ExecutorSettings, TaskSelection
 from convtui.benchmarks.views import doctor_view
 from convtui.core.errors import ConvtuiError

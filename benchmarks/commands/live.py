@@ -18,15 +18,15 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from convtui.benchmarks.lifecycle import open_run
-from convtui.benchmarks.live import (
+from convtui.benchmarks.output import console, print_json, warn
+from convtui.benchmarks.runs.lifecycle import open_run
+from convtui.benchmarks.runs.live import (
     LiveResult,
     TurnProgress,
     default_concurrency,
     live_run,
     run_live,
 )
-from convtui.benchmarks.output import console, print_json, warn
 from convtui.benchmarks.settings import (
     ExecutorSettings,
     ModelSettings,

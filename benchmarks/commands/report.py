@@ -1,6 +1,6 @@
 """Wiring for ``convtui report``: read outcomes from the store, build, write and print the
 tables; with ``--correlate`` the live-vs-static rank correlations, with ``--plot`` the figures
-(benchmarks/plots.py, imported only then: matplotlib is slow to import)."""
+(benchmarks/reports/plots.py, imported only then: matplotlib is slow to import)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from convtui.benchmarks.codeif_report import (
+from convtui.benchmarks.output import console, print_json, warning_line
+from convtui.benchmarks.reports.codeif_report import (
     CodeifGroup,
     CodeifSession,
     build_groups,
@@ -22,15 +23,14 @@ from convtui.benchmarks.codeif_report import (
     read_codeif,
     rounds_csv,
 )
-from convtui.benchmarks.correlate import (
+from convtui.benchmarks.reports.correlate import (
     NO_STATIC,
     CorrelationRow,
     correlate_columns,
     correlation_json,
     correlation_table,
 )
-from convtui.benchmarks.output import console, print_json, warning_line
-from convtui.benchmarks.report import (
+from convtui.benchmarks.reports.report import (
     Outcome,
     Report,
     StaticColumn,
@@ -39,7 +39,7 @@ from convtui.benchmarks.report import (
     report_file_names,
     summary_table,
 )
-from convtui.benchmarks.static_report import (
+from convtui.benchmarks.reports.static_report import (
     Replayed,
     build_static_columns,
     static_pass_csv,
@@ -96,7 +96,7 @@ def report_command(
         if plot is not None:
             _need("matplotlib", "--plot")
             step("drawing plots")
-            from convtui.benchmarks.plots import write_plots
+            from convtui.benchmarks.reports.plots import write_plots
 
             plots, plot_notes = write_plots(
                 report, static, correlations, plot, db.stem, codeif_groups=codeif[0]

@@ -19,12 +19,11 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from convtui.benchmarks.import_command import import_logs
-from convtui.benchmarks.lifecycle import open_run
-from convtui.benchmarks.live import LiveResult, TurnProgress, default_concurrency, run_live
 from convtui.benchmarks.output import console, print_json, warn
+from convtui.benchmarks.runs.lifecycle import open_run
+from convtui.benchmarks.runs.live import LiveResult, TurnProgress, default_concurrency, run_live
+from convtui.benchmarks.runs.static import ReplaySettings, replay_config, static_run
 from convtui.benchmarks.settings import ExecutorSettings, ModelSettings, RunTarget, TaskSelection
-from convtui.benchmarks.static import ReplaySettings, replay_config, static_run
 from convtui.core.errors import ConvtuiError
 from convtui.core.executor import Executor
 from convtui.core.isolation import verdict_warning
@@ -35,6 +34,7 @@ from convtui.core.services import open_models
 from convtui.core.session import ContextMode, ProtocolName, SessionConfig
 from convtui.core.tasks import Task
 from convtui.sessions import Store
+from convtui.sessions.ccw_import import import_logs
 from convtui.sessions.copying import copy_sessions
 from convtui.sessions.log_sets import LogSet, LogSetFilter, find_log_sets
 

@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from convtui.benchmarks import durations
+from convtui.benchmarks.runs import durations
 from convtui.core.exec_requests import broken_solution, exec_request
 from convtui.core.executor import Executor
 from convtui.core.loaders import load_catalog

@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from convtui.benchmarks.lifecycle import NewRun, open_run
+from convtui.benchmarks.runs.lifecycle import NewRun, open_run
 from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.loaders import load_catalog
 from convtui.core.omega import FeedbackConfig

@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from convtui.benchmarks.lifecycle import open_run
-from convtui.benchmarks.live import live_run, run_live
+from convtui.benchmarks.runs.lifecycle import open_run
+from convtui.benchmarks.runs.live import live_run, run_live
 from convtui.core.executor import Executor
 from convtui.core.loaders import load_catalog
 from convtui.core.models import open_backend

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import get_args
 
-from convtui.benchmarks.codeif import AUTHORS_CONVERSATION
+from convtui.benchmarks.runs.codeif import AUTHORS_CONVERSATION
 from convtui.core.codeif import authors_dynamic
 from convtui.core.codeif.authors import Cell, authors_per_round, task_rows
 from convtui.core.codeif.authors_dynamic import PAIR_METRICS, ScriptTurn, pair_rows, task_pairs

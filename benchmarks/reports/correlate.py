@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from convtui.benchmarks.report import Column, StaticColumn
+from convtui.benchmarks.reports.report import Column, StaticColumn
 from convtui.core.correlation import RankCorrelation, rank_correlation
 
 METRICS = ("MRR", "Recall")

@@ -22,9 +22,9 @@ from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from convtui.benchmarks.codeif_report import CodeifGroup
-from convtui.benchmarks.correlate import CorrelationRow
-from convtui.benchmarks.report import Report, StaticColumn, report_file_names
+from convtui.benchmarks.reports.codeif_report import CodeifGroup
+from convtui.benchmarks.reports.correlate import CorrelationRow
+from convtui.benchmarks.reports.report import Report, StaticColumn, report_file_names
 from convtui.core.codeif.authors import Cell
 from convtui.core.codeif.authors_dynamic import AVERAGE
 from convtui.core.omega import ALL_CONFIGS
@@ -56,7 +56,7 @@ def write_plots(
     codeif_groups: Sequence[CodeifGroup] = (),
 ) -> tuple[list[Path], list[str]]:
     """Write the figures under ``folder``, named ``<stem>-<figure>`` with the database's name
-    ``stem`` written once (benchmarks/report.py ``report_file_names``); return the paths
+    ``stem`` written once (benchmarks/reports/report.py ``report_file_names``); return the paths
     written and one line for each figure left out, saying why."""
     folder.mkdir(parents=True, exist_ok=True)
     names = report_file_names(stem, ["codeif-rounds", "pass-at-turn", "live-vs-static-mrr"])

@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from convtui.benchmarks.report import STATIC_PASS_RULE, StaticColumn
+from convtui.benchmarks.reports.report import STATIC_PASS_RULE, StaticColumn
 from convtui.core import metrics
 
 COMPENSATE_INIT = True  # print_results' CLI default, with which its tables were published

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from convtui.benchmarks.lifecycle import LEASE_S, NewRun, PlayedRun, play_run
+from convtui.benchmarks.runs.lifecycle import LEASE_S, NewRun, PlayedRun, play_run
 from convtui.core.calls import journaled_call
 from convtui.core.codeif import authors_dynamic
 from convtui.core.codeif.conversation import Mode, PlayedRound, RoundPlan, play, rounds_limit

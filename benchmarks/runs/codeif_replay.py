@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from convtui.benchmarks.lifecycle import NewRun
+from convtui.benchmarks.runs.lifecycle import NewRun
 from convtui.core.codeif.conversation import RoundPlan
 from convtui.core.codeif.instructions import instructions
 from convtui.core.codeif.records import round_plan, round_source

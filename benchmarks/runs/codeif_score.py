@@ -27,8 +27,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from convtui.benchmarks.codeif import CodeifSettings
-from convtui.benchmarks.lifecycle import LEASE_S, limited, play_run
+from convtui.benchmarks.runs.codeif import CodeifSettings
+from convtui.benchmarks.runs.lifecycle import LEASE_S, limited, play_run
 from convtui.core.codeif.conversation import PlayedRound, RoundPlan, message_for
 from convtui.core.codeif.instructions import BASE, Instruction, instructions
 from convtui.core.codeif.programs import (

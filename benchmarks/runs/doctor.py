@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
-from convtui.benchmarks import durations
+from convtui.benchmarks.runs import durations
 from convtui.core.exec_requests import Solution, broken_solution, exec_request, task_modules
 from convtui.core.execution import ExecResult, Limits
 from convtui.core.executor import Executor

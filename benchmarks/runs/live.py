@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from convtui.benchmarks.lifecycle import LEASE_S, NewRun, play_run
+from convtui.benchmarks.runs.lifecycle import LEASE_S, NewRun, play_run
 from convtui.core.executor import Executor
 from convtui.core.loop import SessionEnded, SessionLoop, TurnCompleted, cached_execute
 from convtui.core.models.base import ModelBackend

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 
-from convtui.benchmarks.lifecycle import NewRun
+from convtui.benchmarks.runs.lifecycle import NewRun
 from convtui.core.errors import ConvtuiError
 from convtui.core.session import ContextMode, ProtocolName, SessionConfig
 from convtui.sessions.log_sets import LogSet

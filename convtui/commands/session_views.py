@@ -23,7 +23,7 @@ from convtui.core.session import Turn
 from convtui.sessions.browse import CallLine, SessionDetail, SessionSummary
 
 if TYPE_CHECKING:  # the command module opens stores; a view only reads its result
-    from convtui.benchmarks.sessions_command import ExportResult
+    from convtui.commands.sessions import ExportResult
 
 _SESSION_STYLE = {
     "solved": "green",

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import TextIO, get_args
 
 from convtui.benchmarks.output import console, print_json
-from convtui.benchmarks.sessions_views import (
+from convtui.benchmarks.settings import ExportFormat
+from convtui.commands.session_views import (
     export_view,
     left_out_note,
     session_detail,
     session_table,
 )
-from convtui.benchmarks.settings import ExportFormat
 from convtui.core.errors import ConvtuiError
 from convtui.core.loaders import load_catalog
 from convtui.core.session import SessionStatus

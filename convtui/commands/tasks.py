@@ -6,7 +6,7 @@ from dataclasses import asdict
 
 from convtui.benchmarks.output import console, print_json
 from convtui.benchmarks.settings import TaskSelection
-from convtui.benchmarks.views import task_detail, task_table
+from convtui.commands.task_views import task_detail, task_table
 
 
 def list_tasks(selection: TaskSelection, as_json: bool) -> None:

@@ -12,8 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from convtui.benchmarks.codeif import CodeifSettings, codeif_run
-from convtui.benchmarks.lifecycle import NewRun, OpenedRun, PlayedRun, limited, open_run, play_run
+from convtui.benchmarks.runs.codeif import CodeifSettings, codeif_run
+from convtui.benchmarks.runs.lifecycle import (
+    NewRun,
+    OpenedRun,
+    PlayedRun,
+    limited,
+    open_run,
+    play_run,
+)
 from convtui.core.models.types import GenerationParams
 from convtui.core.omega import FeedbackConfig
 from convtui.core.session import SessionConfig

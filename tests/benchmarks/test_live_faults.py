@@ -12,8 +12,8 @@ from pathlib import Path
 from support.data import needs_bigcodebench
 from support.fault_server import FakeServer, ok, status
 
-from convtui.benchmarks.lifecycle import open_run
-from convtui.benchmarks.live import live_run, run_live
+from convtui.benchmarks.runs.lifecycle import open_run
+from convtui.benchmarks.runs.live import live_run, run_live
 from convtui.core.execution import Limits
 from convtui.core.executor import Executor
 from convtui.core.models import open_backend

@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from convtui.benchmarks.correlate import NO_STATIC, correlate_columns, correlation_json
-from convtui.benchmarks.report import Column, Report, StaticColumn
+from convtui.benchmarks.reports.correlate import NO_STATIC, correlate_columns, correlation_json
+from convtui.benchmarks.reports.report import Column, Report, StaticColumn
 
 pytest.importorskip("scipy")  # the exec extra
 
@@ -91,7 +91,7 @@ def test_plots_with_static_results_include_the_scatter(tmp_path):
     pytest.importorskip("matplotlib")
     from matplotlib.image import imread
 
-    from convtui.benchmarks.plots import DPI, PANEL_H, PANEL_W, write_plots
+    from convtui.benchmarks.reports.plots import DPI, PANEL_H, PANEL_W, write_plots
 
     report = Report(columns=LIVE, max_turns=3)
     written, notes = write_plots(
@@ -116,7 +116,7 @@ def test_plots_with_static_results_include_the_scatter(tmp_path):
 
 def test_plots_without_static_results_skip_the_scatter_and_say_why(tmp_path):
     pytest.importorskip("matplotlib")
-    from convtui.benchmarks.plots import NO_SCATTER, write_plots
+    from convtui.benchmarks.reports.plots import NO_SCATTER, write_plots
 
     written, notes = write_plots(Report(columns=LIVE, max_turns=3), (), (), tmp_path, "r")
     assert [p.name for p in written] == ["r-pass-at-turn.png", "r-pass-at-turn.svg"]
@@ -126,7 +126,7 @@ def test_plots_without_static_results_skip_the_scatter_and_say_why(tmp_path):
 @pytest.mark.parametrize(("panels", "grid"), [(1, (1, 1)), (3, (1, 3)), (4, (2, 3)), (9, (3, 3))])
 def test_panels_are_laid_out_at_most_three_a_row(panels, grid):
     pytest.importorskip("matplotlib")
-    from convtui.benchmarks.plots import grid as layout
+    from convtui.benchmarks.reports.plots import grid as layout
 
     assert layout(panels) == grid
 
@@ -134,7 +134,7 @@ def test_panels_are_laid_out_at_most_three_a_row(panels, grid):
 def test_plots_of_static_results_only_skip_the_scatter_and_say_why(tmp_path):
     """No live column to pair with: the scatter would be empty axes, so it is not drawn."""
     pytest.importorskip("matplotlib")
-    from convtui.benchmarks.plots import NO_PAIRS, write_plots
+    from convtui.benchmarks.reports.plots import NO_PAIRS, write_plots
 
     written, notes = write_plots(Report((), 0), STATIC, (), tmp_path, "r")
     assert [p.name for p in written] == ["r-pass-at-turn.png", "r-pass-at-turn.svg"]
@@ -144,7 +144,7 @@ def test_plots_of_static_results_only_skip_the_scatter_and_say_why(tmp_path):
 def test_the_pass_at_turn_legend_covers_no_panel():
     """Curves of weak models lie on the 0 % line: no legend may sit on any panel."""
     pytest.importorskip("matplotlib")
-    from convtui.benchmarks.plots import _pass_figure
+    from convtui.benchmarks.reports.plots import _pass_figure
 
     nothing = (live("z", CF_EF, 0.0, 0.0), live("z", CF, 0.0, 0.0))
     figure = _pass_figure(Report(columns=LIVE + nothing, max_turns=3), STATIC)

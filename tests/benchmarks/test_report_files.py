@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from convtui.benchmarks.report import Report, StaticColumn, report_file_names
-from convtui.benchmarks.report_command import write_files
+from convtui.benchmarks.commands.report import write_files
+from convtui.benchmarks.reports.report import Report, StaticColumn, report_file_names
 
 NAMES = ["pass-at-turn", "static-pass-at-turn", "codeif-rounds", "report"]
 

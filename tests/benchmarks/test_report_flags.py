@@ -64,7 +64,7 @@ def test_correlate_json_puts_one_reason_per_setting_and_metric(two_settings_db):
 def test_plot_writes_the_pass_curves_and_says_why_there_is_no_scatter(two_settings_db, tmp_path):
     from matplotlib.image import imread
 
-    from convtui.benchmarks.plots import DPI, NO_SCATTER, PANEL_H, PANEL_W
+    from convtui.benchmarks.reports.plots import DPI, NO_SCATTER, PANEL_H, PANEL_W
 
     figures = tmp_path / "figures"
     done = convtui("report", "--db", str(two_settings_db), "--plot", str(figures))
@@ -93,7 +93,7 @@ def test_plot_paths_are_in_the_json_output(two_settings_db, tmp_path):
 def test_report_without_plot_never_imports_matplotlib(two_settings_db):
     probe = (
         "import sys\nfrom pathlib import Path\n"
-        "from convtui.benchmarks.report_command import report_command\n"
+        "from convtui.benchmarks.commands.report import report_command\n"
         f"report_command(Path({str(two_settings_db)!r}), None, None, True, correlate=True)\n"
         "assert 'matplotlib' not in sys.modules, 'matplotlib was imported'\n"
     )

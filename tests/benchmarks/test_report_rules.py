@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from convtui.benchmarks.report import Outcome, build_report
+from convtui.benchmarks.reports.report import Outcome, build_report
 
 T, F = True, False
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from store_values import logged_config, turn
 
-from convtui.benchmarks.import_command import import_logs
 from convtui.core.feedback import failure_details
 from convtui.core.omega import FeedbackConfig
 from convtui.core.session import Turn, TurnFeedback
 from convtui.sessions import Store
+from convtui.sessions.ccw_import import import_logs
 from convtui.sessions.export import export_convcodebench
 
 STEM = "bigcodebench_acme_coder-1b_CF_EF_UNIT_SEF_by_gpt-4o"

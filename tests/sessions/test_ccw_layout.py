@@ -13,14 +13,13 @@ from store_values import logged_config, turn
 from support.cli import invoke
 from support.data import DATA
 
-from convtui.benchmarks.import_command import import_logs
 from convtui.core.evaluate import FeedbackSettings, render_execution
 from convtui.core.feedback import failure_details
 from convtui.core.loaders import load_catalog
 from convtui.core.omega import FeedbackConfig
 from convtui.sessions import Store
 from convtui.sessions.ccw_files import parse_turn_file
-from convtui.sessions.ccw_import import result_from_eval
+from convtui.sessions.ccw_import import import_logs, result_from_eval
 from convtui.sessions.errors import ImportFormatError
 from convtui.sessions.export import export_convcodebench
 from convtui.sessions.static_logs import MANIFEST

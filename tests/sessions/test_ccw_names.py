@@ -31,7 +31,6 @@ import pytest
 from store_values import logged_config, turn
 from support.cli import invoke
 
-from convtui.benchmarks.import_command import import_logs
 from convtui.core.omega import FeedbackConfig
 from convtui.core.session import SessionConfig
 from convtui.sessions import Store
@@ -42,6 +41,7 @@ from convtui.sessions.ccw_files import (
     parse_turn0_file,
     turn0_file,
 )
+from convtui.sessions.ccw_import import import_logs
 from convtui.sessions.errors import ExportError, ImportFormatError
 from convtui.sessions.export import export_convcodebench
 from convtui.sessions.static_logs import MANIFEST

@@ -23,8 +23,7 @@ from rich.console import Console
 from store_values import logged_config, turn
 from support.data import DATA
 
-from convtui.benchmarks.import_command import import_logs
-from convtui.benchmarks.sessions_views import session_detail
+from convtui.commands.session_views import session_detail
 from convtui.core.evaluate import FeedbackSettings, render_execution
 from convtui.core.execution import ExecResult, TestIssue, TestOutcome
 from convtui.core.feedback import declared_test_names, failure_details
@@ -33,7 +32,7 @@ from convtui.core.omega import FeedbackConfig
 from convtui.core.tasks import Task
 from convtui.sessions import Store
 from convtui.sessions.browse import load_session
-from convtui.sessions.ccw_import import result_from_eval
+from convtui.sessions.ccw_import import import_logs, result_from_eval
 from convtui.sessions.export import export_convcodebench
 from convtui.sessions.static_logs import MANIFEST
 from convtui.sessions.transcript import session_record
