@@ -20,7 +20,8 @@ from typing import Any, Literal, get_args
 
 from convtui.core.errors import ConvtuiError
 from convtui.core.omega import parse_feedback
-from convtui.core.session import ProtocolName
+from convtui.core.protocol import build_config, simulator_for
+from convtui.core.session import ProtocolName, SessionConfig
 
 # Who types a study's feedback: the annotator alone, or the annotator over a simulator's draft.
 StudyUser = Literal["human", "assist:novice", "assist:expert"]
@@ -108,7 +109,9 @@ class StudySpec:
             simulator=_text(data, "simulator") if "simulator" in data else None,
             feedback=_text(data, "feedback", "CF,EF:full,VF:expert"),
             turns=_int(data, "turns", 10),
-            protocol=_choice(data, "protocol", _PROTOCOLS, "convcodeworld"),  # type: ignore[arg-type]
+            # A person gives the feedback: ConvCodeWorld's protocol asks its simulator inside
+            # each turn, so convtui's own is the study default (as for `convtui session`).
+            protocol=_choice(data, "protocol", _PROTOCOLS, "convtui"),  # type: ignore[arg-type]
             user=_choice(data, "user", _USERS, "human"),  # type: ignore[arg-type]
             annotators=_names(data["annotators"]),
             overlap=_int(data, "overlap", 1),
@@ -130,8 +133,36 @@ class StudySpec:
             raise StudyError(
                 f"overlap {self.overlap} needs 1 to {len(self.annotators)} annotators per task"
             )
-        if self.user.startswith("assist:") and omegas[0].verbal == "none":
-            raise StudyError(f"user {self.user!r} drafts verbal feedback: add VF to feedback")
+        verbal = omegas[0].verbal
+        if self.user.startswith("assist:"):
+            kind = self.user.split(":", 1)[1]
+            if verbal == "none":
+                raise StudyError(f"user {self.user!r} drafts verbal feedback: add VF to feedback")
+            if verbal != kind:
+                raise StudyError(
+                    f"user {self.user!r} drafts as the {kind} but feedback says VF:{verbal}: "
+                    "make them agree"
+                )
+        if self.protocol == "convcodeworld" and verbal != "none":
+            raise StudyError(
+                "protocol convcodeworld asks its simulated user inside each turn, so an "
+                "annotator cannot give the verbal feedback: drop VF from feedback, or use "
+                "protocol convtui"
+            )
+
+    def config(self) -> SessionConfig:
+        """The config every session of the study runs under, built as `convtui session`
+        builds it from the same options (tui/launch.py ``session_config``): the protocol's
+        defaults, the model, Ω, the turn budget, and the simulator that drafts for an
+        assisted annotator (the code model itself when the study names none)."""
+        [omega] = parse_feedback(self.feedback)
+        return build_config(
+            self.protocol,
+            model=self.model,
+            feedback=omega,
+            simulator=simulator_for(self.model, self.simulator, (omega,)),
+            turns=self.turns,
+        )
 
 
 def _sorted(keys: frozenset[str]) -> str:
@@ -253,6 +284,34 @@ def reassign(
         holders[a.task_id].add(chosen)
         moves.append((a, chosen))
     return moves
+
+
+def assign_more(
+    assignments: Sequence[Assignment], annotator: str, count: int, tasks: Sequence[str]
+) -> list[Assignment]:
+    """``count`` more tasks for ``annotator`` (someone enrolled late, usually): the tasks of
+    ``tasks`` they do not already have, the least covered first (fewest annotators in
+    ``assignments`` hold them), ties in the order of ``tasks``; placed after their own last
+    assignment. Raises :class:`StudyError` when fewer than ``count`` tasks are left to give."""
+    if count < 0:
+        raise StudyError(f"cannot give {count} tasks: give 0 or more")
+    coverage = {task: 0 for task in tasks}
+    theirs: set[str] = set()
+    last = -1
+    for a in assignments:
+        if a.annotator == annotator:
+            theirs.add(a.task_id)
+            last = max(last, a.position)
+        elif a.task_id in coverage:
+            coverage[a.task_id] += 1
+    order = {task: i for i, task in enumerate(tasks)}
+    free = sorted((t for t in coverage if t not in theirs), key=lambda t: (coverage[t], order[t]))
+    if count > len(free):
+        raise StudyError(
+            f"{annotator} can be given at most {len(free)} more of the study's "
+            f"{len(coverage)} tasks, not {count}"
+        )
+    return [Assignment(task, annotator, last + 1 + i) for i, task in enumerate(free[:count])]
 
 
 def new_token() -> str:

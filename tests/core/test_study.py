@@ -15,6 +15,7 @@ from convtui.core.study import (
     StudySpec,
     TaskFilter,
     assign,
+    assign_more,
     new_token,
     reassign,
     token_hash,
@@ -58,12 +59,8 @@ def test_tasks_may_be_a_filter_table_and_defaults_fill_the_rest(tmp_path: Path) 
     text = 'name = "s"\nmodel = "mock:x"\nannotators = ["a"]\n[tasks]\nids = "0-9"\nlib = "numpy"\n'
     spec = StudySpec.from_toml(write(tmp_path, text))
     assert spec.tasks == TaskFilter("bigcodebench", "0-9", ("numpy",), False)
-    assert (spec.user, spec.protocol, spec.overlap, spec.turns) == (
-        "human",
-        "convcodeworld",
-        1,
-        10,
-    )
+    # A person gives the feedback, so convtui's protocol is the default (as for `session`).
+    assert (spec.user, spec.protocol, spec.overlap, spec.turns) == ("human", "convtui", 1, 10)
 
 
 @pytest.mark.parametrize(
@@ -78,6 +75,8 @@ def test_tasks_may_be_a_filter_table_and_defaults_fill_the_rest(tmp_path: Path) 
         (("turns = 3", 'turns = "3"'), "'turns' must be an integer"),
         (('feedback = "CF,EF:partial,VF:expert"', 'feedback = "all"'), "one Ω, not all nine"),
         (('feedback = "CF,EF:partial,VF:expert"', 'feedback = "CF"'), "add VF to feedback"),
+        (('user = "assist:expert"', 'user = "assist:novice"'), "says VF:expert: make them agree"),
+        (('protocol = "convtui"', 'protocol = "convcodeworld"'), "use protocol convtui"),
         (('model = "http://127.0.0.1:8000/v1"\n', ""), "missing 'model'"),
         (("name = ", "name = ["), "not valid TOML"),
     ],
@@ -152,3 +151,34 @@ def test_a_token_matches_only_its_own_hash_and_tokens_differ() -> None:
     assert stored != token and token_matches(token, stored)
     assert not token_matches(token + "x", stored)
     assert not token_matches(new_token(), stored)
+
+
+def test_every_session_of_a_study_runs_under_the_config_its_spec_gives(tmp_path: Path) -> None:
+    config = StudySpec.from_toml(write(tmp_path, GOOD)).config()
+    assert (config.model, config.simulator, config.protocol) == (
+        "http://127.0.0.1:8000/v1",
+        "http://127.0.0.1:8001/v1",
+        "convtui",
+    )
+    assert (config.feedback.label, config.max_turns) == ("CF,EF:partial,VF:expert", 4)
+    human = StudySpec.from_toml(write(tmp_path, GOOD.replace("assist:expert", "human")))
+    assert human.config().simulator == "http://127.0.0.1:8001/v1"  # unused, as in `session`
+
+
+def test_a_late_annotator_gets_the_least_covered_tasks_they_lack() -> None:
+    given = assign(TASKS, PEOPLE, 2, seed=5)
+    # Two tasks lose one of their two annotators: those are the least covered now.
+    thin = {TASKS[4], TASKS[1]}
+    dropped = {min((a for a in given if a.task_id == t), key=lambda a: a.annotator) for t in thin}
+    kept = [a for a in given if a not in dropped]
+    more = assign_more(kept, "dee", 3, TASKS)
+    assert [a.task_id for a in more[:2]] == [TASKS[1], TASKS[4]]  # ties in the study's order
+    assert [(a.annotator, a.position) for a in more] == [("dee", 0), ("dee", 1), ("dee", 2)]
+    assert assign_more(kept, "dee", 0, TASKS) == []
+    # Someone who holds tasks already gets others, after their own last position.
+    ana = assign_more(given, "ana", 2, TASKS)
+    theirs = {a.task_id for a in given if a.annotator == "ana"}
+    assert not theirs & {a.task_id for a in ana}
+    assert [a.position for a in ana] == [len(theirs), len(theirs) + 1]
+    with pytest.raises(StudyError, match="at most 2 more of the study's 6 tasks, not 3"):
+        assign_more(given, "ana", 3, TASKS)
