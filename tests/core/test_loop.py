@@ -6,6 +6,7 @@ import asyncio
 from dataclasses import replace
 
 import pytest
+from support.recorded import ADD_ONE
 
 from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.feedback import PASSED_ALL_TEST_RUNS
@@ -21,15 +22,11 @@ from convtui.core.simulators import (
     postprocess,
     redact,
 )
-from convtui.core.tasks import Task, TestSpec
 
-TASK = Task(
-    id="BigCodeBench/999999",
-    suite="bigcodebench",
-    prompt="Add one to x.",
+# A ground truth with lines long enough to leak, for the simulators' leak checks.
+TASK = replace(
+    ADD_ONE,
     code_header="import math\ndef task_func(x):\n",
-    entry_point="task_func",
-    tests=TestSpec("unittest", "class TestCases: pass"),
     ground_truth="import math\ndef task_func(x):\n    incremented_value = math.floor(x) + 1\n"
     "    return incremented_value\n",
 )

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from support.recorded import ADD_ONE
 
 from convtui.core.ccw.policies import BcbTurn0, CcwTurn
 from convtui.core.convtui_turn import ConvtuiTurn
@@ -24,16 +25,13 @@ from convtui.core.models.mock import MockBackend
 from convtui.core.omega import FeedbackConfig
 from convtui.core.replay_turn import ReplayTurn
 from convtui.core.session import SessionConfig, Turn
-from convtui.core.tasks import Task, TestSpec
 
 FENCE = "```"
-BCB = Task(
-    id="BigCodeBench/0",
-    suite="bigcodebench",
+# Shaped like a BigCodeBench task: its turn 0 reads the prompt, code prompt and complete prompt.
+BCB = replace(
+    ADD_ONE,
     prompt='def task_func(x):\n    """Add one to x."""\n',
     code_header="import math\ndef task_func(x):\n",
-    entry_point="task_func",
-    tests=TestSpec("unittest", "class TestCases: pass"),
     ground_truth="import math\ndef task_func(x):\n    return x + 1\n",
     complete_prompt='import math\ndef task_func(x):\n    """Add one to x."""\n',
 )
