@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from convtui.core.ccw.policies import BcbTurn0, CcwTurn
@@ -19,19 +19,12 @@ from convtui.core.evaluate import Execute
 from convtui.core.execution import ExecRequest, ExecResult
 from convtui.core.executor import Executor
 from convtui.core.models.base import ModelBackend
-from convtui.core.models.types import (
-    ChatMessage,
-    Completion,
-    GenerationParams,
-    ModelError,
-)
+from convtui.core.models.types import ModelError
 from convtui.core.prompts import feedback_message
 from convtui.core.replay import replay_status
 from convtui.core.replay_turn import ReplayTurn
 from convtui.core.session import (
     CallJournal,
-    CallKind,
-    CallPurpose,
     ExecutionCache,
     SessionConfig,
     SessionStatus,
@@ -193,23 +186,6 @@ class SessionLoop:
 
     def policy(self, idx: int) -> TurnPolicy:
         return self.policies[min(idx, 1)]
-
-    async def complete(
-        self,
-        turn_idx: int,
-        purpose: CallPurpose,
-        messages: tuple[ChatMessage, ...],
-        params: GenerationParams,
-        backend: ModelBackend | None = None,
-        on_text: Callable[[str], None] | None = None,
-        *,
-        seq: int = 0,
-        kind: CallKind = "chat",
-    ) -> Completion:
-        """One model call, journaled (calls.py); a finished identical call is reused."""
-        return await self.context.complete(
-            turn_idx, purpose, messages, params, backend, on_text, seq=seq, kind=kind
-        )
 
     async def run(self, prior: Sequence[Turn] = ()) -> AsyncIterator[Event]:
         """Play the session from ``prior`` (turns already recorded) to its end."""
