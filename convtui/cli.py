@@ -84,6 +84,13 @@ from convtui.options import (
     TurnsOpt,
     UserOpt,
 )
+from convtui.study_options import (
+    AddTasksOpt,
+    AnnotatorNameArg,
+    StudyDbOpt,
+    StudyFileArg,
+    StudyInitDbOpt,
+)
 
 app = typer.Typer(
     cls=OneLineErrors,
@@ -101,6 +108,11 @@ sessions_app = typer.Typer(
     no_args_is_help=True, help="Browse and export recorded sessions (TUI and benchmark runs)."
 )
 app.add_typer(sessions_app, name="sessions")
+study_app = typer.Typer(
+    no_args_is_help=True,
+    help="Human-feedback studies: tasks dealt to annotators, their tokens and progress.",
+)
+app.add_typer(study_app, name="study")
 
 
 @app.callback()
@@ -575,3 +587,76 @@ def sessions_export(
                 model_name=model_name,
             )
         )
+
+
+# --- convtui study: many annotators ---------------------------------------------------------------
+
+
+@study_app.command("init")
+def study_init(
+    spec: StudyFileArg,
+    db: StudyInitDbOpt,
+    data: DataOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a study from its file, with each annotator's token, printed this once.
+
+    Each task goes to `overlap` annotators, loads balanced and reproducible by the seed.
+
+    Example: [bold]convtui study init STUDY.toml --db study.db[/bold]"""
+    with user_errors():
+        from convtui.commands.study import init_command
+
+        init_command(spec, db, data, as_json)
+
+
+@study_app.command("status")
+def study_status(db: StudyDbOpt, as_json: JsonOpt = False) -> None:
+    """Progress per annotator (done, started, pending, reassigned) and per task.
+
+    Example: [bold]convtui study status --db study.db[/bold]"""
+    with user_errors():
+        from convtui.commands.study import status_command
+
+        status_command(db, as_json)
+
+
+@study_app.command("token")
+def study_token(name: AnnotatorNameArg, db: StudyDbOpt, as_json: JsonOpt = False) -> None:
+    """Issue an annotator a new token (printed this once); their old one stops working.
+
+    Example: [bold]convtui study token ana --db study.db[/bold]"""
+    with user_errors():
+        from convtui.commands.study import token_command
+
+        token_command(db, name, as_json)
+
+
+@study_app.command("add-annotator")
+def study_add_annotator(
+    name: AnnotatorNameArg,
+    db: StudyDbOpt,
+    tasks: AddTasksOpt = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Enrol an annotator, with a token and --tasks N assignments (the least covered tasks).
+
+    Example: [bold]convtui study add-annotator dee --tasks 4 --db study.db[/bold]"""
+    with user_errors():
+        from convtui.commands.study import add_annotator_command
+
+        add_annotator_command(db, name, tasks, as_json)
+
+
+@study_app.command("reassign")
+def study_reassign(name: AnnotatorNameArg, db: StudyDbOpt, as_json: JsonOpt = False) -> None:
+    """An annotator leaves: their unfinished assignments go to others.
+
+    Their token stops working; each assignment they had not finished goes to the least
+    loaded annotator who does not have that task.
+
+    Example: [bold]convtui study reassign ben --db study.db[/bold]"""
+    with user_errors():
+        from convtui.commands.study import reassign_command
+
+        reassign_command(db, name, as_json)

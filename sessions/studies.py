@@ -16,7 +16,7 @@ from convtui.core.study import Assignment, StudyError, StudySpec, TaskFilter, to
 from convtui.sessions.codec import config_from_json, config_to_json
 from convtui.sessions.connection import rows, writing
 from convtui.sessions.ids import new_id, utc_now
-from convtui.sessions.records import FINAL_SESSION_STATES
+from convtui.sessions.records import FINAL_SESSION_STATES, UserKind
 from convtui.sessions.store import Store
 
 AssignmentState = Literal["pending", "started", "done", "reassigned"]
@@ -165,6 +165,36 @@ def attach_session(
         )
         if cursor.rowcount != 1:
             raise StudyError(f"{task_id} is not an open assignment of {annotator}")
+
+
+def start_assignment(
+    store: Store,
+    study_id: str,
+    task_id: str,
+    annotator: str,
+    config: SessionConfig,
+    user_kind: UserKind,
+) -> str:
+    """Open the session that answers an assignment: the session row and its link to the
+    assignment are written in one transaction, so neither is ever there without the other
+    (an assignment that is no longer open writes nothing). Returns the session's id."""
+    with writing(store.db):
+        session_id = store.create_interactive_session(
+            task_id, config, user_kind, annotator=annotator
+        )
+        attach_session(store, study_id, task_id, annotator, session_id)
+    return session_id
+
+
+def study_tasks(store: Store, study_id: str) -> list[str]:
+    """Every task of the study, in the order its assignments were first written."""
+    found = rows(
+        store.db,
+        "SELECT task_id FROM study_assignments WHERE study_id = ? GROUP BY task_id "
+        "ORDER BY MIN(rowid)",
+        (study_id,),
+    )
+    return [r["task_id"] for r in found]
 
 
 def who_holds(store: Store, study_id: str, token: str) -> str | None:

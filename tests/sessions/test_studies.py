@@ -30,6 +30,8 @@ from convtui.sessions.studies import (
     load_study,
     next_assignment,
     set_token,
+    start_assignment,
+    study_tasks,
     who_holds,
 )
 
@@ -139,3 +141,20 @@ def test_a_database_without_a_study_names_the_command_that_makes_one(tmp_path: P
     with Store.open(tmp_path / "plain.db") as store, pytest.raises(StudyError) as caught:
         load_study(store)
     assert "convtui study init STUDY.toml" in str(caught.value)
+
+
+def test_a_session_opened_for_an_assignment_is_attached_in_the_same_write(study) -> None:
+    store, study_id, _tokens, given = study
+    first = next_assignment(store, study_id, "ana")
+    assert first is not None
+    session = start_assignment(store, study_id, first.task_id, "ana", CONFIG, "human")
+    row = store.session(session)
+    assert (row.task_id, row.annotator, row.status) == (first.task_id, "ana", "planned")
+    mine = assignments(store, study_id, "ana")[0]
+    assert (mine.session_id, mine.state) == (session, "started")
+    # The assignment is no longer open: nothing is written, not even the session row.
+    with pytest.raises(StudyError, match="not an open assignment of ana"):
+        start_assignment(store, study_id, first.task_id, "ana", CONFIG, "human")
+    with store.reading() as db:
+        assert db.execute("SELECT COUNT(*) FROM sessions").fetchone() == (1,)
+    assert study_tasks(store, study_id) == list(dict.fromkeys(a.task_id for a in given))
