@@ -6,23 +6,13 @@ recorded instead, no model called (benchmarks/runs/codeif_score.py)."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
 from convtui.benchmarks.output import console, print_json, warn
+from convtui.benchmarks.progress import progress_bar, sessions_task
 from convtui.benchmarks.runs.codeif import (
     CodeifPlayer,
     CodeifProgress,
@@ -59,7 +49,7 @@ from convtui.core.protocol import build_config
 from convtui.core.services import open_models
 from convtui.core.session import SessionConfig
 from convtui.core.tasks import Task
-from convtui.sessions import SessionRow, Store
+from convtui.sessions import Store
 
 
 @dataclass(frozen=True)
@@ -192,9 +182,9 @@ async def _execute(
         ):
             run_id, resumed = _open(store, replace(new, config=config), options, data)
             sessions = store.run_sessions(run_id)
-            with _bar(options.target.as_json) as bar:
+            with progress_bar("conversations", quiet=options.target.as_json) as bar:
                 what = "resuming run" if resumed else "run"
-                tick = _sessions_task(bar, f"{what} {run_id}", sessions)
+                tick = sessions_task(bar, f"{what} {run_id}", sessions)
 
                 def progress(event: CodeifProgress) -> None:
                     if event.round is None:
@@ -236,26 +226,6 @@ def _open(store: Store, new: NewRun, options: CodeifOptions, data: CodeifData) -
     return opened.run_id, opened.resumed
 
 
-def _bar(quiet: bool) -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("conversations"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console(stderr=True),
-        disable=quiet or os.environ.get("CI") == "true",
-    )
-
-
-def _sessions_task(bar: Progress, description: str, sessions: Sequence[SessionRow]) -> TaskID:
-    """The bar's line for a run's conversations, the finished ones already counted."""
-    return bar.add_task(
-        description, total=len(sessions), completed=sum(s.finished for s in sessions)
-    )
-
-
 def _score_command(options: CodeifOptions, path: Path) -> int:
     """``--score-only``: the file read and checked first (nothing is created on bad input),
     then its rounds executed and recorded as one run."""
@@ -276,9 +246,9 @@ def _score_command(options: CodeifOptions, path: Path) -> int:
         new = codeif_run(settings, config, selection, tasks)
         run_id, resumed = _open(store, new, options, data)
         sessions = store.run_sessions(run_id)
-        with _bar(options.target.as_json) as bar:
+        with progress_bar("conversations", quiet=options.target.as_json) as bar:
             what = "resuming scoring run" if resumed else "scoring run"
-            tick = _sessions_task(bar, f"{what} {run_id}", sessions)
+            tick = sessions_task(bar, f"{what} {run_id}", sessions)
             scorer = CodeifScorer(
                 store,
                 run_id,

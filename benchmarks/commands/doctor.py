@@ -3,19 +3,10 @@ report, and say whether enough of the tasks behaved as expected."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
 from convtui.benchmarks.output import console, print_json, warn
+from convtui.benchmarks.progress import progress_bar
 from convtui.benchmarks.runs.codeif_doctor import (
     codeif_doctor_ok,
     codeif_doctor_table,
@@ -85,19 +76,10 @@ def _instructions(tasks: Sequence[Task], executor: ExecutorSettings, as_json: bo
 def _with_progress(
     tasks: Sequence[Task], executor: Executor, solution: Solution, quiet: bool
 ) -> DoctorReport:
-    """run_doctor under a progress bar on stderr (none when ``quiet`` or not a tty)."""
-    err = console(stderr=True)
-    disable = (quiet and not err.is_terminal) or os.environ.get("CI") == "true"
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        disable=disable,
-        transient=True,
-    ) as progress:
+    """run_doctor under a progress bar on stderr; ``quiet`` (--json) leaves it out only where
+    stderr is not a terminal, since the JSON goes to stdout."""
+    quiet = quiet and not console(stderr=True).is_terminal
+    with progress_bar(quiet=quiet, transient=True) as progress:
         bar = progress.add_task("running", total=len(tasks))
         failed = 0
 

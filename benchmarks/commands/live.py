@@ -5,20 +5,11 @@ progress bar and say how it went."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
 from convtui.benchmarks.output import console, print_json, warn
+from convtui.benchmarks.progress import progress_bar, sessions_task
 from convtui.benchmarks.runs.lifecycle import open_run
 from convtui.benchmarks.runs.live import (
     LiveResult,
@@ -128,22 +119,9 @@ def _with_isolation(options: LiveOptions, label: str) -> LiveOptions:
 
 async def _play(store, run_id, resumed, options, tasks, executor, backend, simulator):
     sessions = store.run_sessions(run_id)
-    err = console(stderr=True)
-    disable = options.target.as_json or os.environ.get("CI") == "true"
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("sessions"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        disable=disable,
-    ) as bar:
+    with progress_bar("sessions", quiet=options.target.as_json) as bar:
         what = "resuming run" if resumed else "run"
-        tick = bar.add_task(
-            f"{what} {run_id}", total=len(sessions), completed=sum(s.finished for s in sessions)
-        )
+        tick = sessions_task(bar, f"{what} {run_id}", sessions)
 
         def progress(event: TurnProgress) -> None:
             if event.turn is not None:

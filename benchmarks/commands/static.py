@@ -5,21 +5,12 @@ results database, then replay each set against the target model under one progre
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
 from convtui.benchmarks.output import console, print_json, warn
+from convtui.benchmarks.progress import progress_bar, sessions_task
 from convtui.benchmarks.runs.lifecycle import open_run
 from convtui.benchmarks.runs.live import LiveResult, TurnProgress, default_concurrency, run_live
 from convtui.benchmarks.runs.static import ReplaySettings, replay_config, static_run
@@ -218,21 +209,9 @@ async def _play_all(
         for log_set, config in zip(log_sets, configs, strict=True)
     ]
     sessions = [row for *_, opened in planned for row in store.run_sessions(opened.run_id)]
-    disable = options.target.as_json or os.environ.get("CI") == "true"
     done: list[ReplayedSet] = []
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("sessions"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console(stderr=True),
-        disable=disable,
-    ) as bar:
-        tick = bar.add_task(
-            "replaying", total=len(sessions), completed=sum(s.finished for s in sessions)
-        )
+    with progress_bar("sessions", quiet=options.target.as_json) as bar:
+        tick = sessions_task(bar, "replaying", sessions)
 
         def progress(event: TurnProgress) -> None:
             if event.turn is not None:
