@@ -12,23 +12,21 @@ from __future__ import annotations
 import importlib.util
 import json
 import random
-import signal
 import sqlite3
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from support.cli import convtui_argv, env, invoke
+from support.cli import convtui_argv, invoke
 from support.data import needs_bigcodebench
 from support.live import (
     EMBEDDED_RUN,
     FAILS,
     RUN,
+    assert_intact_and_no_call_paid_twice,
     bench,
     calls,
-    calls_started,
     histories,
+    kill_at_random_points,
     recorded,
     report,
     tables,
@@ -186,15 +184,6 @@ def test_rerunning_a_finished_command_changes_nothing(reference_db, tmp_path):
         assert conn.execute("SELECT COUNT(*) FROM runs").fetchone() == (1,)
 
 
-def _wait_for_new_calls(db: Path, process: subprocess.Popen, seen: int, timeout_s: float) -> None:
-    """Until the run records a model call beyond the ``seen`` ones, or ends."""
-    deadline = time.monotonic() + timeout_s
-    while process.poll() is None and time.monotonic() < deadline:
-        if calls_started(db) > seen:
-            return
-        time.sleep(0.05)
-
-
 def test_sigkill_at_random_points_then_rerun_gives_the_same_tables(
     scripted_db, scripted_model, tmp_path
 ):
@@ -203,37 +192,14 @@ def test_sigkill_at_random_points_then_rerun_gives_the_same_tables(
     reference_db = scripted_db
     db = tmp_path / "killed.db"
     rng = random.Random(20261122)
-    kills = 0
-    for round_ in range(4):
-        process = subprocess.Popen(
-            convtui_argv(
-                "bench", "live", *RUN, "--db", str(db), "--json", "--model", scripted_model
-            ),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env(),
-        )
-        # Kill at a random point after this process's first model call began, not after a
-        # fixed time: on a fast machine a fixed time can outlast the whole run.
-        _wait_for_new_calls(db, process, seen=calls_started(db), timeout_s=120)
-        time.sleep(rng.uniform(0.0, 1.5 if round_ == 0 else 3.0))
-        if process.poll() is None:
-            process.send_signal(signal.SIGKILL)
-            kills += 1
-        process.wait(30)
+    argv = convtui_argv("bench", "live", *RUN, "--db", str(db), "--json", "--model", scripted_model)
+    kills = kill_at_random_points(argv, db, rng, (1.5, 3.0, 3.0, 3.0))
     assert kills >= 1, "the run finished before any kill; the test proved nothing"
     done = bench(db, "--model", scripted_model)
     assert done.returncode == 0, done.stdout + done.stderr
     assert tables(db) == tables(reference_db)
     assert recorded(db) == recorded(reference_db)
-    with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        # A call that had finished is never paid for again.
-        paid = conn.execute(
-            "SELECT session_id, turn_idx, purpose, request_hash, COUNT(*) FROM model_calls "
-            "WHERE status = 'ok' AND cache_hit = 0 GROUP BY 1, 2, 3, 4 HAVING COUNT(*) > 1"
-        ).fetchall()
-        assert paid == []
+    assert_intact_and_no_call_paid_twice(db)
 
 
 def test_a_run_through_the_server_sends_the_requests_the_in_process_run_sends(

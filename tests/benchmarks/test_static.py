@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import json
 import random
-import signal
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 from support.ccw_live import BROKEN, FAILING, HINT
 from support.ccw_live import fixed as _fixed
-from support.cli import convtui_argv, env, invoke, run_process
+from support.cli import convtui_argv, invoke, run_process
 from support.data import needs_bigcodebench
-from support.live import FAILS, bench, calls_started
+from support.live import FAILS, assert_intact_and_no_call_paid_twice, bench, kill_at_random_points
 from support.scripted import script
 
 pytestmark = needs_bigcodebench
@@ -183,44 +181,16 @@ def test_a_killed_replay_continues_without_paying_for_a_finished_call_twice(live
     assert replay(reference_db, live_db, "--model", slow).returncode == 0
     db = tmp_path / "killed.db"
     rng = random.Random(20261123)
-    kills = 0
-    for round_ in range(3):
-        process = subprocess.Popen(
-            convtui_argv(
-                "bench",
-                "static",
-                "--logs",
-                str(live_db),
-                "--db",
-                str(db),
-                "--json",
-                "--model",
-                slow,
-            ),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env(),
-        )
-        seen = calls_started(db)
-        deadline = time.monotonic() + 120
-        while process.poll() is None and calls_started(db) <= seen and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(rng.uniform(0.0, 1.0 if round_ == 0 else 2.0))
-        if process.poll() is None:
-            process.send_signal(signal.SIGKILL)
-            kills += 1
-        process.wait(30)
+    argv = convtui_argv(
+        "bench", "static", "--logs", str(live_db), "--db", str(db), "--json", "--model", slow
+    )
+    kills = kill_at_random_points(argv, db, rng, (1.0, 2.0, 2.0))
     assert kills >= 1, "the replay finished before any kill; the test proved nothing"
     done = replay(db, live_db, "--model", slow)
     assert done.returncode == 0, done.stderr
     assert turns_of(db, "static") == turns_of(reference_db, "static")
+    assert_intact_and_no_call_paid_twice(db)
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        paid = conn.execute(
-            "SELECT session_id, turn_idx, purpose, request_hash, COUNT(*) FROM model_calls "
-            "WHERE status = 'ok' AND cache_hit = 0 GROUP BY 1, 2, 3, 4 HAVING COUNT(*) > 1"
-        ).fetchall()
-        assert paid == []
         assert conn.execute("SELECT COUNT(*) FROM runs WHERE kind = 'static'").fetchone() == (1,)
 
 

@@ -4,12 +4,15 @@ and what they read back from a run's SQLite file."""
 from __future__ import annotations
 
 import json
+import random
+import signal
 import sqlite3
 import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from support.cli import invoke
+from support.cli import env, invoke
 
 # Small but real: three stdlib tasks, three turns, short replies. Our own protocol: under
 # convcodeworld a reply must fill DSPy's fields, so what a session does would depend on what
@@ -88,3 +91,39 @@ def calls_started(db: Path) -> int:
             return conn.execute("SELECT COUNT(*) FROM model_calls").fetchone()[0]
     except sqlite3.OperationalError:  # the schema is not written yet
         return 0
+
+
+def kill_at_random_points(
+    argv: Sequence[str], db: Path, rng: random.Random, longest: Sequence[float]
+) -> int:
+    """Start ``argv`` (a run writing to ``db``) once per entry of ``longest`` and SIGKILL it
+    at a random time, up to that many seconds, after it begins a model call beyond those
+    ``db`` held when it started: not after a fixed time, which on a fast machine can outlast
+    the whole run. Returns how many were killed (a run may finish first)."""
+    kills = 0
+    for wait_s in longest:
+        process = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env()
+        )
+        seen = calls_started(db)
+        deadline = time.monotonic() + 120
+        while process.poll() is None and calls_started(db) <= seen and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(rng.uniform(0.0, wait_s))
+        if process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+            kills += 1
+        process.wait(30)
+    return kills
+
+
+def assert_intact_and_no_call_paid_twice(db: Path) -> None:
+    """``db`` passes SQLite's integrity check, and no call that had finished was paid for
+    again (each request of a turn has at most one call not answered from the journal)."""
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        paid = conn.execute(
+            "SELECT session_id, turn_idx, purpose, request_hash, COUNT(*) FROM model_calls "
+            "WHERE status = 'ok' AND cache_hit = 0 GROUP BY 1, 2, 3, 4 HAVING COUNT(*) > 1"
+        ).fetchall()
+        assert paid == []
