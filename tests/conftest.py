@@ -1,10 +1,13 @@
 """Shared test set-up: a test that takes an ``isolation_level`` argument runs once per
 isolation level, skipped (with the reason) where this machine cannot provide it; the
-session-scoped fixtures (one executor, the catalogs). Helpers live in tests/support/."""
+session-scoped fixtures (one executor, the catalogs); a live process other than this one.
+Helpers live in tests/support/."""
 
 from __future__ import annotations
 
 import functools
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -87,3 +90,16 @@ def codeif() -> TaskCatalog:
 
     data_file("CodeIF-Bench-L1-function.jsonl")
     return load_catalog("codeif", DATA)
+
+
+# --- other fixtures ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def other_process() -> Iterator[subprocess.Popen]:
+    """A live process that is not this one, killed after the test: what a run's lease names
+    when another process drives the run."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    yield child
+    child.kill()
+    child.wait()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,14 +40,6 @@ LIVE = NewRun(CONFIG, "ids=0-4", benchmark="bigcodebench", mode="live", task_ids
 def store(tmp_path: Path) -> Iterator[Store]:
     with Store.open(tmp_path / "results.db") as opened:
         yield opened
-
-
-@pytest.fixture
-def other_process() -> Iterator[subprocess.Popen]:
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    yield child
-    child.kill()
-    child.wait()
 
 
 def test_a_second_open_resumes_the_run_and_makes_failed_work_playable(store: Store) -> None:

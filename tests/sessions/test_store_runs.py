@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -16,14 +14,6 @@ from convtui.sessions import RunLeasedError, Store, run_config_hash
 from convtui.sessions.results import list_runs, run_outcomes
 
 TASKS = ["BigCodeBench/0", "BigCodeBench/1", "BigCodeBench/2"]
-
-
-@pytest.fixture
-def other_process() -> Iterator[subprocess.Popen]:
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    yield child
-    child.kill()
-    child.wait()
 
 
 def test_a_run_is_created_with_all_its_sessions_planned(store: Store) -> None:
