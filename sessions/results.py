@@ -10,6 +10,7 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from convtui.core.session import SessionStatus
 from convtui.sessions.connection import rows
@@ -51,19 +52,35 @@ def run_outcomes(store: Store, run_ids: Sequence[str] | None = None) -> list[Ses
 
     A database may hold several runs of one model and feedback configuration; choose the runs
     explicitly to keep each task counted once."""
-    sql = (
+    found = _rows_of_runs(
+        store,
         "SELECT run_id, id AS session_id, task_id, model, feedback, status, first_pass_turn, "
-        "turns_done, max_turns FROM sessions WHERE run_id IS NOT NULL"
+        "turns_done, max_turns FROM sessions WHERE run_id IS NOT NULL",
+        run_ids,
+        column="run_id",
+        order="run_id, id",
     )
-    params: list[str] = []
+    return [SessionOutcome(**row) for row in found]
+
+
+def _rows_of_runs(
+    store: Store,
+    sql: str,
+    run_ids: Sequence[str] | None,
+    *,
+    order: str,
+    column: str = "s.run_id",
+    params: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """The rows of ``sql`` (which ends in a WHERE clause) whose ``column`` names one of
+    ``run_ids`` (any run's when None; none when empty), ordered by ``order``."""
     if run_ids is not None:
         if not run_ids:
             return []
-        sql += f" AND run_id IN ({', '.join('?' * len(run_ids))})"
-        params = list(run_ids)
+        sql += f" AND {column} IN ({', '.join('?' * len(run_ids))})"
+        params = [*params, *run_ids]
     with store.reading() as db:
-        found = rows(db, sql + " ORDER BY run_id, id", params)
-    return [SessionOutcome(**row) for row in found]
+        return rows(db, f"{sql} ORDER BY {order}", params)
 
 
 def run_turn_passes(
@@ -73,21 +90,16 @@ def run_turn_passes(
     code passed), for the sessions of the given runs (all benchmark runs when None). A session
     with no recorded turn is absent. Turns that never ran are not invented here: see
     ``convtui.core.metrics.carry_forward``."""
-    sql = (
+    found = _rows_of_runs(
+        store,
         "SELECT t.session_id, t.passed FROM turns t JOIN sessions s ON s.id = t.session_id "
-        "WHERE s.run_id IS NOT NULL"
+        "WHERE s.run_id IS NOT NULL",
+        run_ids,
+        order="t.session_id, t.idx",
     )
-    params: list[str] = []
-    if run_ids is not None:
-        if not run_ids:
-            return {}
-        sql += f" AND s.run_id IN ({', '.join('?' * len(run_ids))})"
-        params = list(run_ids)
-    with store.reading() as db:
-        found = db.execute(sql + " ORDER BY t.session_id, t.idx", params).fetchall()
     passes: dict[str, list[bool]] = defaultdict(list)
-    for session_id, passed in found:
-        passes[session_id].append(bool(passed))
+    for row in found:
+        passes[row["session_id"]].append(bool(row["passed"]))
     return {session_id: tuple(verdicts) for session_id, verdicts in passes.items()}
 
 
@@ -179,20 +191,15 @@ def static_outcomes(store: Store, run_ids: Sequence[str] | None = None) -> list[
     """The replayed sessions of the given static runs (every static run when None; live run
     ids among ``run_ids`` select nothing here), ordered by run and creation. The reference
     session may belong to no run (a person's session recorded in the TUI)."""
-    sql = (
+    found = _rows_of_runs(
+        store,
         "SELECT s.run_id, s.id AS session_id, s.task_id, s.model, s.feedback, s.status, "
         "s.max_turns, s.reference_session_id, ref.model AS reference_model, s.user_kind, "
         "s.simulator, s.annotator FROM sessions s JOIN runs r ON r.id = s.run_id "
-        "JOIN sessions ref ON ref.id = s.reference_session_id WHERE r.kind = 'static'"
+        "JOIN sessions ref ON ref.id = s.reference_session_id WHERE r.kind = 'static'",
+        run_ids,
+        order="s.run_id, s.id",
     )
-    params: list[str] = []
-    if run_ids is not None:
-        if not run_ids:
-            return []
-        sql += f" AND s.run_id IN ({', '.join('?' * len(run_ids))})"
-        params = list(run_ids)
-    with store.reading() as db:
-        found = rows(db, sql + " ORDER BY s.run_id, s.id", params)
     return [StaticOutcome(**row) for row in found]
 
 
@@ -234,18 +241,14 @@ def benchmark_sessions(
 ) -> list[BenchmarkSession]:
     """The sessions of the runs of ``benchmark`` (among ``run_ids`` when given), ordered by
     run and creation."""
-    sql = (
+    found = _rows_of_runs(
+        store,
         "SELECT s.run_id, s.id AS session_id, s.task_id, s.model, s.status, r.mode, "
-        "r.selection FROM sessions s JOIN runs r ON r.id = s.run_id WHERE r.benchmark = ?"
+        "r.selection FROM sessions s JOIN runs r ON r.id = s.run_id WHERE r.benchmark = ?",
+        run_ids,
+        order="s.run_id, s.id",
+        params=(benchmark,),
     )
-    params: list[str] = [benchmark]
-    if run_ids is not None:
-        if not run_ids:
-            return []
-        sql += f" AND s.run_id IN ({', '.join('?' * len(run_ids))})"
-        params += list(run_ids)
-    with store.reading() as db:
-        found = rows(db, sql + " ORDER BY s.run_id, s.id", params)
     return [BenchmarkSession(**row) for row in found]
 
 
