@@ -33,17 +33,7 @@ def _config(model: str, omega: FeedbackConfig) -> SessionConfig:
 
 
 def _turn(idx: int, passed: bool) -> Turn:
-    result = ExecResult(
-        status="pass" if passed else "fail",
-        tests=(),
-        duration_s=0.1,
-        output="",
-        output_bytes=0,
-        isolation="bwrap",
-        detail="",
-        missing_module=None,
-        tampered=False,
-    )
+    result = ExecResult("pass" if passed else "fail", duration_s=0.1, isolation="bwrap")
     return Turn(idx, "", f"x = {idx}", True, "No compilation errors", result)
 
 

@@ -48,15 +48,10 @@ def config(model: str, feedback: FeedbackConfig = EF_FULL, turns: int = 3) -> Se
 
 def turn(idx: int, passed: bool) -> Turn:
     result = ExecResult(
-        status="pass" if passed else "fail",
-        tests=(),
+        "pass" if passed else "fail",
         duration_s=0.1,
-        output="",
-        output_bytes=0,
         isolation="landlock",
         detail="" if passed else "1 test failed",
-        missing_module=None,
-        tampered=False,
     )
     return Turn(idx, "reply", f"x = {idx}", True, "No compilation errors", result)
 
