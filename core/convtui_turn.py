@@ -101,14 +101,9 @@ class ConvtuiTurn:
             verbal = await user.feedback(request, ask)
             if verbal is not None:
                 notes.extend(verbal.notes)
-        turn = Turn(
-            idx=idx,
-            reply=completion.text,
-            code=code,
-            compiled=compiled.ok,
-            compile_feedback=compiled.text,
-            execution=result,
-            execution_feedback=ef,
+        turn = evaluation.turn(
+            idx,
+            completion.text,
             # A person who closes the session may say nothing: then no feedback was given.
             verbal_feedback=verbal.text if verbal and verbal.text else None,
             feedback_source=verbal.source if verbal and verbal.text else "none",

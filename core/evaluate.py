@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from convtui.core.exec_requests import exec_request
 from convtui.core.execution import ExecRequest, ExecResult, Limits
@@ -18,7 +19,7 @@ from convtui.core.feedback import (
     execution_feedback,
 )
 from convtui.core.omega import ExecutionFeedback
-from convtui.core.session import SessionConfig
+from convtui.core.session import SessionConfig, Turn
 from convtui.core.tasks import Task
 
 Execute = Callable[[ExecRequest], Awaitable[ExecResult]]
@@ -54,6 +55,20 @@ class Evaluation:
     compiled: CompileResult
     result: ExecResult
     execution_feedback: str | None
+
+    def turn(self, idx: int, reply: str, **fields: Any) -> Turn:
+        """Turn ``idx``, whose ``reply`` gave the code judged here: that code, its verdict and
+        the feedback rendered for it. ``fields``: the turn's other fields."""
+        return Turn(
+            idx=idx,
+            reply=reply,
+            code=self.code,
+            compiled=self.compiled.ok,
+            compile_feedback=self.compiled.text,
+            execution=self.result,
+            execution_feedback=self.execution_feedback,
+            **fields,
+        )
 
 
 async def evaluate(

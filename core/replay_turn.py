@@ -39,28 +39,16 @@ class ReplayTurn:
                 task, previous.code, FeedbackSettings.of(config), context.execute, config.limits
             )
             emit(Executed(idx, evaluation.result))
-            carried = Turn(
-                idx=idx,
-                reply=previous.reply,
-                code=previous.code,
-                compiled=evaluation.compiled.ok,
-                compile_feedback=evaluation.compiled.text,
-                execution=evaluation.result,
-                execution_feedback=evaluation.execution_feedback,
-                notes=(CARRIED_NOTE.format(turn=idx - 1),),
+            carried = evaluation.turn(
+                idx, previous.reply, notes=(CARRIED_NOTE.format(turn=idx - 1),)
             )
             return Played(carried)
         context_turns = reference[:idx] if config.context == "full" else (previous,)
         prompt = build_prompt(task, config, context_turns)
-        completion, code, evaluation = await generate(context, idx, prompt, emit)
-        turn = Turn(
-            idx=idx,
-            reply=completion.text,
-            code=code,
-            compiled=evaluation.compiled.ok,
-            compile_feedback=evaluation.compiled.text,
-            execution=evaluation.result,
-            execution_feedback=evaluation.execution_feedback,
+        completion, _, evaluation = await generate(context, idx, prompt, emit)
+        turn = evaluation.turn(
+            idx,
+            completion.text,
             generate_call=completion,
             prompt=prompt,
             prompt_hash=request_hash(context.backend.spec, prompt, config.params),

@@ -56,14 +56,9 @@ class BcbTurn0:
             task, made.solution, settings, context.execute, config.limits, program=made.program
         )
         emit(Executed(idx, evaluation.result))
-        turn = Turn(
-            idx=idx,
-            reply=completion.text,
-            code=made.solution,
-            compiled=evaluation.compiled.ok,
-            compile_feedback=evaluation.compiled.text,
-            execution=evaluation.result,
-            execution_feedback=evaluation.execution_feedback,
+        turn = evaluation.turn(
+            idx,
+            completion.text,
             generate_call=completion,
             prompt=call.messages,
             prompt_hash=request_hash(context.backend.spec, call.messages, params, call.kind),
@@ -168,14 +163,9 @@ class CcwTurn:
                 f"context overflow: the execution feedback was shortened {played.overflows} "
                 "time(s) on the reference's schedule before the model took the prompt"
             )
-        return Turn(
-            idx=idx,
-            reply=reply,
-            code=code,
-            compiled=evaluation.compiled.ok,
-            compile_feedback=evaluation.compiled.text,
-            execution=evaluation.result,
-            execution_feedback=evaluation.execution_feedback,
+        return evaluation.turn(
+            idx,
+            reply,
             generate_call=code_call,
             simulate_call=simulated[0] if simulated else None,
             prompt=prompt,
