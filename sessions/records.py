@@ -60,30 +60,17 @@ class RunRow:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> RunRow:
+        # Columns named as the fields are taken as they are, the JSON ones decoded; .get: rows
+        # of databases from before origin and settings_json were added.
+        values: dict[str, Any] = {name: row.get(name) for name in cls.__dataclass_fields__}
         return cls(
-            id=row["id"],
-            kind=row["kind"],
-            config=config_from_json(row["config_json"]),
-            config_hash=row["config_hash"],
-            model=row["model"],
-            simulator=row["simulator"],
-            feedback=tuple(json.loads(row["feedback_json"])),
-            context=row["context"],
-            selection=row["selection"],
-            task_count=row["task_count"],
-            max_turns=row["max_turns"],
-            status=row["status"],
-            created_utc=row["created_utc"],
-            finished_utc=row["finished_utc"],
-            code_version=row["code_version"],
-            host=row["host"],
-            pid=row["pid"],
-            lease_until_utc=row["lease_until_utc"],
-            replay=json.loads(row["replay_json"]) if row.get("replay_json") else None,
-            origin=row.get("origin"),
-            settings=json.loads(row["settings_json"]) if row.get("settings_json") else {},
-            benchmark=row["benchmark"],
-            mode=row["mode"],
+            **{
+                **values,
+                "config": config_from_json(row["config_json"]),
+                "feedback": tuple(json.loads(row["feedback_json"])),
+                "replay": json.loads(row["replay_json"]) if row.get("replay_json") else None,
+                "settings": json.loads(row["settings_json"]) if row.get("settings_json") else {},
+            }
         )
 
 
