@@ -44,20 +44,16 @@ def static(model: str, feedback: str, mrr: float, recall: float) -> StaticColumn
     )
 
 
-LIVE = (
-    live("a", CF_EF, 0.9, 1.0),
-    live("b", CF_EF, 0.7, 0.75),
-    live("c", CF_EF, 0.5, 0.5),
-    live("a", CF, 0.4, 0.5),
-    live("b", CF, 0.2, 0.25),
-)
-STATIC = (
-    static("a", CF_EF, 0.8, 1.0),
-    static("b", CF_EF, 0.6, 0.75),
-    static("c", CF_EF, 0.7, 0.5),
-    static("a", CF, 0.5, 0.5),
-    static("b", CF, 0.3, 0.5),
-)
+# (model, Ω) -> its live (MRR, Recall) and its static (MRR, Recall): the pairs correlated.
+SCORES = {
+    ("a", CF_EF): ((0.9, 1.0), (0.8, 1.0)),
+    ("b", CF_EF): ((0.7, 0.75), (0.6, 0.75)),
+    ("c", CF_EF): ((0.5, 0.5), (0.7, 0.5)),
+    ("a", CF): ((0.4, 0.5), (0.5, 0.5)),
+    ("b", CF): ((0.2, 0.25), (0.3, 0.5)),
+}
+LIVE = tuple(live(*key, *scores) for key, (scores, _) in SCORES.items())
+STATIC = tuple(static(*key, *scores) for key, (_, scores) in SCORES.items())
 
 
 def test_each_feedback_setting_is_correlated_over_its_own_models():
