@@ -169,17 +169,11 @@ def list_runs(store: Store) -> list[RunSummary]:
 
 
 @dataclass(frozen=True)
-class StaticOutcome:
-    """One replayed (static) session with what its scores need: the reference session it
-    replayed, the reference's model, and who gave the feedback it was handed."""
+class StaticOutcome(SessionOutcome):
+    """One replayed (static) session's result with what its scores need besides: the
+    reference session it replayed, the reference's model, and who gave the feedback it was
+    handed."""
 
-    run_id: str
-    session_id: str
-    task_id: str
-    model: str
-    feedback: str
-    status: SessionStatus
-    max_turns: int
     reference_session_id: str
     reference_model: str
     user_kind: str
@@ -194,8 +188,9 @@ def static_outcomes(store: Store, run_ids: Sequence[str] | None = None) -> list[
     found = _rows_of_runs(
         store,
         "SELECT s.run_id, s.id AS session_id, s.task_id, s.model, s.feedback, s.status, "
-        "s.max_turns, s.reference_session_id, ref.model AS reference_model, s.user_kind, "
-        "s.simulator, s.annotator FROM sessions s JOIN runs r ON r.id = s.run_id "
+        "s.first_pass_turn, s.turns_done, s.max_turns, s.reference_session_id, "
+        "ref.model AS reference_model, s.user_kind, s.simulator, s.annotator "
+        "FROM sessions s JOIN runs r ON r.id = s.run_id "
         "JOIN sessions ref ON ref.id = s.reference_session_id WHERE r.kind = 'static'",
         run_ids,
         order="s.run_id, s.id",
