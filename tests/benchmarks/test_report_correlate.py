@@ -6,44 +6,15 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import pytest
+from support.columns import live_column, static_column
 
 from convtui.benchmarks.reports.correlate import NO_STATIC, correlate_columns, correlation_json
-from convtui.benchmarks.reports.report import Column, Report, StaticColumn
+from convtui.benchmarks.reports.report import Report
 
 pytest.importorskip("scipy")  # the exec extra
 
 CF_EF = "CF,EF:full"
 CF = "CF"
-
-
-def live(model: str, feedback: str, mrr: float, recall: float) -> Column:
-    return Column(
-        model=model,
-        feedback=feedback,
-        tasks=4,
-        pass_at=(mrr / 2, mrr, recall),
-        protocol="convtui",
-        mrr=mrr,
-        recall=recall,
-        failed_sessions=0,
-        unfinished_sessions=0,
-    )
-
-
-def static(model: str, feedback: str, mrr: float, recall: float) -> StaticColumn:
-    return StaticColumn(
-        model=model,
-        feedback=feedback,
-        protocol="convtui",
-        reference="ref-model",
-        context="markov",
-        tasks=4,
-        pass_at=(mrr / 2, mrr, recall),
-        mrr=mrr,
-        recall=recall,
-    )
-
-
 # (model, Ω) -> its live (MRR, Recall) and its static (MRR, Recall): the pairs correlated.
 SCORES = {
     ("a", CF_EF): ((0.9, 1.0), (0.8, 1.0)),
@@ -52,8 +23,8 @@ SCORES = {
     ("a", CF): ((0.4, 0.5), (0.5, 0.5)),
     ("b", CF): ((0.2, 0.25), (0.3, 0.5)),
 }
-LIVE = tuple(live(*key, *scores) for key, (scores, _) in SCORES.items())
-STATIC = tuple(static(*key, *scores) for key, (_, scores) in SCORES.items())
+LIVE = tuple(live_column(*key, *scores) for key, (scores, _) in SCORES.items())
+STATIC = tuple(static_column(*key, *scores) for key, (_, scores) in SCORES.items())
 
 
 def test_each_feedback_setting_is_correlated_over_its_own_models():
@@ -142,7 +113,7 @@ def test_the_pass_at_turn_legend_covers_no_panel():
     pytest.importorskip("matplotlib")
     from convtui.benchmarks.reports.plots import _pass_figure
 
-    nothing = (live("z", CF_EF, 0.0, 0.0), live("z", CF, 0.0, 0.0))
+    nothing = (live_column("z", CF_EF, 0.0, 0.0), live_column("z", CF, 0.0, 0.0))
     figure = _pass_figure(Report(columns=LIVE + nothing, max_turns=3), STATIC)
     figure.canvas.draw()
     panels = [ax for ax in figure.axes if ax.get_visible()]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from support.columns import static_column
+
 from convtui.benchmarks.commands.report import write_files
-from convtui.benchmarks.reports.report import Report, StaticColumn, report_file_names
+from convtui.benchmarks.reports.report import Report, report_file_names
 
 NAMES = ["pass-at-turn", "static-pass-at-turn", "codeif-rounds", "report"]
 
@@ -27,18 +29,7 @@ def test_two_files_never_get_one_name():
 
 
 def test_a_replays_only_database_named_static_writes_static_once(tmp_path):
-    column = StaticColumn(
-        model="m",
-        feedback="CF",
-        protocol="convtui",
-        reference="ref",
-        context="markov",
-        tasks=1,
-        pass_at=(0.0, 1.0),
-        mrr=0.5,
-        recall=1.0,
-    )
-    written = write_files(Report((), 0), [column], tmp_path, "static")
+    written = write_files(Report((), 0), [static_column("m", "CF", 0.5, 1.0)], tmp_path, "static")
     assert sorted(p.name for p in written) == [
         "static-mrr-recall.csv",
         "static-pass-at-turn.csv",
