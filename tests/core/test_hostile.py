@@ -225,13 +225,17 @@ def test_fork_bomb(ex, pool):
     assert strays(pool) == []
 
 
+def exiting(where: str, module: str, call: str, then: str) -> str:
+    """Code that makes ``call`` (``module``'s) as it is imported, before defining ``then``,
+    or, ``where`` "test", inside f, while the test that called f runs."""
+    if where == "module":
+        return f"import {module}\n{call}\n{then}"
+    return f"import {module}\ndef f(x):\n    {call}\n"
+
+
 @pytest.mark.parametrize("where", ["module", "test"])
 def test_os_exit_is_crash(ex, where):
-    if where == "module":
-        code = "import os\nos._exit(0)\n" + WRONG_F
-    else:
-        code = "import os\ndef f(x):\n    os._exit(0)\n"
-    result = run(ex, code)
+    result = run(ex, exiting(where, "os", "os._exit(0)", WRONG_F))
     assert_not_pass(result)
     assert result.status == "crash"
     assert result.status != "timeout"
@@ -242,11 +246,7 @@ def test_os_exit_is_crash(ex, where):
 
 @pytest.mark.parametrize("where", ["module", "test"])
 def test_sys_exit_is_not_a_pass(ex, where):
-    if where == "module":
-        code = "import sys\nsys.exit(0)\n" + RIGHT
-    else:
-        code = "import sys\ndef f(x):\n    sys.exit(0)\n"
-    result = run(ex, code)
+    result = run(ex, exiting(where, "sys", "sys.exit(0)", RIGHT))
     assert_not_pass(result)
     assert result.status in ("error", "fail")
 
