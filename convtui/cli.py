@@ -87,6 +87,7 @@ from convtui.options import (
 from convtui.study_options import (
     AddTasksOpt,
     AnnotatorNameArg,
+    SessionStudyOpt,
     StudyDbOpt,
     StudyFileArg,
     StudyInitDbOpt,
@@ -235,6 +236,7 @@ def doctor(
 
 @app.command()
 def session(
+    ctx: typer.Context,
     task: SessionStartTaskOpt = None,
     resume: ResumeOpt = None,
     user: UserOpt = "human",
@@ -256,13 +258,30 @@ def session(
     jobs: JobsOpt = None,
     isolation: IsolationOpt = "auto",
     annotator: AnnotatorOpt = None,
+    study: SessionStudyOpt = None,
 ) -> None:
     """Play one task in the terminal app: the model codes, the tests run, you give feedback.
 
     Every turn is saved as it ends; quit any time and continue with --resume. f1 lists the
-    keys, ctrl+p every command.
+    keys, ctrl+p every command. In a study, --study DB --annotator NAME opens your next
+    assignment.
 
     Example: [bold]convtui session --task BigCodeBench/123 --db results.db[/bold]"""
+    if study is not None:
+        with user_errors():
+            exit_code = _study_session(
+                ctx,
+                study,
+                annotator,
+                suite,
+                data,
+                model_name=model_name,
+                chat_template=chat_template,
+                python=python,
+                jobs=jobs,
+                isolation=isolation,
+            )
+        raise typer.Exit(exit_code)
     with user_errors():
         from convtui.core.loaders import load_catalog
         from convtui.tui.launch import SessionOptions, run_session
@@ -290,6 +309,63 @@ def session(
         )
         exit_code = run_session(options, load_catalog(suite, data))
     raise typer.Exit(exit_code)
+
+
+# What a study decides for its sessions: with --study these options are refused, not ignored.
+_STUDY_DECIDES = (
+    "task",
+    "resume",
+    "user",
+    "model",
+    "simulator",
+    "feedback",
+    "protocol",
+    "turns",
+    "context",
+    "partial_rule",
+    "extract",
+    "max_tokens",
+    "db",
+)
+
+
+def _study_session(
+    ctx: typer.Context,
+    study: Path,
+    annotator: str | None,
+    suite: str,
+    data: Path | None,
+    *,
+    model_name: str | None,
+    chat_template: Path | None,
+    python: str | None,
+    jobs: int | None,
+    isolation: str,
+) -> int:
+    """``session --study DB --annotator NAME``: the annotator's next assignment, under the
+    study's config; this machine still decides the model's name and chat template and how
+    candidates run."""
+    from convtui.core.errors import ConvtuiError
+
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in _STUDY_DECIDES
+        if (source := ctx.get_parameter_source(name)) is not None
+        and source.name not in ("DEFAULT", "DEFAULT_MAP")
+    ]
+    if given:
+        raise ConvtuiError(
+            f"--study decides the task, model, feedback, turns, protocol and user of its "
+            f"sessions and records into the study database: drop {', '.join(given)}"
+        )
+    if not annotator:
+        raise ConvtuiError("--study needs --annotator NAME: whose assignments to open")
+    from convtui.tui.launch import StudySessionOptions, run_study_session
+
+    options = StudySessionOptions(
+        study, annotator, suite, data, model_name, chat_template, python, jobs, isolation
+    )
+    return run_study_session(options)
 
 
 @bench_app.command("codeif")

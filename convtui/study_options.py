@@ -51,7 +51,7 @@ SessionStudyOpt = Annotated[
         "--study",
         help="Annotate in a study: open --annotator's next assignment from this study "
         "database, under the study's model, feedback, turns, protocol and user (f10: the next "
-        "assignment, f7: the list). Records into the study database.",
+        "assignment, f4: the list). Records into the study database.",
         show_default=False,
     ),
 ]

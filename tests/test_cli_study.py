@@ -277,3 +277,41 @@ def test_names_the_study_does_not_know_or_cannot_take_are_one_line(tmp_path: Pat
     plain = tmp_path / "plain.db"
     Store.open(plain).close()
     assert_one_line_error(convtui("study", "status", "--db", str(plain)), "holds no study")
+
+
+# --- convtui session --study: what is refused before the app starts ----------------------------
+
+
+def test_session_study_refuses_what_the_study_decides_and_unknown_annotators(tmp_path) -> None:
+    db, _tokens = init(tmp_path)
+    study = ("session", "--study", str(db))
+    cases = [
+        ((), "--study needs --annotator NAME"),
+        (("--annotator", "zed"), "has no annotator 'zed' (it has ana, ben, cy)"),
+        (("--annotator", "ana", "--model", "mock:x", "--turns", "4"), "drop --model, --turns"),
+        (("--annotator", "ana", "--task", "BigCodeBench/2"), "drop --task"),
+        (("--annotator", "ana", "--db", str(tmp_path / "other.db")), "drop --db"),
+    ]
+    for args, said in cases:
+        assert_one_line_error(convtui(*study, *args), said)
+    assert convtui("study", "reassign", "cy", "--db", str(db)).returncode == 0
+    assert_one_line_error(convtui(*study, "--annotator", "cy"), "cy has left study 'pilot'")
+    # Past every check, the app wants a terminal (the tests have none).
+    assert_one_line_error(convtui(*study, "--annotator", "ana"), "needs a terminal")
+    missing = tmp_path / "nope.db"
+    assert_one_line_error(
+        convtui("session", "--study", str(missing), "--annotator", "ana"), "no study database"
+    )
+    assert not missing.exists() and not (tmp_path / "other.db").exists()
+
+
+def test_session_study_with_nothing_left_says_the_study_is_done_for_them(tmp_path) -> None:
+    db, _tokens = init(tmp_path)
+    with Store.open(db) as store:
+        study = load_study(store)
+        while (nxt := next_assignment(store, study.id, "ben")) is not None:
+            sid = start_assignment(store, study.id, nxt.task_id, "ben", study.config, "human")
+            store.set_session_status(sid, "solved")
+    done = convtui("session", "--study", str(db), "--annotator", "ben")
+    assert done.returncode == 0, done.stderr
+    assert "Study 'pilot' is done for ben" in done.stdout

@@ -83,7 +83,7 @@ def test_importing_the_tui_package_leaves_textual_unloaded_until_the_app_runs():
 
 
 def test_front_ends_do_not_import_each_other_nor_the_command_line():
-    tui = loaded_after("import convtui.tui.app, convtui.tui.launch")
+    tui = loaded_after("import convtui.tui.app, convtui.tui.launch, convtui.tui.study")
     headless = loaded_after(
         "import convtui.benchmarks.commands.live, convtui.benchmarks.commands.static, "
         "convtui.benchmarks.commands.codeif, convtui.benchmarks.commands.report, "
@@ -93,9 +93,10 @@ def test_front_ends_do_not_import_each_other_nor_the_command_line():
     assert not under(headless, {"convtui.tui", "textual", *COMMAND_LINE})
 
 
-def test_the_tasks_and_sessions_commands_do_not_load_the_tui():
+def test_the_tasks_sessions_and_study_commands_do_not_load_the_tui():
     loaded = loaded_after(
-        "import convtui.commands.tasks, convtui.commands.sessions, convtui.commands.imports"
+        "import convtui.commands.tasks, convtui.commands.sessions, convtui.commands.imports, "
+        "convtui.commands.study"
     )
     assert not under(loaded, {"convtui.tui", "textual"})
 

@@ -18,7 +18,7 @@ from convtui.core.task_search import TaskIndex
 from convtui.tui import messages as msg
 from convtui.tui import render
 from convtui.tui.commands import SessionCommands, StoredSessions
-from convtui.tui.controller import Services, SessionPlan, UserMode
+from convtui.tui.controller import Services, SessionPlan, StudyRef, UserMode
 from convtui.tui.launch import resumed_plan
 from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.help import HelpModal, key_help
@@ -31,7 +31,8 @@ from convtui.tui.settings import load_settings, save_setting, settings_path
 class Launch:
     """What the app opens with: a session (``plan``), or the task picker prefilled with
     ``query``; tasks picked there run under ``config`` with ``user``. ``error`` is shown
-    first (an unknown --task lands here, in the picker)."""
+    first (an unknown --task lands here, in the picker). With ``study`` the app plays that
+    annotator's assignments (tui/study.py)."""
 
     catalog: TaskCatalog
     config: SessionConfig
@@ -40,6 +41,7 @@ class Launch:
     query: str = ""
     error: str = ""
     annotator: str | None = None
+    study: StudyRef | None = None
 
 
 # Where an unfinished session stands once the app has closed, by the phase it was left in.
@@ -111,7 +113,11 @@ class ConvTuiApp(App):
         if self.launch.plan is not None:
             self.push_screen(SessionScreen(self.services, self.launch.plan))
         else:
-            self.action_pick_task(self.launch.query)
+            self.open_without_plan()
+
+    def open_without_plan(self) -> None:
+        """What the app shows when it opens on no session: the task picker."""
+        self.action_pick_task(self.launch.query)
 
     def _restore_theme(self) -> None:
         name = load_settings().get("theme")
@@ -265,4 +271,8 @@ class ConvTuiApp(App):
 
 def make_app(services: Services, launch: Launch) -> ConvTuiApp:
     """The app the CLI runs and the tests drive: every dependency comes in here."""
+    if launch.study is not None:
+        from convtui.tui.study import StudyApp
+
+        return StudyApp(services, launch)
     return ConvTuiApp(services, launch)

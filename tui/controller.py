@@ -27,6 +27,7 @@ from convtui.core.simulators import FeedbackRequest, Simulator, User, VerbalFeed
 from convtui.core.tasks import Task
 from convtui.sessions import Store
 from convtui.sessions.records import UserKind
+from convtui.sessions.studies import start_assignment
 from convtui.tui import messages as msg
 from convtui.tui.calls import WatchedJournal, read_calls
 from convtui.tui.human import Answer, PersonUser, ShownSimulator
@@ -43,6 +44,16 @@ class SessionError(ConvtuiError):
 
 
 @dataclass(frozen=True)
+class StudyRef:
+    """Who annotates, in which study (``convtui session --study``): a session opened for
+    one of their assignments is linked to it as its row is written."""
+
+    study_id: str
+    name: str
+    annotator: str
+
+
+@dataclass(frozen=True)
 class SessionPlan:
     """What the screen plays: a new session of ``task`` under ``config``, or the recorded
     session ``resume_id`` (whose own task and config then apply)."""
@@ -55,6 +66,8 @@ class SessionPlan:
     annotator: str | None = None
     # The recorded session ended with this status: it is shown read-only, nothing is played.
     ended: SessionStatus | None = None
+    # The study whose assignment (this task, the study's annotator) the session answers.
+    study: StudyRef | None = None
 
     @property
     def user_kind(self) -> UserKind:
@@ -172,7 +185,17 @@ class SessionController:
 
     async def _open(self) -> None:
         store = self.services.store
-        if self.session_id is None:
+        study = self.plan.study
+        if self.session_id is None and study is not None:
+            self.session_id = start_assignment(
+                store,
+                study.study_id,
+                self.task.id,
+                study.annotator,
+                self.config,
+                self.plan.user_kind,
+            )
+        elif self.session_id is None:
             self.session_id = store.create_interactive_session(
                 self.task.id, self.config, self.plan.user_kind, annotator=self.plan.annotator
             )

@@ -1,6 +1,7 @@
 """``convtui session``: from command-line options to a running app. Opens the store, the
 model backends and the executor once, decides what the app opens with (a new session, a
-resumed one, or the task picker), runs it, and closes everything however it ended."""
+resumed one, the task picker, or with --study an annotator's next assignment), runs it, and
+closes everything however it ended."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from convtui.core.services import ModelOptions, open_executor, open_models
 from convtui.core.session import ContextMode, ExtractMode, PartialRule, ProtocolName, SessionConfig
 from convtui.sessions import AmbiguousIdError, NotFoundError, Store
 from convtui.sessions.browse import resolve_session_id
-from convtui.tui.controller import Services, SessionError, SessionPlan, UserMode
+from convtui.sessions.studies import AssignmentRow, annotators, load_study, next_assignment
+from convtui.tui.controller import Services, SessionError, SessionPlan, StudyRef, UserMode
 from convtui.tui.runner import AsyncRunner
 
 if TYPE_CHECKING:
@@ -184,6 +186,111 @@ def run_session(options: SessionOptions, catalog: TaskCatalog) -> int:
     services = open_services(options, config)
     try:
         launch = plan_launch(options, catalog, services.store, config)
+        return run_tui(services, launch)
+    finally:
+        services.close()
+
+
+# --- convtui session --study: an annotator's assignments ----------------------------------------
+
+
+@dataclass(frozen=True)
+class StudySessionOptions:
+    """``convtui session --study DB --annotator NAME``: the study fixes the model, Ω, turns,
+    protocol and user; these are what the annotator's machine decides."""
+
+    db: Path
+    annotator: str
+    suite: str = "all"
+    data: Path | None = None
+    model_name: str | None = None
+    chat_template: Path | None = None
+    python: str | None = None
+    jobs: int | None = None
+    isolation: str = "auto"
+
+
+def open_study_store(db: Path) -> Store:
+    """The study's database, which must exist: a mistyped --study creates nothing."""
+    if not db.exists():
+        raise ConvtuiError(
+            f"no study database at {db}: give the --study that `convtui study init` made"
+        )
+    return Store.open(db)
+
+
+def study_ref(store: Store, annotator: str) -> tuple[StudyRef, SessionConfig, UserMode]:
+    """Who annotates in the store's study, the config its sessions run and its user mode;
+    one error for an annotator the study does not know, or who left it."""
+    study = load_study(store)
+    enrolled = dict(annotators(store, study.id))
+    if annotator not in enrolled:
+        raise ConvtuiError(
+            f"study {study.name!r} has no annotator {annotator!r} (it has {', '.join(enrolled)})"
+        )
+    if not enrolled[annotator]:
+        raise ConvtuiError(f"{annotator} has left study {study.name!r}: their work was handed on")
+    return StudyRef(study.id, study.name, annotator), study.config, study.spec.user
+
+
+def next_plan(
+    store: Store, catalog: TaskCatalog, study: StudyRef, config: SessionConfig, user: UserMode
+) -> SessionPlan | None:
+    """The annotator's next assignment as the app plays it: a new session of its task, or
+    the session they started on it, resumed; None when they have done them all."""
+    row = next_assignment(store, study.study_id, study.annotator)
+    return None if row is None else assignment_plan(store, catalog, study, config, user, row)
+
+
+def assignment_plan(
+    store: Store,
+    catalog: TaskCatalog,
+    study: StudyRef,
+    config: SessionConfig,
+    user: UserMode,
+    row: AssignmentRow,
+) -> SessionPlan:
+    if row.session_id is not None:
+        return replace(resumed_plan(store, catalog, row.session_id), study=study)
+    try:
+        task = catalog.get(row.task_id)
+    except UnknownTaskError:
+        raise SessionError(
+            f"assignment {row.task_id} is not among the tasks loaded here: check --suite and --data"
+        ) from None
+    return SessionPlan(task, config, user, annotator=study.annotator, study=study)
+
+
+def run_study_session(options: StudySessionOptions) -> int:
+    """Open the annotator's next assignment in the app; with none left, say so and return.
+    The study and the annotator are checked before the catalog loads."""
+    from convtui.core.loaders import load_catalog
+    from convtui.tui import run_tui
+    from convtui.tui.app import Launch
+
+    store = open_study_store(options.db)
+    try:
+        study, config, user = study_ref(store, options.annotator)
+        catalog = load_catalog(options.suite, options.data)
+        plan = next_plan(store, catalog, study, config, user)
+        if plan is None:
+            print(
+                f"Study {study.name!r} is done for {study.annotator}: every assignment is "
+                "finished. Thank you!"
+            )
+            return 0
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise ConvtuiError("convtui session needs a terminal (stdin and stdout must be a TTY)")
+        models = open_models(config, ModelOptions(options.model_name, options.chat_template))
+        executor = open_executor(
+            python=options.python, jobs=options.jobs, isolation=options.isolation
+        )
+    except BaseException:
+        store.close()
+        raise
+    services = Services(store, models, executor, AsyncRunner())
+    try:
+        launch = Launch(catalog, config, user, plan, annotator=study.annotator, study=study)
         return run_tui(services, launch)
     finally:
         services.close()

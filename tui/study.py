@@ -1,0 +1,144 @@
+"""The app of ``convtui session --study DB --annotator NAME``: one annotator's assignments,
+in their order. It is the app as always, but "next" (f10) is their next assignment rather
+than the catalog's next task, f4 lists their assignments, and the task picker and the
+store's other sessions are not offered: an annotator works on what the study gave them."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+
+from textual import on
+from textual.app import App
+from textual.binding import Binding
+
+from convtui.core.errors import ConvtuiError
+from convtui.sessions.studies import assignments
+from convtui.tui import messages as msg
+from convtui.tui.app import ConvTuiApp, Launch
+from convtui.tui.commands import SessionCommands
+from convtui.tui.controller import Services, StudyRef
+from convtui.tui.launch import next_plan
+from convtui.tui.screens.assignments import AssignmentsModal
+from convtui.tui.screens.session import SessionScreen
+
+
+class StudyApp(ConvTuiApp):
+    COMMANDS = App.COMMANDS | {SessionCommands}
+    BINDINGS = [
+        Binding(
+            "f10",
+            "next_task",
+            "Next assignment",
+            id="convtui.next-task",
+            tooltip="Open your next assignment of the study",
+        ),
+        # The picker's key: an annotator picks no task, the study gives them theirs (and a
+        # TextArea, the composer, takes f7 to select all).
+        Binding(
+            "f4",
+            "assignments",
+            "Assignments",
+            id="convtui.assignments",
+            tooltip="Your assignments in this study and how far each got",
+        ),
+    ]
+
+    def __init__(self, services: Services, launch: Launch) -> None:
+        super().__init__(services, launch)
+        assert launch.study is not None
+        self.study: StudyRef = launch.study
+
+    def open_without_plan(self) -> None:
+        self._all_done()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "pick_task":
+            return False
+        if action == "next_task":
+            # Once the assignment on screen has ended: an unfinished one is theirs to finish
+            # (or give up on), and it would come up next anyway.
+            screen = self.screen
+            return isinstance(screen, SessionScreen) and screen.finished
+        return super().check_action(action, parameters)
+
+    def action_next_task(self) -> None:
+        if isinstance(self.screen, SessionScreen):
+            self._leave_session(lambda: self.run_worker(self._open_next(), group="picker"))
+
+    async def _open_next(self) -> None:
+        launch = self.launch
+        try:
+            plan = await asyncio.to_thread(
+                next_plan,
+                self.services.store,
+                launch.catalog,
+                self.study,
+                launch.config,
+                launch.user,
+            )
+        except ConvtuiError as exc:
+            self.notify(str(exc), severity="error", markup=False)
+            return
+        if plan is None:
+            self._all_done()
+            return
+        self._open_session(plan)
+
+    def _all_done(self) -> None:
+        note = (
+            f"Study {self.study.name!r} is done for {self.study.annotator}: every assignment "
+            "is finished. Thank you! ctrl+q leaves."
+        )
+        self.notify(note, markup=False, timeout=30)
+        self.run_worker(self._show_assignments(note), group="study")
+
+    @on(msg.SessionFinished)
+    def _assignment_ended(self, _event: msg.SessionFinished) -> None:
+        screen = next(
+            (s for s in reversed(self.screen_stack) if isinstance(s, SessionScreen)), None
+        )
+        if screen is None or screen.plan.study is None or screen.plan.ended is not None:
+            return  # a session that was only viewed
+        self.run_worker(self._say_whats_next(screen.plan.task.id), group="study")
+
+    async def _say_whats_next(self, task_id: str) -> None:
+        study = self.study
+        rows = await asyncio.to_thread(
+            assignments, self.services.store, study.study_id, study.annotator
+        )
+        left = [row for row in rows if row.state in ("pending", "started")]
+        if left:
+            self.notify(
+                f"{task_id} is done. f10 opens your next assignment, {left[0].task_id} "
+                f"({len(left)} left); f4 lists them.",
+                markup=False,
+                timeout=30,
+            )
+        else:
+            self.notify(
+                f"{task_id} was your last assignment: study {study.name!r} is done for you. "
+                "Thank you! ctrl+q leaves.",
+                markup=False,
+                timeout=30,
+            )
+
+    def action_assignments(self) -> None:
+        if not isinstance(self.screen, AssignmentsModal):
+            self.run_worker(self._show_assignments(), group="study")
+
+    async def _show_assignments(self, note: str = "") -> None:
+        study = self.study
+        rows = await asyncio.to_thread(
+            assignments, self.services.store, study.study_id, study.annotator
+        )
+        title = f"study {study.name} · {study.annotator}'s assignments"
+        self.push_screen(AssignmentsModal(title, rows, note))
+
+    def farewell(self) -> list[str]:
+        db = shlex.quote(str(self.services.store.path))
+        who = shlex.quote(self.study.annotator)
+        return [
+            *super().farewell(),
+            f"Your assignments go on with: convtui session --study {db} --annotator {who}",
+        ]
