@@ -117,6 +117,14 @@ async def ended(pilot: Pilot, *phases: str) -> SessionScreen:
     return screen_of(pilot)
 
 
+async def end_by(pilot: Pilot, key: str, status: str) -> None:
+    """End the session with ``key`` (f8 accepts, f9 gives up), saying yes to the question,
+    and wait for the ``status`` it ends with."""
+    await pilot.press(key)
+    await confirm(pilot, "y")
+    await ended(pilot, status)
+
+
 async def confirm(pilot: Pilot, answer: str) -> None:
     from convtui.tui.screens.confirm import ConfirmModal
 

@@ -7,7 +7,15 @@ import getpass
 from pathlib import Path
 
 from textual.pilot import Pilot
-from tui_harness import AppFactory, awaiting_feedback, config_for, play, rows, type_feedback
+from tui_harness import (
+    AppFactory,
+    awaiting_feedback,
+    config_for,
+    play,
+    rows,
+    session_options,
+    type_feedback,
+)
 
 from convtui.sessions import Store
 from convtui.tui.launch import SessionOptions, default_annotator, plan_launch
@@ -25,22 +33,7 @@ def test_the_annotator_named_is_recorded_with_the_session(apps: AppFactory) -> N
 
 
 def test_a_task_picked_later_records_the_same_annotator(apps: AppFactory, tmp_path: Path) -> None:
-    options = SessionOptions(
-        task=None,
-        resume=None,
-        model=apps.model,
-        model_name=None,
-        simulator=None,
-        feedback="CF,EF:full,VF:novice",
-        user="human",
-        turns=2,
-        context=None,
-        max_tokens=None,
-        db=tmp_path / "x.db",
-        python=None,
-        jobs=None,
-        isolation="auto",
-    )
+    options = session_options(apps.model, tmp_path / "x.db")
     with Store.open(tmp_path / "x.db") as store:
         config = config_for(model=apps.model)
         assert plan_launch(options, apps.catalog, store, config).annotator == default_annotator()

@@ -10,17 +10,17 @@ from dataclasses import replace
 
 import pytest
 from rich.console import Console
-from scripted import confirm, ended
+from scripted import end_by
 from textual.pilot import Pilot
 from textual.widgets import Static
-from tui_harness import AppFactory, awaiting_feedback, notices, wait_until
+from tui_harness import AppFactory, awaiting_feedback, notices, session_options, wait_until
 
 from convtui.core.study import StudySpec, assign, token_hash
 from convtui.sessions import Store
 from convtui.sessions.studies import assignments, create_study, load_study, start_assignment
 from convtui.tui.app import Launch, make_app
 from convtui.tui.controller import StudyRef
-from convtui.tui.launch import SessionOptions, next_plan, session_config, study_ref
+from convtui.tui.launch import next_plan, session_config, study_ref
 from convtui.tui.screens.assignments import AssignmentsModal
 from convtui.tui.screens.session import SessionScreen
 from convtui.tui.study import StudyApp
@@ -88,9 +88,7 @@ def test_an_annotator_is_moved_from_assignment_to_assignment_until_done(apps) ->
         assert not app.check_action("pick_task", ())  # the study gives the tasks
         assert not app.check_action("next_task", ())  # not before this one has ended
         opened.append((first, screen.controller.session_id))
-        await pilot.press("f9")
-        await confirm(pilot, "y")
-        await ended(pilot, "abandoned")
+        await end_by(pilot, "f9", "abandoned")
         await wait_until(
             pilot, lambda: any("f10 opens your next" in n for n in notices(pilot)), "the hint"
         )
@@ -106,9 +104,7 @@ def test_an_annotator_is_moved_from_assignment_to_assignment_until_done(apps) ->
         )
         screen = await awaiting_feedback(pilot, 0)
         opened.append((second, screen.controller.session_id))
-        await pilot.press("f8")
-        await confirm(pilot, "y")
-        await ended(pilot, "accepted")
+        await end_by(pilot, "f8", "accepted")
         await wait_until(
             pilot, lambda: any("your last assignment" in n for n in notices(pilot)), "the end"
         )
@@ -161,21 +157,12 @@ def test_f4_lists_the_assignments_and_a_started_one_is_resumed(apps) -> None:
 
 def test_the_study_config_is_the_one_session_builds_from_the_same_options(apps) -> None:
     spec = make_study(apps)
-    options = SessionOptions(
-        task=None,
-        resume=None,
-        model=spec.model,
-        model_name=None,
-        simulator=None,
+    options = session_options(
+        spec.model,
+        apps.db,
         feedback=spec.feedback,
         user=spec.user,
         turns=spec.turns,
-        context=None,
-        max_tokens=None,
-        db=apps.db,
-        python=None,
-        jobs=None,
-        isolation="auto",
         protocol=spec.protocol,
     )
     assert spec.config() == session_config(options, spec.user)

@@ -14,6 +14,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from textual.pilot import Pilot
 
@@ -27,6 +28,7 @@ from convtui.core.session import SessionConfig
 from convtui.sessions import Store
 from convtui.tui.app import ConvTuiApp, Launch, make_app
 from convtui.tui.controller import Services, SessionPlan, UserMode
+from convtui.tui.launch import SessionOptions
 from convtui.tui.runner import AsyncRunner
 from convtui.tui.screens.session import SessionScreen
 from convtui.tui.widgets.composer import FeedbackComposer
@@ -253,3 +255,23 @@ def record_one_human_turn(apps: AppFactory, text: str) -> str:
     play(apps, record)
     [(session_id,)] = rows(apps.db, "SELECT id FROM sessions")
     return session_id
+
+
+def session_options(model: str, db: Path, **given: Any) -> SessionOptions:
+    """``convtui session``'s options as the command line leaves them when only ``given``
+    (and the model and database) are named."""
+    defaults: dict[str, Any] = dict(
+        task=None,
+        resume=None,
+        model_name=None,
+        simulator=None,
+        feedback="CF,EF:full,VF:novice",
+        user="human",
+        turns=2,
+        context=None,
+        max_tokens=None,
+        python=None,
+        jobs=None,
+        isolation="auto",
+    )
+    return SessionOptions(model=model, db=db, **{**defaults, **given})
