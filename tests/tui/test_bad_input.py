@@ -16,6 +16,7 @@ from tui_harness import (
     notices,
     phase_is,
     record_one_human_turn,
+    session_options,
     wait_until,
 )
 
@@ -26,24 +27,9 @@ from convtui.tui.screens.task_picker import TaskPickerScreen
 
 
 def options(db: Path, model: str, **changes: object) -> SessionOptions:
-    values: dict[str, object] = dict(
-        task=None,
-        resume=None,
-        model=model,
-        model_name=None,
-        simulator=None,
-        feedback="CF,EF:full,VF:novice",
-        user="human",
-        turns=3,
-        context="full",
-        max_tokens=96,
-        db=db,
-        python=None,
-        jobs=1,
-        isolation="auto",
-    )
-    values.update(changes)
-    return SessionOptions(**values)  # type: ignore[arg-type]
+    """The session's options with a small budget, as these tests start it."""
+    small = dict(turns=3, context="full", max_tokens=96, jobs=1)
+    return session_options(model, db, **{**small, **changes})
 
 
 def closed_port() -> int:
