@@ -2,7 +2,7 @@
 
 Each expected string is derived by hand from the rules of BigCodeBench's sanitize
 (sfc-gh-hhan/bigcodebench@777303b, ``bigcodebench/sanitize.py``; the derivation is in each
-test's comment):
+test's or case's comment):
 
 R1 extract: of all runs of >= 2 lines (split on "\\n", after stripping the answer) that
    ``ast.parse`` accepts, the one with the most non-blank lines, the earliest on a tie.
@@ -39,8 +39,10 @@ from convtui.core.loaders import load_bigcodebench
 FENCE = "```"
 
 
-def test_a_fenced_answer_loses_its_prose_and_blank_lines_between_pieces() -> None:
-    answer = (
+# Each case: an answer, and what sanitize(answer, "task_func") makes of it, derived by hand from
+# the rules above in the comment before it.
+SANITIZED = [
+    pytest.param(
         "Here is the solution:\n\n"
         f"{FENCE}python\n"
         "import os\n"
@@ -50,21 +52,17 @@ def test_a_fenced_answer_loses_its_prose_and_blank_lines_between_pieces() -> Non
         '    """Count files."""\n'
         "    return len(os.listdir(path))\n"
         f"{FENCE}\n\n"
-        "This function lists the directory.\n"
-    )
-    # R1: the fences and prose do not parse; the run "import os" .. "return ..." does.
-    # R2/R3: both imports (unused "re" too), then task_func; the blank line goes (R3 joins).
-    assert sanitize(answer, "task_func") == (
+        "This function lists the directory.\n",
+        # R1: the fences and prose do not parse; the run "import os" .. "return ..." does.
+        # R2/R3: both imports (unused "re" too), then task_func; the blank line goes (R3 joins).
         "import os\n"
         "import re\n"
         "def task_func(path):\n"
         '    """Count files."""\n'
-        "    return len(os.listdir(path))"
-    )
-
-
-def test_definitions_reached_from_the_entry_point_are_kept_in_source_order() -> None:
-    answer = (
+        "    return len(os.listdir(path))",
+        id="a-fenced-answer-loses-its-prose-and-blank-lines-between-pieces",
+    ),
+    pytest.param(
         f"{FENCE}python\n"
         "import math\n"
         "from collections import Counter\n"
@@ -88,11 +86,9 @@ def test_definitions_reached_from_the_entry_point_are_kept_in_source_order() -> 
         "\n"
         'if __name__ == "__main__":\n'
         "    print(task_func([1, 2, 3]))\n"
-        f"{FENCE}"
-    )
-    # R2: task_func names Stats and normalise; normalise names SCALE. UNUSED and _unused are
-    # reached from nothing; the __main__ block is not a definition. R3: source order.
-    assert sanitize(answer, "task_func") == (
+        f"{FENCE}",
+        # R2: task_func names Stats and normalise; normalise names SCALE. UNUSED and _unused are
+        # reached from nothing; the __main__ block is not a definition. R3: source order.
         "import math\n"
         "from collections import Counter\n"
         "SCALE = 2.5\n"
@@ -103,8 +99,128 @@ def test_definitions_reached_from_the_entry_point_are_kept_in_source_order() -> 
         "    s = Stats()\n"
         "    return normalise(s.mean(xs))\n"
         "def normalise(v):\n"
-        "    return math.floor(v * SCALE)"
-    )
+        "    return math.floor(v * SCALE)",
+        id="definitions-reached-from-the-entry-point-are-kept-in-source-order",
+    ),
+    pytest.param(
+        f"{FENCE}python\nimport os\nimport sys\n\ndef solve(x):\n    return x\n{FENCE}",
+        # R2: nothing is reached from task_func, which is not defined.
+        "import os\nimport sys",
+        id="a-missing-entry-point-leaves-only-the-imports",
+    ),
+    pytest.param(
+        "from __future__ import annotations\n"
+        "import functools\n"
+        "try:\n"
+        "    import numpy as np\n"
+        "except ImportError:\n"
+        "    np = None\n"
+        "\n"
+        "@functools.lru_cache(maxsize=None)\n"
+        "def fib(n):\n"
+        "    return n if n < 2 else fib(n - 1) + fib(n - 2)\n"
+        "\n"
+        "def task_func(n):\n"
+        "    return fib(n)\n",
+        # R2: a __future__ import is not an import statement to tree-sitter; "try" is not an
+        # import; a decorated fib is not a function definition, so task_func keeps a dangling
+        # call (BigCodeBench scores this answer as failing).
+        "import functools\ndef task_func(n):\n    return fib(n)",
+        id="decorated-definitions-guarded-imports-and-future-imports-are-dropped",
+    ),
+    pytest.param(
+        "def task_func():\n    return 1\n\ndef task_func():\n    return 2\n",
+        "def task_func():\n    return 1",
+        id="the-first-definition-of-a-name-wins",
+    ),
+    pytest.param(
+        "helper = None\ndef helper():\n    return 3\ndef task_func():\n    return helper()\n",
+        # R2: "helper = None" takes the name; the later def helper is skipped.
+        "helper = None\ndef task_func():\n    return helper()",
+        id="an-assignment-is-the-first-definition-of-its-name",
+    ),
+    pytest.param(
+        "import pandas as pd\n"
+        "pd.options.display.width = cols\n"
+        "cols = 80\n"
+        "def task_func():\n"
+        "    return cols\n",
+        # R2: tree-sitter names "pd.options.display.width = cols" after its first bare-name
+        # child, "cols", so it is the definition task_func reaches and "cols = 80" is a duplicate.
+        "import pandas as pd\npd.options.display.width = cols\ndef task_func():\n    return cols",
+        id="an-attribute-assignment-is-named-after-its-value",
+    ),
+    pytest.param(
+        "A, B = 1, 2\ndef task_func():\n    return A\n",
+        # A tuple target and a non-name value: no name, never kept.
+        "def task_func():\n    return A",
+        id="a-tuple-assignment-of-no-name-is-never-kept",
+    ),
+    pytest.param(
+        "def task_func(n):\n    return REGISTRY[n]()\n\nREGISTRY = {'a': task_func}\n",
+        # R2 keeps REGISTRY (task_func names it) after task_func; R5: its line names task_func
+        # and no indented line follows, so it is cut.
+        "def task_func(n):\n    return REGISTRY[n]()",
+        id="trailing-lines-naming-the-entry-point-are-cut",
+    ),
+    pytest.param(
+        "import os\ndef task_func(): return os.getcwd()\n",
+        # R5 also removes a one-line task_func: its def line is not indented.
+        "import os",
+        id="trailing-lines-naming-the-entry-point-are-cut-one-line-def-too",
+    ),
+    pytest.param(
+        "def task_func():\n"
+        "    if True:\n"
+        "        return 1\n"
+        "      # six\n"
+        "    # four\n"
+        "  # two\n"
+        "    # four again\n"
+        "def g():\n"
+        "    pass\n",
+        # R4: the body is indented 4; "# six" and "# four" are as deep or deeper and join it;
+        # "# two" is shallower and ends the definition.
+        "def task_func():\n    if True:\n        return 1\n      # six\n    # four",
+        id="comments-after-a-body-follow-tree-sitters-blocks",
+    ),
+    pytest.param(
+        "def task_func():\n    return 1;  # done\n",
+        # R4: a ";" and a comment after the last statement belong to the definition.
+        "def task_func():\n    return 1;  # done",
+        id="a-semicolon-and-comment-on-the-last-line-belong-to-the-definition",
+    ),
+    pytest.param(
+        "First a helper:\n"
+        f"{FENCE}python\ndef helper(x):\n    return x + 1\n{FENCE}\n"
+        "Then the main function:\n"
+        f"{FENCE}python\ndef task_func(x):\n    return helper(x)\n{FENCE}\n",
+        # R1: each block is a 2-line run; the first wins the tie, and task_func is not in it.
+        "",
+        id="of-two-fenced-blocks-only-the-longest-run-survives",
+    ),
+    pytest.param(
+        f"{FENCE}python\n"
+        "import re\n"
+        "def task_func(s):\n"
+        "    # ünïcödé\n"
+        "    return re.sub('é', 'e', s)  # café\n"
+        "    # fin ✓\n"
+        f"{FENCE}",
+        # R4 with multi-byte characters: ast columns are byte offsets.
+        "import re\n"
+        "def task_func(s):\n"
+        "    # ünïcödé\n"
+        "    return re.sub('é', 'e', s)  # café\n"
+        "    # fin ✓",
+        id="non-ascii-text-is-cut-at-the-right-places",
+    ),
+]
+
+
+@pytest.mark.parametrize(("answer", "expected"), SANITIZED)
+def test_sanitize_gives_the_hand_derived_answer(answer: str, expected: str) -> None:
+    assert sanitize(answer, "task_func") == expected
 
 
 def test_calibration_turns_a_fenced_bare_body_into_the_whole_function() -> None:
@@ -171,126 +287,6 @@ def test_an_answer_with_nothing_parsable_gives_nothing() -> None:
     assert extract_code("I cannot help with that.\nPlease ask again!") == "I cannot help with that."
     assert sanitize("I cannot help with that.\nPlease ask again!", "task_func") == ""
     assert sanitize("", "task_func") == ""
-
-
-def test_a_missing_entry_point_leaves_only_the_imports() -> None:
-    answer = f"{FENCE}python\nimport os\nimport sys\n\ndef solve(x):\n    return x\n{FENCE}"
-    # R2: nothing is reached from task_func, which is not defined.
-    assert sanitize(answer, "task_func") == "import os\nimport sys"
-
-
-def test_decorated_definitions_guarded_imports_and_future_imports_are_dropped() -> None:
-    answer = (
-        "from __future__ import annotations\n"
-        "import functools\n"
-        "try:\n"
-        "    import numpy as np\n"
-        "except ImportError:\n"
-        "    np = None\n"
-        "\n"
-        "@functools.lru_cache(maxsize=None)\n"
-        "def fib(n):\n"
-        "    return n if n < 2 else fib(n - 1) + fib(n - 2)\n"
-        "\n"
-        "def task_func(n):\n"
-        "    return fib(n)\n"
-    )
-    # R2: a __future__ import is not an import statement to tree-sitter; "try" is not an
-    # import; a decorated fib is not a function definition, so task_func keeps a dangling
-    # call (BigCodeBench scores this answer as failing).
-    assert sanitize(answer, "task_func") == "import functools\ndef task_func(n):\n    return fib(n)"
-
-
-def test_the_first_definition_of_a_name_wins() -> None:
-    twice = "def task_func():\n    return 1\n\ndef task_func():\n    return 2\n"
-    assert sanitize(twice, "task_func") == "def task_func():\n    return 1"
-    # R2: "helper = None" takes the name; the later def helper is skipped.
-    shadowed = "helper = None\ndef helper():\n    return 3\ndef task_func():\n    return helper()\n"
-    assert sanitize(shadowed, "task_func") == (
-        "helper = None\ndef task_func():\n    return helper()"
-    )
-
-
-def test_an_attribute_assignment_is_named_after_its_value() -> None:
-    answer = (
-        "import pandas as pd\n"
-        "pd.options.display.width = cols\n"
-        "cols = 80\n"
-        "def task_func():\n"
-        "    return cols\n"
-    )
-    # R2: tree-sitter names "pd.options.display.width = cols" after its first bare-name
-    # child, "cols", so it is the definition task_func reaches and "cols = 80" is a duplicate.
-    assert sanitize(answer, "task_func") == (
-        "import pandas as pd\npd.options.display.width = cols\ndef task_func():\n    return cols"
-    )
-    # A tuple target and a non-name value: no name, never kept.
-    assert sanitize("A, B = 1, 2\ndef task_func():\n    return A\n", "task_func") == (
-        "def task_func():\n    return A"
-    )
-
-
-def test_trailing_lines_naming_the_entry_point_are_cut() -> None:
-    registry = "def task_func(n):\n    return REGISTRY[n]()\n\nREGISTRY = {'a': task_func}\n"
-    # R2 keeps REGISTRY (task_func names it) after task_func; R5: its line names task_func
-    # and no indented line follows, so it is cut.
-    assert sanitize(registry, "task_func") == "def task_func(n):\n    return REGISTRY[n]()"
-    # R5 also removes a one-line task_func: its def line is not indented.
-    assert sanitize("import os\ndef task_func(): return os.getcwd()\n", "task_func") == "import os"
-
-
-def test_comments_after_a_body_follow_tree_sitters_blocks() -> None:
-    answer = (
-        "def task_func():\n"
-        "    if True:\n"
-        "        return 1\n"
-        "      # six\n"
-        "    # four\n"
-        "  # two\n"
-        "    # four again\n"
-        "def g():\n"
-        "    pass\n"
-    )
-    # R4: the body is indented 4; "# six" and "# four" are as deep or deeper and join it;
-    # "# two" is shallower and ends the definition.
-    assert sanitize(answer, "task_func") == (
-        "def task_func():\n    if True:\n        return 1\n      # six\n    # four"
-    )
-    # R4: a ";" and a comment after the last statement belong to the definition.
-    assert sanitize("def task_func():\n    return 1;  # done\n", "task_func") == (
-        "def task_func():\n    return 1;  # done"
-    )
-
-
-def test_of_two_fenced_blocks_only_the_longest_run_survives() -> None:
-    answer = (
-        "First a helper:\n"
-        f"{FENCE}python\ndef helper(x):\n    return x + 1\n{FENCE}\n"
-        "Then the main function:\n"
-        f"{FENCE}python\ndef task_func(x):\n    return helper(x)\n{FENCE}\n"
-    )
-    # R1: each block is a 2-line run; the first wins the tie, and task_func is not in it.
-    assert sanitize(answer, "task_func") == ""
-
-
-def test_non_ascii_text_is_cut_at_the_right_places() -> None:
-    answer = (
-        f"{FENCE}python\n"
-        "import re\n"
-        "def task_func(s):\n"
-        "    # ünïcödé\n"
-        "    return re.sub('é', 'e', s)  # café\n"
-        "    # fin ✓\n"
-        f"{FENCE}"
-    )
-    # R4 with multi-byte characters: ast columns are byte offsets.
-    assert sanitize(answer, "task_func") == (
-        "import re\n"
-        "def task_func(s):\n"
-        "    # ünïcödé\n"
-        "    return re.sub('é', 'e', s)  # café\n"
-        "    # fin ✓"
-    )
 
 
 @pytest.mark.skipif(not BCB_FILE.is_file(), reason=f"{BCB_FILE} not found")
