@@ -51,44 +51,48 @@ def test_prose_around_fenced_code_keeps_pep8_blank_lines() -> None:
     assert "\n\n\ndef task_func" in code
 
 
-def test_second_block_is_usage_example() -> None:
-    reply = (
-        "```python\n"
-        "import math\n\n\n"
-        "def task_func(x):\n"
-        "    return math.sqrt(x)\n"
-        "```\n\n"
-        "Example usage:\n\n"
-        "```python\n"
-        "result = task_func(16)\n"
-        "print(result)  # 4.0\n"
-        "```\n"
-    )
-    code = extract_code(reply, entry_point="task_func")
-    assert code == "import math\n\n\ndef task_func(x):\n    return math.sqrt(x)\n"
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        pytest.param(
+            "```python\n"
+            "import math\n\n\n"
+            "def task_func(x):\n"
+            "    return math.sqrt(x)\n"
+            "```\n\n"
+            "Example usage:\n\n"
+            "```python\n"
+            "result = task_func(16)\n"
+            "print(result)  # 4.0\n"
+            "```\n",
+            "import math\n\n\ndef task_func(x):\n    return math.sqrt(x)\n",
+            id="second-block-is-usage-example",
+        ),
+        pytest.param(
+            "First import the libraries:\n"
+            "```python\nimport numpy as np\n```\n"
+            "A first attempt:\n"
+            "```python\ndef task_func(a):\n    return np.mean(a\n```\n"
+            "Fixed version:\n"
+            "```python\ndef task_func(a):\n    return np.mean(a)\n```\n",
+            "import numpy as np\n\ndef task_func(a):\n    return np.mean(a)\n",
+            id="revised-solution-wins-and-import-block-is-kept",
+        ),
+        pytest.param(
+            "```python\nimport requests\n```\n"
+            "```python\ndef task_func(a):\n    return a + 1\n```\n",
+            "def task_func(a):\n    return a + 1\n",
+            id="unrelated-earlier-block-is-not-kept",
+        ),
+    ],
+)
+def test_the_block_with_the_entry_point_is_the_code(reply: str, expected: str) -> None:
+    assert extract_code(reply, entry_point="task_func") == expected
 
 
 def test_longest_block_without_entry_point() -> None:
     reply = "```python\nx = 1\n```\nthen\n```python\ndef f():\n    return 2\n```\n"
     assert extract_code(reply) == "def f():\n    return 2\n"
-
-
-def test_revised_solution_wins_and_import_block_is_kept() -> None:
-    reply = (
-        "First import the libraries:\n"
-        "```python\nimport numpy as np\n```\n"
-        "A first attempt:\n"
-        "```python\ndef task_func(a):\n    return np.mean(a\n```\n"
-        "Fixed version:\n"
-        "```python\ndef task_func(a):\n    return np.mean(a)\n```\n"
-    )
-    code = extract_code(reply, entry_point="task_func")
-    assert code == "import numpy as np\n\ndef task_func(a):\n    return np.mean(a)\n"
-
-
-def test_unrelated_earlier_block_is_not_kept() -> None:
-    reply = "```python\nimport requests\n```\n```python\ndef task_func(a):\n    return a + 1\n```\n"
-    assert extract_code(reply, entry_point="task_func") == "def task_func(a):\n    return a + 1\n"
 
 
 def test_unfenced_reply_is_code() -> None:
