@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from support.data import DATA as DATA_DIR
@@ -87,6 +88,20 @@ def serve(tmp_path: Path) -> Iterator[tuple[Path, str, list[str]]]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+class Mirror(NamedTuple):
+    """The loopback server with a copy of the real BigCodeBench file under ``/data``."""
+
+    file: Path  # the copy it serves
+    base: str  # the URL of /data
+    hits: list[str]  # the paths requested
+
+
+@pytest.fixture
+def mirror(serve: tuple[Path, str, list[str]], real_file: Path) -> Mirror:
+    root, base, hits = serve
+    return Mirror(_copy_into(root / "data", real_file), base, hits)
 
 
 # --------------------------------------------------------------------------- sources
@@ -186,36 +201,26 @@ def test_explicit_path_that_lacks_the_file_does_not_fall_back(
 
 
 def test_download_into_cache_from_loopback_server(
-    monkeypatch: pytest.MonkeyPatch,
-    real_file: Path,
-    clean_env: Path,
-    serve: tuple[Path, str, list[str]],
+    monkeypatch: pytest.MonkeyPatch, real_file: Path, clean_env: Path, mirror: Mirror
 ) -> None:
-    root, base, hits = serve
-    _copy_into(root / "data", real_file)
-    monkeypatch.setenv("CONVTUI_DATA_URL", base + "/")  # a trailing slash is fine
+    monkeypatch.setenv("CONVTUI_DATA_URL", mirror.base + "/")  # a trailing slash is fine
 
     path = locate("bigcodebench")
 
     assert path == clean_env / BIGCODEBENCH.filename
     assert path.read_bytes() == real_file.read_bytes()
-    assert hits == ["/data/BigCodeBench-v0.1.0.jsonl.gz"]
+    assert mirror.hits == ["/data/BigCodeBench-v0.1.0.jsonl.gz"]
     assert sorted(p.name for p in clean_env.iterdir()) == [BIGCODEBENCH.filename]
     # Now it is cached: found without a second request.
     assert locate("bigcodebench") == path
-    assert len(hits) == 1
+    assert len(mirror.hits) == 1
 
 
 def test_checksum_mismatch_is_rejected_and_leaves_no_file(
-    monkeypatch: pytest.MonkeyPatch,
-    real_file: Path,
-    clean_env: Path,
-    serve: tuple[Path, str, list[str]],
+    monkeypatch: pytest.MonkeyPatch, real_file: Path, clean_env: Path, mirror: Mirror
 ) -> None:
-    root, base, hits = serve
-    served = _copy_into(root / "data", real_file)
-    served.write_bytes(real_file.read_bytes()[:-10] + b"corrupted!")
-    monkeypatch.setenv("CONVTUI_DATA_URL", base)
+    mirror.file.write_bytes(real_file.read_bytes()[:-10] + b"corrupted!")
+    monkeypatch.setenv("CONVTUI_DATA_URL", mirror.base)
 
     with pytest.raises(DataNotFoundError) as info:
         locate("bigcodebench")
@@ -223,20 +228,18 @@ def test_checksum_mismatch_is_rejected_and_leaves_no_file(
     msg = str(info.value)
     assert "\n" not in msg
     assert "sha256 mismatch" in msg and BIGCODEBENCH.sha256 in msg
-    assert hits  # the server was really asked
+    assert mirror.hits  # the server was really asked
     assert list(clean_env.iterdir()) == []  # neither the file nor a partial one
 
 
 def test_download_raises_download_error_directly(
-    tmp_path: Path, real_file: Path, serve: tuple[Path, str, list[str]]
+    tmp_path: Path, real_file: Path, mirror: Mirror
 ) -> None:
-    root, base, _ = serve
-    _copy_into(root / "data", real_file)
     dest = tmp_path / "dl"
-    got = datasets.download(BIGCODEBENCH, dest, url=f"{base}/{BIGCODEBENCH.filename}")
+    got = datasets.download(BIGCODEBENCH, dest, url=f"{mirror.base}/{BIGCODEBENCH.filename}")
     assert got.read_bytes() == real_file.read_bytes()
     with pytest.raises(datasets.DownloadError, match="HTTP 404"):
-        datasets.download(BIGCODEBENCH, dest, url=f"{base}/missing.jsonl.gz")
+        datasets.download(BIGCODEBENCH, dest, url=f"{mirror.base}/missing.jsonl.gz")
     assert sorted(p.name for p in dest.iterdir()) == [BIGCODEBENCH.filename]
 
 
