@@ -10,12 +10,12 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from sqlite_utils import Database
 
 from convtui.core.session import SessionConfig, Turn
-from convtui.sessions.connection import rows, rows_in
+from convtui.sessions.connection import narrowed, rows, rows_in
 from convtui.sessions.errors import AmbiguousIdError, NotFoundError
 from convtui.sessions.records import SessionRow
 from convtui.sessions.store import Store
@@ -207,10 +207,7 @@ def _calls(db: Database, session_id: str, turn_idx: int | None) -> list[CallLine
         "SELECT turn_idx, seq, purpose, kind, status, cache_hit, input_tokens, output_tokens, "
         "latency_s, error FROM model_calls WHERE session_id = ?"
     )
-    params: list[Any] = [session_id]
-    if turn_idx is not None:
-        sql += " AND turn_idx = ?"
-        params.append(turn_idx)
+    sql, params = narrowed(sql, [session_id], {"turn_idx": turn_idx})
     found = rows(db, sql + " ORDER BY turn_idx, seq, id", params)
     return [
         CallLine(

@@ -11,7 +11,7 @@ import sqlite3
 import threading
 import warnings
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -149,6 +149,14 @@ def rows(db: Database, sql: str, params: Sequence[Any] = ()) -> list[dict[str, A
     cursor = db.execute(sql, params)
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def narrowed(sql: str, params: Sequence[Any], equal: Mapping[str, Any]) -> tuple[str, list[Any]]:
+    """``sql`` (ending in a WHERE clause) and its parameters, narrowed by ``column = value``
+    for each of ``equal`` whose value is given (None and empty values leave it out)."""
+    wanted = [(column, value) for column, value in equal.items() if value not in (None, "")]
+    narrowed_sql = sql + "".join(f" AND {column} = ?" for column, _ in wanted)
+    return narrowed_sql, [*params, *(value for _, value in wanted)]
 
 
 # Well under SQLite's bound-parameter limit (32766 since 3.32, 999 before).

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from convtui.core.omega import FeedbackSource, parse_feedback
 from convtui.core.session import SessionConfig
-from convtui.sessions.connection import rows
+from convtui.sessions.connection import narrowed, rows
 from convtui.sessions.records import FINAL_SESSION_STATES, SessionRow
 from convtui.sessions.store import Store
 
@@ -117,12 +117,7 @@ def _query(wanted: LogSetFilter) -> tuple[str, list[object]]:
     if wanted.runs:
         sql += " AND (" + " OR ".join("s.run_id LIKE ?" for _ in wanted.runs) + ")"
         params += [f"{run}%" for run in wanted.runs]
-    if wanted.ref_model:
-        sql += " AND s.model = ?"
-        params.append(wanted.ref_model)
-    if wanted.origin:
-        sql += " AND r.origin = ?"
-        params.append(wanted.origin)
+    sql, params = narrowed(sql, params, {"s.model": wanted.ref_model, "r.origin": wanted.origin})
     return sql + " ORDER BY s.id", params
 
 

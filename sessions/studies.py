@@ -14,7 +14,7 @@ from sqlite_utils import Database
 from convtui.core.session import SessionConfig
 from convtui.core.study import Assignment, StudyError, StudySpec, TaskFilter, token_matches
 from convtui.sessions.codec import config_from_json, config_to_json
-from convtui.sessions.connection import rows, writing
+from convtui.sessions.connection import narrowed, rows, writing
 from convtui.sessions.ids import new_id, utc_now
 from convtui.sessions.records import FINAL_SESSION_STATES, UserKind
 from convtui.sessions.store import Store
@@ -135,10 +135,7 @@ def assignments(store: Store, study_id: str, annotator: str | None = None) -> li
         "a.reassigned_to FROM study_assignments a LEFT JOIN sessions s ON s.id = a.session_id "
         "WHERE a.study_id = ?"
     )
-    params: list[object] = [study_id]
-    if annotator is not None:
-        sql += " AND a.annotator = ?"
-        params.append(annotator)
+    sql, params = narrowed(sql, [study_id], {"a.annotator": annotator})
     found = rows(store.db, sql + " ORDER BY a.annotator, a.position", params)
     return [AssignmentRow(**r) for r in found]
 
