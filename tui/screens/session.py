@@ -44,6 +44,15 @@ from convtui.tui.widgets.test_table import TestResultsTable
 from convtui.tui.widgets.timeline import TurnTimeline
 
 
+def _worker(group: str, description: str) -> Any:
+    """The screen's blocking jobs (the model's turns, a re-run of the tests): each in a
+    thread, one at a time in its group, and a failure is shown on screen rather than
+    closing the app."""
+    return work(
+        thread=True, exclusive=True, group=group, exit_on_error=False, description=description
+    )
+
+
 class SessionScreen(Screen):
     help = (
         "The model writes code for the task; the harness compiles it and runs the tests; you "
@@ -152,26 +161,14 @@ class SessionScreen(Screen):
 
     # --- workers -------------------------------------------------------------------------------
 
-    @work(
-        thread=True,
-        exclusive=True,
-        group="model",
-        exit_on_error=False,
-        description="play the session",
-    )
+    @_worker("model", "play the session")
     def _play(self) -> None:
         if self.plan.ended is not None:
             self.controller.view()
         else:
             self.controller.play()
 
-    @work(
-        thread=True,
-        exclusive=True,
-        group="exec",
-        exit_on_error=False,
-        description="re-run the tests",
-    )
+    @_worker("exec", "re-run the tests")
     def _rerun(self) -> None:
         try:
             result = self.controller.rerun_tests()
