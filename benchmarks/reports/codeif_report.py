@@ -86,6 +86,13 @@ METRICS_NOTES = {
 }
 
 
+def _played_as(model: str, mode: str, protocol: str, conversation: str | None) -> dict:
+    """How a session or a group was played, as the JSON names it in both: the model, the
+    mode, the protocol and, for a dynamic conversation by the authors' script, that."""
+    played = {"model": model, "mode": mode, "protocol": protocol}
+    return played | ({"conversation": conversation} if conversation else {})
+
+
 @dataclass(frozen=True)
 class CodeifSession:
     """One recorded CodeIF-Bench conversation, with the definition it is scored by."""
@@ -116,15 +123,12 @@ class CodeifSession:
         return PAPER if self.mode == "dynamic" and not self.authors_dynamic else self.metrics
 
     def to_json(self) -> dict:
-        conversation = {"conversation": self.conversation} if self.authors_dynamic else {}
+        conversation = self.conversation if self.authors_dynamic else None
         return {
             "session_id": self.session_id,
             "run_id": self.run_id,
             "task_id": self.task_id,
-            "model": self.model,
-            "mode": self.mode,
-            "protocol": self.protocol,
-            **conversation,
+            **_played_as(self.model, self.mode, self.protocol, conversation),
             "status": self.status,
             "data_sha256": self.data,
             "rounds": [
@@ -201,12 +205,8 @@ class CodeifGroup:
         return self.labels[i] if self.labels else str(i + 1)
 
     def to_json(self) -> dict:
-        conversation = {"conversation": self.conversation} if self.conversation else {}
         return {
-            "model": self.model,
-            "mode": self.mode,
-            "protocol": self.protocol,
-            **conversation,
+            **_played_as(self.model, self.mode, self.protocol, self.conversation or None),
             "metrics": self.metrics,
             "metrics_note": METRICS_NOTES[self.note],
             "data_sha256": self.data,
