@@ -13,26 +13,36 @@ from convtui.core.session import SessionStatus, Turn
 
 
 @dataclass(frozen=True)
-class TurnStarted:
+class TurnEvent:
+    """Something that happened inside turn ``idx``, in the order below."""
+
     idx: int
 
 
 @dataclass(frozen=True)
-class ReplyStreamed:
-    idx: int
+class TurnStarted(TurnEvent):
+    pass
+
+
+@dataclass(frozen=True)
+class ReplyStreamed(TurnEvent):
+    """The reply so far, while the model writes it."""
+
     text: str
 
 
 @dataclass(frozen=True)
-class ReplyReady:
-    idx: int
+class ReplyReady(TurnEvent):
+    """The whole reply and the code taken from it."""
+
     completion: Completion
     code: str
 
 
 @dataclass(frozen=True)
-class Executed:
-    idx: int
+class Executed(TurnEvent):
+    """The code's verdict on the task's tests."""
+
     result: ExecResult
 
 
