@@ -51,6 +51,8 @@ from convtui.options import (
     LogsOpt,
     LogUserOpt,
     MaxTokensOpt,
+    MergeDbOpt,
+    MergeSourcesArg,
     ModelNameOpt,
     ModelOpt,
     PartialRuleOpt,
@@ -625,6 +627,24 @@ def sessions_import(
         from convtui.commands.imports import import_command
 
         import_command(folder, db, as_json, data)
+
+
+@sessions_app.command("merge")
+def sessions_merge(
+    sources: MergeSourcesArg,
+    db: MergeDbOpt = Path("results.db"),
+    as_json: JsonOpt = False,
+) -> None:
+    """Bring sessions recorded in other databases (an annotator's own file, recorded
+    offline) into --db, under their ids, with their runs, turns, model calls, executions and
+    study assignment links. Merging again adds nothing; a session that differs between the
+    files is refused and the target left as it was.
+
+    Example: [bold]convtui sessions merge ana.db ben.db --db study.db[/bold]"""
+    with user_errors():
+        from convtui.commands.merge import merge_command
+
+        merge_command(list(sources), db, as_json)
 
 
 @sessions_app.command("export")

@@ -509,6 +509,14 @@ ImportDbOpt = Annotated[
     Path, typer.Option("--db", help="SQLite file to load the logs into (created if missing).")
 ]
 
+MergeSourcesArg = Annotated[
+    list[Path],
+    typer.Argument(help="convtui databases to merge from (left unchanged).", show_default=False),
+]
+MergeDbOpt = Annotated[
+    Path, typer.Option("--db", help="SQLite file to merge into (created if missing).")
+]
+
 CodeifModeOpt = Annotated[
     BenchMode,
     typer.Option(

@@ -10,6 +10,7 @@ keeps its config and says where it came from (``runs.origin``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from convtui.sessions.codec import config_to_json
@@ -19,18 +20,30 @@ from convtui.sessions.records import SessionRow
 from convtui.sessions.store import Store
 
 
-def copy_sessions(source: Store, target: Store, sessions: Sequence[SessionRow]) -> int:
+def copy_sessions(
+    source: Store,
+    target: Store,
+    sessions: Sequence[SessionRow],
+    *,
+    origin: str | None = None,
+    calls: bool = False,
+) -> int:
     """Copy ``sessions`` (rows of ``source``) and their runs into ``target`` unless already
     there; returns how many sessions were copied. Turns are written with the execution cache
-    keys they had, so a replay of a reference's passing code finds its result cached."""
+    keys they had, so a replay of a reference's passing code finds its result cached.
+    ``origin``: what a copied run's ``runs.origin`` says (default ``copied from <db>``);
+    ``calls``: also copy every model call of the sessions (and its attempts) under its id,
+    before the turns, which then link to them (``sessions merge``)."""
     copied = 0
-    origin = f"copied from {source.path}"
+    origin = origin or f"copied from {source.path}"
     for row in sessions:
         if rows(target.db, "SELECT 1 FROM sessions WHERE id = ?", (row.id,)):
             continue
         if row.run_id is not None:
             _copy_run(source, target, row.run_id, origin)
         _insert_session(source, target, row)
+        if calls:
+            _copy_calls(source, target, row.id)
         keys = {
             r["idx"]: r["cache_key"]
             for r in rows(
@@ -60,6 +73,38 @@ def _copy_run(source: Store, target: Store, run_id: str, origin: str) -> None:
     if found["status"] in ("planned", "running"):
         found["status"] = "interrupted"
     _insert(target, "runs", found)
+
+
+def _copy_calls(source: Store, target: Store, session_id: str) -> None:
+    """The session's model calls under their ids, with their attempts and response texts; a
+    reused call's link is kept where the call it reused is in ``target``."""
+    found = rows(
+        source.db, "SELECT * FROM model_calls WHERE session_id = ? ORDER BY id", (session_id,)
+    )
+    db = target.db
+    with writing(db):
+        for call in found:
+            # The request's messages are ``[[role, blob hash], …]``, as a turn's prompt.
+            hashes = [ref[1] for ref in json.loads(call["messages_json"])]
+            if call["response_blob"] is not None:
+                hashes.append(call["response_blob"])
+            for blob in rows_in(source.db, "SELECT * FROM blobs WHERE hash IN ({marks})", hashes):
+                db.execute(
+                    "INSERT OR IGNORE INTO blobs (hash, text) VALUES (?, ?)",
+                    (blob["hash"], blob["text"]),
+                )
+            reused = call["reused_call_id"]
+            if reused is not None and not rows(
+                db, "SELECT 1 FROM model_calls WHERE id = ?", (reused,)
+            ):
+                call["reused_call_id"] = None
+            _insert(target, "model_calls", call)
+            for attempt in rows(
+                source.db,
+                "SELECT * FROM call_attempts WHERE call_id = ? ORDER BY number",
+                (call["id"],),
+            ):
+                _insert(target, "call_attempts", attempt)
 
 
 def _insert_session(source: Store, target: Store, row: SessionRow) -> None:

@@ -1,0 +1,203 @@
+"""Merging databases recorded elsewhere into one (``convtui sessions merge``).
+
+An annotator records offline into their own file; the study's database takes their sessions
+in later. Rows keep their ids (ULID-like, unique across machines), so a session merged twice
+is merged once. Sessions, their runs, turns, model calls (with attempts), executions (with
+tests) and the texts they use are copied by ``copying.copy_sessions``; a merged run's
+``runs.origin`` says ``merged from <file>``. Everything is checked before anything is written,
+and one source is merged in one transaction: a conflict leaves the target as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from convtui.sessions.connection import refuse_foreign_file, rows, writing
+from convtui.sessions.copying import copy_sessions
+from convtui.sessions.errors import StoreError
+from convtui.sessions.records import SessionRow
+from convtui.sessions.store import Store
+
+# What makes two copies of a session the same session (updated_utc moves with any write,
+# and a copy's reference link is set after all sessions are in).
+_SESSION_FIELDS = (
+    "run_id",
+    "task_id",
+    "model",
+    "feedback",
+    "user_kind",
+    "simulator",
+    "max_turns",
+    "status",
+    "first_pass_turn",
+    "turns_done",
+    "error",
+    "created_utc",
+    "annotator",
+)
+# A turn, by content: blob hashes are the same in every file; execution and call ids are not.
+_TURN_FIELDS = (
+    "idx",
+    "reply_blob",
+    "code_blob",
+    "compiled",
+    "compile_feedback",
+    "execution_feedback",
+    "verbal_feedback",
+    "feedback_source",
+    "prompt_hash",
+    "passed",
+)
+# What makes two copies of a run the same run (status and origin change as it is copied).
+_RUN_FIELDS = ("kind", "config_hash", "selection", "task_count", "created_utc")
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    source: str
+    sessions_added: int
+    sessions_present: int
+    assignments_linked: int
+
+
+def merge_store(source: Store, target: Store) -> MergeResult:
+    """Merge every session of ``source`` into ``target``; refuses (StoreError, target
+    unchanged) a row whose id both hold with different content, or a different study."""
+    where = f"{source.path} and {target.path}"
+    study = _check_study(source, target, where)
+    _check_runs(source, target, where)
+    all_rows = _sessions(source)
+    present = {r["id"] for r in rows(target.db, "SELECT id FROM sessions")}
+    new = [s for s in all_rows if s.id not in present]
+    for row in all_rows:
+        if row.id in present:
+            _check_session(source, target, row.id, where)
+    _check_slots(target, new, where)
+    db = target.db
+    with writing(db):
+        added = copy_sessions(source, target, new, origin=f"merged from {source.path}", calls=True)
+        _restore_fields(source, target, [s.id for s in new])
+        linked = _link_assignments(source, target, study) if study else 0
+    return MergeResult(str(source.path), added, len(all_rows) - len(new), linked)
+
+
+def _sessions(store: Store) -> list[SessionRow]:
+    ids = [r["id"] for r in rows(store.db, "SELECT id FROM sessions ORDER BY id")]
+    return [store.session(i) for i in ids]
+
+
+def _pick(row: dict[str, Any], fields: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple(row[f] for f in fields)
+
+
+def _check_runs(source: Store, target: Store, where: str) -> None:
+    theirs = {r["id"]: r for r in rows(target.db, "SELECT * FROM runs")}
+    for run in rows(source.db, "SELECT * FROM runs ORDER BY id"):
+        other = theirs.get(run["id"])
+        if other is not None and _pick(run, _RUN_FIELDS) != _pick(other, _RUN_FIELDS):
+            raise StoreError(f"run {run['id']} differs between {where}: not merged")
+
+
+def _check_session(source: Store, target: Store, session_id: str, where: str) -> None:
+    def content(store: Store) -> tuple[Any, ...]:
+        session = rows(store.db, "SELECT * FROM sessions WHERE id = ?", (session_id,))[0]
+        turns = rows(
+            store.db, "SELECT * FROM turns WHERE session_id = ? ORDER BY idx", (session_id,)
+        )
+        return _pick(session, _SESSION_FIELDS), [_pick(t, _TURN_FIELDS) for t in turns]
+
+    mine, theirs = content(source), content(target)
+    if mine != theirs:
+        field = next(
+            (f for f, a, b in zip(_SESSION_FIELDS, mine[0], theirs[0], strict=True) if a != b),
+            "turns",
+        )
+        raise StoreError(f"session {session_id} differs ({field}) between {where}: not merged")
+
+
+def _check_slots(target: Store, new: list[SessionRow], where: str) -> None:
+    """A run holds one session per task and Ω: another id in that place is a conflict."""
+    for row in new:
+        if row.run_id is None:
+            continue
+        other = rows(
+            target.db,
+            "SELECT id FROM sessions WHERE run_id = ? AND task_id = ? AND feedback = ?",
+            (row.run_id, row.task_id, row.feedback),
+        )
+        if other:
+            raise StoreError(
+                f"session {row.id} and {other[0]['id']} both answer {row.task_id} "
+                f"({row.feedback}) of run {row.run_id} in {where}: not merged"
+            )
+
+
+def _restore_fields(source: Store, target: Store, session_ids: list[str]) -> None:
+    """What copying a session renews: its last update as recorded, and a replay's link to
+    its reference session, where that session is in ``target``."""
+    for session_id in session_ids:
+        found = rows(
+            source.db,
+            "SELECT reference_session_id, updated_utc FROM sessions WHERE id = ?",
+            (session_id,),
+        )[0]
+        reference = found["reference_session_id"]
+        if reference and not rows(target.db, "SELECT 1 FROM sessions WHERE id = ?", (reference,)):
+            reference = None
+        target.db.execute(
+            "UPDATE sessions SET reference_session_id = ?, updated_utc = ? WHERE id = ?",
+            (reference, found["updated_utc"], session_id),
+        )
+
+
+def _study_id(store: Store) -> str | None:
+    found = rows(store.db, "SELECT id FROM studies")
+    return found[0]["id"] if found else None
+
+
+def _check_study(source: Store, target: Store, where: str) -> str | None:
+    """The study whose assignment links travel with the sessions, if the source has one:
+    the target must hold the same study (or none, and then no link travels)."""
+    mine, theirs = _study_id(source), _study_id(target)
+    if mine is None or theirs is None:
+        return None
+    if mine != theirs:
+        raise StoreError(f"{where} hold different studies ({mine}, {theirs}): not merged")
+    return mine
+
+
+def _link_assignments(source: Store, target: Store, study_id: str) -> int:
+    """Set the target's assignments' session where the source answered them and the target
+    has none yet; returns how many were set."""
+    linked = 0
+    for a in rows(
+        source.db,
+        "SELECT task_id, annotator, session_id FROM study_assignments "
+        "WHERE study_id = ? AND session_id IS NOT NULL",
+        (study_id,),
+    ):
+        cursor = target.db.execute(
+            "UPDATE study_assignments SET session_id = ? WHERE study_id = ? AND task_id = ? "
+            "AND annotator = ? AND session_id IS NULL",
+            (a["session_id"], study_id, a["task_id"], a["annotator"]),
+        )
+        linked += cursor.rowcount
+    return linked
+
+
+def merge_files(sources: list[Path], target: Path) -> list[MergeResult]:
+    """Merge each of ``sources`` into ``target`` (created if missing), one transaction each."""
+    for path in sources:
+        if not path.is_file():
+            raise StoreError(f"no database at {path}: nothing merged")
+        if target.exists() and path.resolve() == target.resolve():
+            raise StoreError(f"{path} is the target database itself: nothing merged")
+        refuse_foreign_file(path)
+    results = []
+    with Store.open(target) as into:
+        for path in sources:
+            with Store.open(path) as source:
+                results.append(merge_store(source, into))
+    return results

@@ -1,0 +1,132 @@
+"""``convtui sessions merge``: sessions of other databases brought into one, under their ids."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+from store_values import config, turn
+from support.cli import assert_one_line_error, invoke
+
+from convtui.sessions import Store
+
+
+def record(path: Path, selection: str, tasks: list[str], turns: int = 2) -> list[str]:
+    """A live run of ``tasks`` in a new file at ``path``, each session ``turns`` turns."""
+    with Store.open(path) as store:
+        run_id = store.create_run("live", config(), selection, tasks)
+        ids = []
+        for session in store.pending_sessions(run_id):
+            for idx in range(turns):
+                last = idx == turns - 1
+                store.save_turn(
+                    session.id,
+                    turn(idx, passed=last),
+                    "solved" if last else "running",
+                    f"key-{session.id}-{idx}",
+                )
+            ids.append(session.id)
+        store.finish_run(run_id, "done")
+    return ids
+
+
+def counts(path: Path) -> dict[str, int]:
+    with sqlite3.connect(path) as db:
+        return {
+            table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in ("runs", "sessions", "turns", "model_calls", "executions", "blobs")
+        }
+
+
+def dump(path: Path) -> list[str]:
+    with sqlite3.connect(path) as db:
+        return list(db.iterdump())
+
+
+def merge(*args: str) -> dict:
+    done = invoke("sessions", "merge", *args, "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_two_sources_merge_into_one_and_show_the_same(tmp_path: Path) -> None:
+    a, b, study = tmp_path / "a.db", tmp_path / "b.db", tmp_path / "study.db"
+    ids_a = record(a, "ids=0-1", ["BigCodeBench/0", "BigCodeBench/1"])
+    ids_b = record(b, "ids=2", ["BigCodeBench/2"], turns=3)
+
+    out = merge(str(a), str(b), "--db", str(study))
+
+    assert [s["sessions_added"] for s in out["sources"]] == [2, 1]
+    assert [s["sessions_present"] for s in out["sources"]] == [0, 0]
+    total = counts(study)
+    assert total["sessions"] == 3 and total["runs"] == 2
+    assert total["turns"] == counts(a)["turns"] + counts(b)["turns"]
+    assert total["model_calls"] == counts(a)["model_calls"] + counts(b)["model_calls"]
+    for source, ids in ((a, ids_a), (b, ids_b)):
+        for session_id in ids:
+            for extra in ((), ("--json",)):
+                mine = invoke("sessions", "show", session_id, "--db", str(source), *extra)
+                theirs = invoke("sessions", "show", session_id, "--db", str(study), *extra)
+                assert mine.returncode == theirs.returncode == 0
+                assert mine.stdout == theirs.stdout
+    with sqlite3.connect(study) as db:
+        origins = {r[0] for r in db.execute("SELECT origin FROM runs")}
+    assert origins == {f"merged from {a}", f"merged from {b}"}
+
+
+def test_merging_again_adds_nothing(tmp_path: Path) -> None:
+    a, study = tmp_path / "a.db", tmp_path / "study.db"
+    record(a, "ids=0-1", ["BigCodeBench/0", "BigCodeBench/1"])
+    merge(str(a), "--db", str(study))
+    before = dump(study)
+
+    again = invoke("sessions", "merge", str(a), "--db", str(study))
+
+    assert again.returncode == 0, again.stderr
+    assert "nothing to add, 2 already present" in again.stdout
+    assert dump(study) == before
+
+
+def test_a_conflicting_session_is_refused_and_the_target_unchanged(tmp_path: Path) -> None:
+    a, c, study = tmp_path / "a.db", tmp_path / "c.db", tmp_path / "study.db"
+    ids = record(a, "ids=0", ["BigCodeBench/0"], turns=1)
+    shutil.copy(a, c)
+    with Store.open(c) as store:
+        store.db.execute("UPDATE sessions SET status = 'stalled' WHERE id = ?", (ids[0],))
+        store.db.conn.commit()
+    merge(str(a), "--db", str(study))
+    before = dump(study)
+
+    done = invoke("sessions", "merge", str(c), "--db", str(study))
+
+    assert_one_line_error(done, ids[0], str(c), str(study), "status")
+    assert dump(study) == before
+
+
+def test_a_session_with_more_turns_in_one_file_is_refused(tmp_path: Path) -> None:
+    a, c, study = tmp_path / "a.db", tmp_path / "c.db", tmp_path / "study.db"
+    ids = record(a, "ids=0", ["BigCodeBench/0"], turns=1)
+    shutil.copy(a, c)
+    with Store.open(c) as store:
+        store.set_session_status(ids[0], "running")
+        store.save_turn(ids[0], turn(1, passed=True), "solved", "key-more")
+    merge(str(c), "--db", str(study))
+    before = dump(study)
+
+    done = invoke("sessions", "merge", str(a), "--db", str(study))
+
+    assert_one_line_error(done, ids[0], str(a), str(study))
+    assert dump(study) == before
+
+
+def test_a_non_sqlite_source_is_refused_in_one_line(tmp_path: Path) -> None:
+    notes, study = tmp_path / "notes.db", tmp_path / "study.db"
+    notes.write_text("not a database\n")
+
+    done = invoke("sessions", "merge", str(notes), "--db", str(study))
+
+    assert_one_line_error(done, str(notes))
+    assert not study.exists()
+    assert notes.read_text() == "not a database\n"
