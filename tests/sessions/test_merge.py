@@ -130,3 +130,55 @@ def test_a_non_sqlite_source_is_refused_in_one_line(tmp_path: Path) -> None:
     assert_one_line_error(done, str(notes))
     assert not study.exists()
     assert notes.read_text() == "not a database\n"
+
+
+def test_an_annotators_offline_copy_brings_its_sessions_and_their_assignments_back(
+    tmp_path: Path,
+) -> None:
+    """The study database is copied to an annotator's machine, they answer an assignment
+    there, and the copy is merged back: the session arrives and answers that assignment in
+    the study database too; another study's database is refused."""
+    from convtui.core.study import StudySpec, assign, token_hash
+    from convtui.sessions.studies import (
+        assignments,
+        create_study,
+        next_assignment,
+        start_assignment,
+    )
+
+    spec = StudySpec(
+        name="pilot",
+        tasks=("BigCodeBench/0", "BigCodeBench/1"),
+        model="mock:x.jsonl",
+        feedback="CF,EF:full",
+        turns=1,
+        protocol="convtui",
+        user="human",
+        annotators=("ana", "ben"),
+        overlap=1,
+        seed=0,
+    )
+    study, offline, other = tmp_path / "study.db", tmp_path / "ana.db", tmp_path / "other.db"
+    given = assign(spec.tasks, spec.annotators, 1, 0)
+    for path in (study, other):
+        with Store.open(path) as store:
+            tokens = {name: token_hash(name + path.name) for name in spec.annotators}
+            create_study(store, spec, spec.config(), given, tokens)
+    shutil.copy(study, offline)
+    with Store.open(offline) as store:
+        study_id = store.db.execute("SELECT id FROM studies").fetchone()[0]
+        mine = next_assignment(store, study_id, "ana")
+        assert mine is not None
+        session = start_assignment(store, study_id, mine.task_id, "ana", spec.config(), "human")
+        store.set_session_status(session, "abandoned")
+
+    out = merge(str(offline), "--db", str(study))
+    assert (out["sources"][0]["sessions_added"], out["sources"][0]["assignments_linked"]) == (1, 1)
+    with Store.open(study) as store:
+        linked = [a for a in assignments(store, study_id, "ana") if a.task_id == mine.task_id]
+        assert [(a.session_id, a.state) for a in linked] == [(session, "done")]
+        assert next_assignment(store, study_id, "ana") is None
+    before = dump(other)
+    refused = invoke("sessions", "merge", str(offline), "--db", str(other))
+    assert_one_line_error(refused, "different studies")
+    assert dump(other) == before
