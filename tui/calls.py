@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from typing import Any
 
 from convtui.core.errors import ConvtuiError
-from convtui.core.models.types import Attempt, Completion
-from convtui.core.session import CallJournal, CallPurpose
+from convtui.core.models.types import (
+    Attempt,
+    CallKind,
+    CallPurpose,
+    ChatMessage,
+    Completion,
+    GenerationParams,
+)
+from convtui.core.session import CallJournal
 from convtui.sessions import Store
 from convtui.sessions.browse import CallLine, session_calls
 
@@ -57,10 +63,21 @@ class WatchedJournal:
             self._changed(turn_idx)
         return found
 
-    def started(self, turn_idx: int, *args: Any, **kwargs: Any) -> str:
-        # The rest of the call (CallJournal.started's) goes through as it came: only the turn
-        # is read here.
-        call_id = self._journal.started(turn_idx, *args, **kwargs)
+    def started(
+        self,
+        turn_idx: int,
+        purpose: CallPurpose,
+        request_hash: str,
+        messages: tuple[ChatMessage, ...],
+        params: GenerationParams,
+        model: str,
+        *,
+        seq: int = 0,
+        kind: CallKind = "chat",
+    ) -> str:
+        call_id = self._journal.started(
+            turn_idx, purpose, request_hash, messages, params, model, seq=seq, kind=kind
+        )
         self._turn_of[call_id] = turn_idx
         self._changed(turn_idx)
         return call_id

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from store_values import config, turn
 from support.cli import assert_one_line_error, invoke
+from support.studies import study_spec, write_study
 
 from convtui.sessions import Store
 
@@ -138,32 +139,19 @@ def test_an_annotators_offline_copy_brings_its_sessions_and_their_assignments_ba
     """The study database is copied to an annotator's machine, they answer an assignment
     there, and the copy is merged back: the session arrives and answers that assignment in
     the study database too; another study's database is refused."""
-    from convtui.core.study import StudySpec, assign, token_hash
-    from convtui.sessions.studies import (
-        assignments,
-        create_study,
-        next_assignment,
-        start_assignment,
-    )
+    from convtui.sessions.studies import assignments, next_assignment, start_assignment
 
-    spec = StudySpec(
-        name="pilot",
+    spec = study_spec(
         tasks=("BigCodeBench/0", "BigCodeBench/1"),
-        model="mock:x.jsonl",
         feedback="CF,EF:full",
         turns=1,
-        protocol="convtui",
-        user="human",
         annotators=("ana", "ben"),
         overlap=1,
         seed=0,
     )
     study, offline, other = tmp_path / "study.db", tmp_path / "ana.db", tmp_path / "other.db"
-    given = assign(spec.tasks, spec.annotators, 1, 0)
-    for path in (study, other):
-        with Store.open(path) as store:
-            tokens = {name: token_hash(name + path.name) for name in spec.annotators}
-            create_study(store, spec, spec.config(), given, tokens)
+    for path in (study, other):  # two studies alike but for their ids
+        write_study(path, spec, salt=path.name)
     shutil.copy(study, offline)
     with Store.open(offline) as store:
         study_id = store.db.execute("SELECT id FROM studies").fetchone()[0]

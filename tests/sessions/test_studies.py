@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.studies import PILOT, PILOT_TASKS
 
 from convtui.core.omega import FeedbackConfig
 from convtui.core.session import SessionConfig
 from convtui.core.study import (
     Assignment,
     StudyError,
-    StudySpec,
     assign,
     new_token,
     reassign,
@@ -35,19 +35,7 @@ from convtui.sessions.studies import (
     who_holds,
 )
 
-TASKS = tuple(f"BigCodeBench/{n}" for n in (2, 3, 8, 13, 16, 19))
-SPEC = StudySpec(
-    name="pilot",
-    tasks=TASKS,
-    model="mock:replies.jsonl",
-    feedback="CF,EF:full,VF:expert",
-    turns=2,
-    protocol="convtui",
-    user="human",
-    annotators=("ana", "ben", "cy"),
-    overlap=2,
-    seed=1,
-)
+SPEC, TASKS = PILOT, PILOT_TASKS
 CONFIG = SessionConfig(model=SPEC.model, feedback=FeedbackConfig("full", "expert"), max_turns=2)
 
 

@@ -11,13 +11,14 @@ from dataclasses import replace
 import pytest
 from rich.console import Console
 from scripted import end_by
+from support.studies import study_spec, write_study
 from textual.pilot import Pilot
 from textual.widgets import Static
 from tui_harness import AppFactory, awaiting_feedback, notices, session_options, wait_until
 
-from convtui.core.study import StudySpec, assign, token_hash
+from convtui.core.study import StudySpec
 from convtui.sessions import Store
-from convtui.sessions.studies import assignments, create_study, load_study, start_assignment
+from convtui.sessions.studies import assignments, load_study, start_assignment
 from convtui.tui.app import Launch, make_app
 from convtui.tui.controller import StudyRef
 from convtui.tui.launch import next_plan, session_config, study_ref
@@ -30,22 +31,15 @@ TASKS = ("BigCodeBench/2", "BigCodeBench/3", "BigCodeBench/8", "BigCodeBench/13"
 
 def make_study(apps: AppFactory) -> StudySpec:
     """4 tasks, ana and ben, each task to one of them: 2 assignments each."""
-    spec = StudySpec(
-        name="pilot",
+    spec = study_spec(
         tasks=TASKS,
         model=apps.model,
         feedback="CF,EF:full,VF:novice",
-        turns=2,
-        protocol="convtui",
-        user="human",
         annotators=("ana", "ben"),
         overlap=1,
         seed=3,
     )
-    with Store.open(apps.db) as store:
-        given = assign(TASKS, spec.annotators, spec.overlap, spec.seed)
-        hashes = {name: token_hash(f"token-of-{name}") for name in spec.annotators}
-        create_study(store, spec, spec.config(), given, hashes)
+    write_study(apps.db, spec)
     return spec
 
 
