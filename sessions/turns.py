@@ -165,3 +165,10 @@ def _turn(
             else TurnFeedback(**json.loads(row["received_json"]))
         ),
     )
+
+
+def turn_times(db: Database, session_id: str) -> dict[int, str]:
+    """When each of the session's turns was recorded (UTC ISO-8601), by turn index: ``Turn``
+    carries no time, and a shared transcript wants one."""
+    found = rows(db, "SELECT idx, created_utc FROM turns WHERE session_id = ?", (session_id,))
+    return {r["idx"]: r["created_utc"] for r in found}

@@ -1,0 +1,163 @@
+"""The shared table of a study's turns: its columns (named, typed and described once, here),
+the Parquet file written from sessions/study_export.py's rows, and the same columns as a
+Hugging Face dataset card declares them. pyarrow comes with the ``study`` extra and is
+imported only when a file is written."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from convtui.sessions.errors import ExportError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# The file, relative to the export folder; the card's `configs` point at it. A fixed name, so
+# exporting again over an earlier export (--force) replaces it rather than adding a second.
+PARQUET_PATH = "data/transcripts.parquet"
+
+ColumnKind = Literal["string", "int32", "bool", "timestamp", "strings", "feedback"]
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    kind: ColumnKind
+    description: str
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("study", "string", "The study's name."),
+    Column("task_id", "string", "The task, e.g. `BigCodeBench/13`."),
+    Column("annotator", "string", "The annotator whose assignment the session answers."),
+    Column(
+        "assignment_state",
+        "string",
+        "`done` (its session ended), `started` (its session was still open when exported) or "
+        "`reassigned` (the annotator left and the task went to `reassigned_to`).",
+    ),
+    Column("reassigned_to", "string", "Who took the assignment over; null if nobody."),
+    Column("session_id", "string", "The recorded session (`convtui sessions show ID`)."),
+    Column(
+        "session_status",
+        "string",
+        "How the session ended: `solved`, `exhausted`, `stalled`, `failed`, `accepted` (good "
+        "enough to the annotator although tests fail), `abandoned`; `running` while unfinished.",
+    ),
+    Column(
+        "turn",
+        "int32",
+        "The turn's index: 0 is the first attempt, each later one follows feedback.",
+    ),
+    Column("turns_done", "int32", "How many turns the session recorded."),
+    Column("first_pass_turn", "int32", "The session's first passing turn; null if none."),
+    Column("model", "string", "The code model (convtui's model spec)."),
+    Column("protocol", "string", "`convtui` or `convcodeworld` (docs/design.md, Parity)."),
+    Column("omega", "string", "The feedback setting Ω, e.g. `CF,EF:full,VF:expert`."),
+    Column("context", "string", "What the model saw: `markov` (last code) or `full` (all)."),
+    Column(
+        "user_kind", "string", "`human` (a person wrote f_v) or `assist` (a simulator drafted)."
+    ),
+    Column("max_turns", "int32", "Generations allowed in all (turn 0 and the feedback turns)."),
+    Column("reply", "string", "The model's whole reply."),
+    Column("code", "string", "The code taken from the reply: what was compiled and tested."),
+    Column("compiled", "bool", "Whether the code compiled."),
+    Column(
+        "verdict",
+        "string",
+        "The test run: `pass`, `fail`, `error`, `timeout`, `crash` or `env_error`; null when "
+        "the tests did not run.",
+    ),
+    Column("passed", "bool", "Whether every test passed."),
+    Column("tests_passed", "int32", "Tests that passed; null when the tests did not run."),
+    Column("tests_total", "int32", "Tests expected; null when the tests did not run."),
+    Column(
+        "feedback",
+        "feedback",
+        "The feedback about this turn's code, which the next turn's prompt carries, in order: "
+        "a list of `{source, text}`, `source` one of `compilation`, `execution`, "
+        "`verbal-human`, `verbal-simulated`.",
+    ),
+    Column(
+        "verbal_source",
+        "string",
+        "Who gave the verbal feedback as the store records it: `human`, `simulator:<model>` "
+        "or `none`.",
+    ),
+    Column("feedback_draft", "string", "Under `assist`: the simulator's draft shown; else null."),
+    Column("feedback_edited", "bool", "Whether the person changed the draft; null without one."),
+    Column("notes", "strings", "The harness's notes on the turn (redactions, regenerations)."),
+    Column("config_hash", "string", "The hash of the session's full configuration."),
+    Column("session_created_utc", "timestamp", "When the session was opened (UTC)."),
+    Column("session_updated_utc", "timestamp", "When the session last changed (UTC)."),
+    Column("turn_created_utc", "timestamp", "When the turn was recorded (UTC)."),
+)
+
+
+def _arrow_type(kind: ColumnKind) -> pa.DataType:
+    import pyarrow as pa
+
+    return {
+        "string": pa.string(),
+        "int32": pa.int32(),
+        "bool": pa.bool_(),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+        "strings": pa.list_(pa.string()),
+        "feedback": pa.list_(pa.struct([("source", pa.string()), ("text", pa.string())])),
+    }[kind]
+
+
+# The same types as a dataset card's `dataset_info.features` spells them (what
+# datasets.Features writes for the Arrow types above).
+_CARD_TYPES: dict[ColumnKind, dict[str, Any]] = {
+    "string": {"dtype": "string"},
+    "int32": {"dtype": "int32"},
+    "bool": {"dtype": "bool"},
+    "timestamp": {"dtype": "timestamp[us, tz=UTC]"},
+    "strings": {"list": "string"},
+    "feedback": {
+        "list": [{"name": "source", "dtype": "string"}, {"name": "text", "dtype": "string"}]
+    },
+}
+
+
+# The types as the card's column table names them (Arrow's names, shortened).
+_SHOWN_TYPES: dict[ColumnKind, str] = {
+    "string": "string",
+    "int32": "int32",
+    "bool": "bool",
+    "timestamp": "timestamp (UTC)",
+    "strings": "list of string",
+    "feedback": "list of {source, text}",
+}
+
+
+def shown_type(kind: ColumnKind) -> str:
+    return _SHOWN_TYPES[kind]
+
+
+def card_features() -> list[dict[str, Any]]:
+    """The columns as a card's ``dataset_info.features`` list."""
+    return [{"name": c.name, **_CARD_TYPES[c.kind]} for c in COLUMNS]
+
+
+def write_parquet(rows: Sequence[dict[str, Any]], path: Path) -> None:
+    """``rows`` (each with every column of :data:`COLUMNS`) as one Parquet file at ``path``,
+    written beside it first and moved into place, so a reader never sees half a file."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ExportError(
+            "the Parquet export needs pyarrow: pip install 'convtui[study]'"
+        ) from None
+    schema = pa.schema([(c.name, _arrow_type(c.kind)) for c in COLUMNS])
+    table = pa.Table.from_pylist(list(rows), schema=schema)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    pq.write_table(table, partial)
+    os.replace(partial, path)

@@ -1,0 +1,74 @@
+"""A study exported for sharing (``convtui study export --format parquet``): a folder that
+``datasets.load_dataset(folder)`` reads, holding the turns as Parquet
+(sessions/study_dataset.py) and a dataset card, README.md (sessions/study_card.py).
+
+Everything is read before a byte is written; each file is written beside its place and
+moved in, so an export that fails leaves no half file behind."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from convtui.sessions.errors import ExportError
+from convtui.sessions.store import Store
+from convtui.sessions.study_card import render_card
+from convtui.sessions.study_dataset import PARQUET_PATH, write_parquet
+from convtui.sessions.study_export import read_study_transcripts
+
+CARD_NAME = "README.md"
+
+
+@dataclass(frozen=True)
+class StudyExport:
+    """What an export wrote: the files (Parquet first, then the card) and what they hold."""
+
+    study: str
+    out: Path
+    files: tuple[Path, ...]
+    rows: int
+    sessions: int
+    unfinished_sessions: int
+    annotators: tuple[str, ...]
+    tasks: tuple[str, ...]
+
+
+def export_study(
+    store: Store, out: Path, *, force: bool = False, finished_only: bool = False
+) -> StudyExport:
+    """Write the study in ``store`` under ``out`` as Parquet and a dataset card. A folder
+    that already holds something is refused unless ``force`` (then the export's own files
+    are replaced and anything else there is left alone); so is a database without a study
+    (StudyError)."""
+    transcripts = read_study_transcripts(store, finished_only=finished_only)
+    refuse_occupied(out, force=force)
+    rows = transcripts.rows()
+    parquet = out / PARQUET_PATH
+    write_parquet(rows, parquet)
+    card = out / CARD_NAME
+    partial = card.with_name(f".{card.name}.partial")
+    partial.write_text(render_card(transcripts, len(rows)), encoding="utf-8")
+    os.replace(partial, card)
+    sessions = [s.detail.session for s in transcripts.sessions]
+    return StudyExport(
+        study=transcripts.study.name,
+        out=out,
+        files=(parquet, card),
+        rows=len(rows),
+        sessions=len(sessions),
+        unfinished_sessions=sum(not s.finished for s in sessions),
+        annotators=tuple(dict.fromkeys(s.annotator for s in transcripts.sessions)),
+        tasks=tuple(dict.fromkeys(s.task_id for s in sessions)),
+    )
+
+
+def refuse_occupied(out: Path, *, force: bool) -> None:
+    """``out`` must be a new or empty folder, or ``force`` given."""
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"{out} is a file: --out names the folder to write the export into")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise ExportError(
+            f"{out} is not empty: name a new folder, or pass --force to write the export's "
+            "files over what is there"
+        )
