@@ -89,8 +89,12 @@ from convtui.options import (
 from convtui.study_options import (
     AddTasksOpt,
     AnnotatorNameArg,
+    FinishedOnlyOpt,
     SessionStudyOpt,
     StudyDbOpt,
+    StudyExportForceOpt,
+    StudyExportFormatOpt,
+    StudyExportOutOpt,
     StudyFileArg,
     StudyInitDbOpt,
 )
@@ -756,3 +760,24 @@ def study_reassign(name: AnnotatorNameArg, db: StudyDbOpt, as_json: JsonOpt = Fa
         from convtui.commands.study import reassign_command
 
         reassign_command(db, name, as_json)
+
+
+@study_app.command("export")
+def study_export(
+    db: StudyDbOpt,
+    out: StudyExportOutOpt,
+    fmt: StudyExportFormatOpt = "parquet",
+    force: StudyExportForceOpt = False,
+    finished_only: FinishedOnlyOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write the study's transcripts for sharing: one row per turn as Parquet, with a
+    Hugging Face dataset card (README.md) so that datasets.load_dataset(OUT) reads them.
+
+    Sessions still open are included with their status unless --finished-only.
+
+    Example: [bold]convtui study export --db study.db --out pilot-dataset[/bold]"""
+    with user_errors():
+        from convtui.commands.study_export import export_command
+
+        export_command(db, out, fmt, force=force, finished_only=finished_only, as_json=as_json)

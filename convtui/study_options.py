@@ -4,7 +4,7 @@ convtui/options.py declares the others)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -53,5 +53,37 @@ SessionStudyOpt = Annotated[
         "database, under the study's model, feedback, turns, protocol and user (f10: the next "
         "assignment, f4: the list). Records into the study database.",
         show_default=False,
+    ),
+]
+# What `study export --format` writes: parquet, one row per turn and a dataset card
+# (sessions/study_share.py). A Literal, so a second format is one more value here.
+StudyExportFormat = Literal["parquet"]
+StudyExportFormatOpt = Annotated[
+    StudyExportFormat,
+    typer.Option(
+        "--format",
+        help="parquet: one row per turn in data/transcripts.parquet, and README.md, a dataset "
+        "card that datasets.load_dataset(OUT) reads.",
+    ),
+]
+StudyExportOutOpt = Annotated[
+    Path,
+    typer.Option(
+        "--out",
+        help="Folder to write the export into: a new or empty one, unless --force.",
+        show_default=False,
+    ),
+]
+StudyExportForceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--force", help="Write into a folder that is not empty, replacing an earlier export."
+    ),
+]
+FinishedOnlyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--finished-only",
+        help="Leave out sessions still open (by default they are in, with status running).",
     ),
 ]

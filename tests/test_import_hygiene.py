@@ -96,7 +96,7 @@ def test_front_ends_do_not_import_each_other_nor_the_command_line():
 def test_the_tasks_sessions_and_study_commands_do_not_load_the_tui():
     loaded = loaded_after(
         "import convtui.commands.tasks, convtui.commands.sessions, convtui.commands.imports, "
-        "convtui.commands.study"
+        "convtui.commands.study, convtui.commands.study_export"
     )
     assert not under(loaded, {"convtui.tui", "textual"})
 
