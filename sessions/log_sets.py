@@ -10,6 +10,7 @@ references themselves, and a session that recorded no turn has nothing to hand o
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from convtui.core.omega import FeedbackSource, parse_feedback
@@ -105,6 +106,15 @@ def find_log_sets(store: Store, wanted: LogSetFilter = LogSetFilter()) -> list[L
         groups[(*key, annotator)][row.task_id] = row
     sets = [_log_set(configs, by_task) for by_task in groups.values()]
     return sorted(sets, key=lambda s: (s.name, s.annotator or ""))
+
+
+def log_set_of(store: Store, sessions: Sequence[SessionRow]) -> LogSet:
+    """The log set of exactly ``sessions`` (one per task, of one model, Ω and user), named
+    and configured as :func:`find_log_sets` names and configures one: a study's annotator's
+    sessions, chosen by their assignments rather than by the newest of each task."""
+    with store.reading():
+        configs = {row.id: store.session_config(row.id) for row in sessions}
+    return _log_set(configs, {row.task_id: row for row in sessions})
 
 
 def _query(wanted: LogSetFilter) -> tuple[str, list[object]]:

@@ -88,13 +88,13 @@ def report_command(
         correlations: tuple[CorrelationRow, ...] = ()
         if correlate or (plot and static):
             # scipy comes with the exec extra; the message names it rather than a traceback.
-            _need("scipy", "--correlate" if correlate else "--plot")
+            need("scipy", "--correlate" if correlate else "--plot")
             step("correlating live and static scores")
             correlations = correlate_columns(report.columns, static)
         plots: list[Path] = []
         plot_notes: list[str] = []
         if plot is not None:
-            _need("matplotlib", "--plot")
+            need("matplotlib", "--plot")
             step("drawing plots")
             from convtui.benchmarks.reports.plots import write_plots
 
@@ -192,29 +192,38 @@ def codeif_results(
     return build_groups(sessions), sessions
 
 
-def _need(module: str, flag: str) -> None:
+def need(module: str, flag: str, extra: str = "exec") -> None:
+    """Refuse in one line, before any work, when ``flag`` needs a package of an extra that
+    is not installed."""
     import importlib.util
 
     if importlib.util.find_spec(module) is None:
-        raise ConvtuiError(f'{flag} needs {module}: pip install -e ".[exec]"')
+        raise ConvtuiError(f'{flag} needs {module}: pip install -e ".[{extra}]"')
 
 
 def static_results(db: Path, run_ids: Sequence[str] | None) -> tuple[StaticColumn, ...]:
     """The static (replayed, ConvCodeBench) columns of ``db``: every static run's sessions
     (or those among ``run_ids``), each paired with the reference session it replayed."""
     with Store.open(db) as store:
-        outcomes = static_outcomes(store, list(run_ids) if run_ids else None)
-        # CodeIF-Bench replays have their own tables (codeif_results).
-        benchmarks = {r: store.run(r).benchmark for r in {o.run_id for o in outcomes}}
-        outcomes = [o for o in outcomes if benchmarks[o.run_id] == "bigcodebench"]
-        if not outcomes:
-            return ()
-        passes = session_turn_passes(
-            store,
-            [o.session_id for o in outcomes] + [o.reference_session_id for o in outcomes],
-        )
-        configs = {r: store.run(r).config for r in {o.run_id for o in outcomes}}
-    return build_static_columns(
+        replayed = read_replayed(store, run_ids)
+    return build_static_columns(replayed) if replayed else ()
+
+
+def read_replayed(store: Store, run_ids: Sequence[str] | None) -> list[Replayed]:
+    """The replayed BigCodeBench sessions of the static runs of ``store`` (or those among
+    ``run_ids``), each with its verdicts and its reference's."""
+    outcomes = static_outcomes(store, list(run_ids) if run_ids else None)
+    # CodeIF-Bench replays have their own tables (codeif_results).
+    benchmarks = {r: store.run(r).benchmark for r in {o.run_id for o in outcomes}}
+    outcomes = [o for o in outcomes if benchmarks[o.run_id] == "bigcodebench"]
+    if not outcomes:
+        return []
+    passes = session_turn_passes(
+        store,
+        [o.session_id for o in outcomes] + [o.reference_session_id for o in outcomes],
+    )
+    configs = {r: store.run(r).config for r in {o.run_id for o in outcomes}}
+    return [
         Replayed(
             run_id=o.run_id,
             model=o.model,
@@ -229,9 +238,10 @@ def static_results(db: Path, run_ids: Sequence[str] | None) -> tuple[StaticColum
             max_turns=o.max_turns,
             target=passes.get(o.session_id, ()),
             reference=passes.get(o.reference_session_id, ()),
+            reference_session_id=o.reference_session_id,
         )
         for o in outcomes
-    )
+    ]
 
 
 def make_report(db: Path, run_ids: Sequence[str] | None) -> Report:

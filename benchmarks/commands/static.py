@@ -113,22 +113,29 @@ def _replay_settings(options: StaticOptions) -> ReplaySettings:
 
 async def _execute(options: StaticOptions) -> list[ReplayedSet]:
     with Store.open(options.target.db) as store:
-        log_sets = _log_sets(options, store)
-        configs = [replay_config(s, _replay_settings(options)) for s in log_sets]
-        tasks = _tasks(log_sets, options.selection.data)
-        models = open_models(configs[0], options.models.options())
-        try:
-            await models.check()
-            with options.executor.open() as executor:
-                warning = verdict_warning(executor.isolation.label)
-                if warning is not None:
-                    warn(warning)
-                configs = [replace(c, isolation=executor.isolation.label) for c in configs]
-                return await _play_all(
-                    store, options, log_sets, configs, tasks, executor, models.coder
-                )
-        finally:
-            await models.aclose()
+        return await replay_log_sets(store, options, _log_sets(options, store))
+
+
+async def replay_log_sets(
+    store: Store, options: StaticOptions, log_sets: Sequence[LogSet]
+) -> list[ReplayedSet]:
+    """Replay ``log_sets`` (their reference sessions in ``store``) against ``options``'
+    model, each as a static run recorded in ``store``: a run found again plays only what it
+    had not finished. ``options.logs`` is where the sets came from, as the runs record it;
+    its filters are not read here (``convtui study report`` chooses its sets itself)."""
+    configs = [replay_config(s, _replay_settings(options)) for s in log_sets]
+    tasks = _tasks(log_sets, options.selection.data)
+    models = open_models(configs[0], options.models.options())
+    try:
+        await models.check()
+        with options.executor.open() as executor:
+            warning = verdict_warning(executor.isolation.label)
+            if warning is not None:
+                warn(warning)
+            configs = [replace(c, isolation=executor.isolation.label) for c in configs]
+            return await _play_all(store, options, log_sets, configs, tasks, executor, models.coder)
+    finally:
+        await models.aclose()
 
 
 def _log_sets(options: StaticOptions, store: Store) -> list[LogSet]:

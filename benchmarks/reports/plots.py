@@ -63,27 +63,30 @@ def write_plots(
     written: list[Path] = []
     notes: list[str] = []
     if codeif_groups:
-        written += _save(_codeif_figure(codeif_groups), folder / names["codeif-rounds"])
+        written += save_figure(_codeif_figure(codeif_groups), folder / names["codeif-rounds"])
     if not report.columns and not static:  # CodeIF-Bench results only
         return written, notes
-    written += _save(_pass_figure(report, static), folder / names["pass-at-turn"])
+    written += save_figure(_pass_figure(report, static), folder / names["pass-at-turn"])
     if not static:
         return written, [NO_SCATTER]
     if not _pairs(report, static):  # static results only: the axes would be empty
         return written, [NO_PAIRS]
     scatter = _scatter_figure(report, static, correlations)
-    written += _save(scatter, folder / names["live-vs-static-mrr"])
+    written += save_figure(scatter, folder / names["live-vs-static-mrr"])
     return written, notes
 
 
-def _figure(width: float, height: float) -> Figure:
+def new_figure(width: float, height: float) -> Figure:
+    """A figure of ``width`` x ``height`` inches on its own Agg canvas (every report figure's
+    look: ``convtui study report --plot`` draws on these too)."""
     # Constrained layout fits labels inside the figure without changing its size.
     figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
     FigureCanvasAgg(figure)
     return figure
 
 
-def _save(figure: Figure, base: Path) -> list[Path]:
+def save_figure(figure: Figure, base: Path) -> list[Path]:
+    """``figure`` written as ``base``.png and ``base``.svg; the paths written."""
     paths = [base.with_suffix(".png"), base.with_suffix(".svg")]
     for path in paths:
         figure.savefig(path, dpi=DPI)
@@ -96,7 +99,7 @@ def _pass_figure(report: Report, static: Sequence[StaticColumn]) -> Figure:
         key=lambda f: (_ORDER.get(f, 99), f),
     )
     rows, columns = grid(len(feedbacks))
-    figure = _figure(columns * PANEL_W, rows * PANEL_H)
+    figure = new_figure(columns * PANEL_W, rows * PANEL_H)
     axes = figure.subplots(rows, columns, squeeze=False)
     protocols = {c.protocol for c in report.columns} | {s.protocol for s in static}
     turns = max([report.max_turns, *(len(s.pass_at) + 1 for s in static)])
@@ -161,7 +164,7 @@ def _pairs(report: Report, static: Sequence[StaticColumn]) -> list[tuple[float, 
 def _scatter_figure(
     report: Report, static: Sequence[StaticColumn], correlations: Sequence[CorrelationRow]
 ) -> Figure:
-    figure = _figure(PANEL_W * 1.25, PANEL_H * 1.25)
+    figure = new_figure(PANEL_W * 1.25, PANEL_H * 1.25)
     ax = figure.subplots()
     palette = rcParams["axes.prop_cycle"].by_key()["color"]
     models = sorted({s.model for s in static})
@@ -193,7 +196,7 @@ def _scatter_title(correlations: Sequence[CorrelationRow]) -> str:
 
 def _codeif_figure(groups: Sequence[CodeifGroup]) -> Figure:
     metrics = (("ia", "IA"), ("ca", "CA"), ("ifr", "IFR"))
-    figure = _figure(len(metrics) * PANEL_W, PANEL_H)
+    figure = new_figure(len(metrics) * PANEL_W, PANEL_H)
     axes = figure.subplots(1, len(metrics), squeeze=False)[0]
     palette = rcParams["axes.prop_cycle"].by_key()["color"]
     models = sorted({g.model for g in groups})

@@ -41,6 +41,7 @@ class Replayed:
     max_turns: int
     target: tuple[bool, ...]
     reference: tuple[bool, ...]
+    reference_session_id: str = ""
 
     @property
     def source(self) -> str:
