@@ -97,6 +97,8 @@ from convtui.study_options import (
     StudyExportOutOpt,
     StudyFileArg,
     StudyInitDbOpt,
+    StudyPlotOpt,
+    StudyTargetOpt,
 )
 
 app = typer.Typer(
@@ -719,6 +721,41 @@ def study_status(db: StudyDbOpt, as_json: JsonOpt = False) -> None:
         from convtui.commands.study import status_command
 
         status_command(db, as_json)
+
+
+@study_app.command("report")
+def study_report(
+    db: StudyDbOpt,
+    target: StudyTargetOpt = None,
+    as_json: JsonOpt = False,
+    plot: StudyPlotOpt = None,
+    data: DataOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    python: PythonOpt = None,
+    jobs: JobsOpt = None,
+    isolation: IsolationOpt = "auto",
+) -> None:
+    """Progress, each annotator's MRR and Recall beside the simulated users', agreement.
+
+    Scores: the annotators' own sessions with the study's model; with --target M, their
+    sessions replayed against M (bench static), recorded in the study database. Simulated
+    users' logs on the study's tasks (bench live ... --db study.db) are scored on the same
+    tasks beside each annotator. Agreement on the tasks two or more annotators finished:
+    Krippendorff's alpha on solved within the budget (nominal) and on turns to solve
+    (interval; an unsolved session counts as the budget + 1).
+
+    Example: [bold]convtui study report --db study.db --target http://127.0.0.1:8081/v1[/bold]"""
+    with user_errors():
+        from convtui.commands.study_report import ReplayOptions, report_command
+
+        exit_code = report_command(
+            db,
+            tuple(target or ()),
+            as_json,
+            plot,
+            ReplayOptions(data, concurrency, python, jobs, isolation),
+        )
+    raise typer.Exit(exit_code)
 
 
 @study_app.command("token")

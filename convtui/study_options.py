@@ -87,3 +87,23 @@ FinishedOnlyOpt = Annotated[
         help="Leave out sessions still open (by default they are in, with status running).",
     ),
 ]
+StudyTargetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--target",
+        help="A model to replay each annotator's finished sessions against, as a log set "
+        "(bench static), any --model spec; repeat for several. The replays are recorded in "
+        "the study database, so the same report again replays nothing. Without it the "
+        "annotators' own sessions with the study's model are scored.",
+        show_default=False,
+    ),
+]
+StudyPlotOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plot",
+        help="Folder for figures (PNG and SVG): MRR and Recall per annotator beside the "
+        "simulated users', and the annotators x tasks matrix of what was solved.",
+        show_default=False,
+    ),
+]

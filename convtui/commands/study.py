@@ -192,11 +192,27 @@ class TaskProgress:
         return sum(r.state == "done" for r in self.holders)
 
 
-def status_command(db: Path, as_json: bool) -> None:
-    with open_study(db) as (store, study):
-        people = annotators(store, study.id)
-        rows = assignments(store, study.id)
-        tasks = study_tasks(store, study.id)
+@dataclass(frozen=True)
+class StudyProgress:
+    """How far a study got: per annotator, per task, and assignments done of all held."""
+
+    annotators: list[AnnotatorProgress]
+    tasks: list[TaskProgress]
+
+    @property
+    def total(self) -> int:
+        return sum(len(t.holders) for t in self.tasks)
+
+    @property
+    def done(self) -> int:
+        return sum(t.done for t in self.tasks)
+
+
+def study_progress(store: Store, study: StudyRow) -> StudyProgress:
+    """The study's progress (``study status``, and the first part of ``study report``)."""
+    people = annotators(store, study.id)
+    rows = assignments(store, study.id)
+    tasks = study_tasks(store, study.id)
     progress = [
         AnnotatorProgress(
             name,
@@ -210,8 +226,13 @@ def status_command(db: Path, as_json: bool) -> None:
         TaskProgress(t, [r for r in rows if r.task_id == t and r.state != "reassigned"])
         for t in tasks
     ]
-    total = sum(len(t.holders) for t in per_task)
-    done = sum(t.done for t in per_task)
+    return StudyProgress(progress, per_task)
+
+
+def status_command(db: Path, as_json: bool) -> None:
+    with open_study(db) as (store, study):
+        found = study_progress(store, study)
+    progress, per_task, total, done = found.annotators, found.tasks, found.total, found.done
     if as_json:
         print_json(
             {

@@ -1,0 +1,153 @@
+"""How ``convtui study report`` shows a :class:`StudyReport`: one JSON object for scripts, or
+rich tables (progress as ``study status`` shows it, one table of scores per model, the
+agreement)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+from rich.text import Text
+
+from convtui.benchmarks.output import console
+from convtui.commands.study import annotator_table
+from convtui.commands.study_scores import AnnotatorScores, Scoring
+from convtui.core.study_agreement import Agreement, Alpha
+from convtui.core.study_outcomes import Scores
+
+if TYPE_CHECKING:
+    from convtui.commands.study_report import StudyReport
+
+NO_SIMULATED = "no simulated logs for the study's tasks"
+TURNS_NOTE = (
+    "turns to solve: a pass at turn k took k+1 turns; an unsolved session counts as the budget + 1"
+)
+
+
+def report_json(report: StudyReport) -> dict[str, object]:
+    progress = report.progress
+    return {
+        "study": report.study.name,
+        "db": str(report.db),
+        "progress": {
+            "done": progress.done,
+            "assignments": progress.total,
+            "annotators": [vars(p) for p in progress.annotators],
+        },
+        "scores": [s.to_json() for s in report.scorings],
+        "simulated_logs": [s.name for s in report.scorings[0].simulated],
+        "record_simulated": report.record_simulated,
+        "agreement": agreement_json(report.agreement),
+    }
+
+
+def agreement_json(found: Agreement) -> dict[str, object]:
+    return {
+        "annotators": len(found.annotators),
+        "overlapped_tasks": len(found.tasks),
+        "tasks": list(found.tasks),
+        "pairs": found.pairs,
+        "agreed_on_solved": None if found.agreed is None else round(100 * found.agreed, 1),
+        "solved": found.solved.to_json(),
+        "turns_to_solve": {
+            **found.turns.to_json(),
+            "unsolved_counts_as": list(found.unsolved_turns),
+        },
+    }
+
+
+def print_report(report: StudyReport, plots: Sequence[Path] = ()) -> None:
+    screen = console()
+    progress = report.progress
+    screen.print(Text(f"Study {report.study.name!r} in {report.db}", style="bold"), soft_wrap=True)
+    screen.print(annotator_table(progress.annotators))
+    screen.print(Text(f"{progress.done}/{progress.total} assignments done", style="bold"))
+    for scoring in report.scorings:
+        screen.print(scoring_table(scoring))
+        if scoring.failed:
+            screen.print(
+                f"{scoring.failed} replayed session(s) failed on model errors: the same "
+                "command again retries them",
+                soft_wrap=True,
+            )
+    if report.record_simulated is not None:
+        screen.print(
+            f"{NO_SIMULATED}: record them into the study database, e.g. "
+            f"`{report.record_simulated}` (VF:novice for a novice)",
+            soft_wrap=True,
+        )
+    screen.print(agreement_line(report.agreement), soft_wrap=True)
+    screen.print(agreement_table(report.agreement))
+    if plots:
+        screen.print(f"plots: {', '.join(str(p) for p in plots)}", soft_wrap=True)
+
+
+def scoring_table(scoring: Scoring) -> Table:
+    how = f"replayed against {scoring.model}" if scoring.replayed else f"{scoring.model} (own)"
+    caption = [scoring.rule[0].upper() + scoring.rule[1:] + "."]
+    if scoring.simulated:
+        caption.append("Simulated users are scored on the same tasks as the annotator.")
+    table = Table(
+        title=f"MRR and Recall (%), {how}",
+        header_style="bold",
+        caption="\n".join(caption),
+        expand=False,
+    )
+    table.add_column("annotator", no_wrap=True)
+    for name in ("tasks", "MRR", "Recall"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for s in scoring.simulated:
+        # The log set's model and Ω, then who played the user: the name, stacked to fit.
+        who = f"{s.user} simulated by {s.simulator}" if s.simulator else s.user
+        heading = f"{s.reference_model}\n{s.feedback}\n{who}\nMRR / Recall (tasks)"
+        table.add_column(heading, justify="right", overflow="fold", max_width=36)
+    for row in (*scoring.rows, scoring.everyone):
+        table.add_row(*_cells(row))
+    return table
+
+
+def _cells(row: AnnotatorScores) -> list[str]:
+    mine = row.scores
+    cells = [row.annotator, str(mine.tasks) if mine else "0", *_pair(mine)]
+    for theirs in row.simulated:
+        cells.append("-" if theirs is None else " / ".join(_pair(theirs)) + f" ({theirs.tasks})")
+    return cells
+
+
+def _pair(scores: Scores | None) -> list[str]:
+    if scores is None:
+        return ["-", "-"]
+    return [f"{100 * scores.mrr:.1f}", f"{100 * scores.recall:.1f}"]
+
+
+def agreement_line(found: Agreement) -> str:
+    agreed = "" if found.agreed is None else f"; {100 * found.agreed:.1f}% of them agree on solved"
+    return (
+        f"Agreement: {len(found.tasks)} overlapped task(s) (finished by two or more "
+        f"annotators), {found.pairs} pair(s) of sessions{agreed}"
+    )
+
+
+def agreement_table(found: Agreement) -> Table:
+    unsolved = " or ".join(str(n) for n in found.unsolved_turns) or "budget + 1"
+    table = Table(
+        title="Agreement on the overlapped tasks (Krippendorff's alpha)",
+        header_style="bold",
+        caption=TURNS_NOTE + ".",
+        expand=False,
+    )
+    table.add_column("measure", no_wrap=True)
+    table.add_column("level", no_wrap=True)
+    table.add_column("alpha", justify="right", no_wrap=True)
+    table.add_column("note", overflow="fold")
+    table.add_row("solved within the budget", *_alpha(found.solved))
+    table.add_row(f"turns to solve (unsolved = {unsolved})", *_alpha(found.turns))
+    return table
+
+
+def _alpha(alpha: Alpha) -> tuple[str, str, str]:
+    if alpha.value is None:
+        return alpha.level, "undefined", alpha.reason
+    return alpha.level, f"{alpha.value:.3f}", ""
