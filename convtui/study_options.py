@@ -91,6 +91,7 @@ StudyTargetOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--target",
+        metavar="MODEL",
         help="A model to replay each annotator's finished sessions against, as a log set "
         "(bench static), any --model spec; repeat for several. The replays are recorded in "
         "the study database, so the same report again replays nothing. Without it the "
