@@ -90,6 +90,8 @@ from convtui.study_options import (
     AddTasksOpt,
     AnnotatorNameArg,
     FinishedOnlyOpt,
+    ServeHostOpt,
+    ServePortOpt,
     SessionStudyOpt,
     StudyDbOpt,
     StudyExportForceOpt,
@@ -688,6 +690,35 @@ def sessions_export(
                 runs=tuple(run or ()),
                 model_name=model_name,
             )
+        )
+
+
+@app.command()
+def serve(
+    db: StudyDbOpt,
+    host: ServeHostOpt = "127.0.0.1",
+    port: ServePortOpt = 8000,
+    data: DataOpt = None,
+    model_name: ModelNameOpt = None,
+    chat_template: ChatTemplateOpt = None,
+    python: PythonOpt = None,
+    jobs: JobsOpt = None,
+    isolation: IsolationOpt = "auto",
+) -> None:
+    """Serve a study's app to annotators' browsers: each gives their token and gets their
+    own assignments, in the same app as `session --study`.
+
+    A wrong or missing token gets a refusal page and no app; each annotator's app is theirs
+    alone (a second tab replaces the first). Loopback by default: put a reverse proxy with
+    TLS in front to reach people elsewhere (README, Studies). The page loads nothing from
+    outside this server.
+
+    Example: [bold]convtui serve --db study.db --port 8000[/bold]"""
+    with user_errors():
+        from convtui.commands.serve import ServeOptions, serve_command
+
+        serve_command(
+            ServeOptions(db, host, port, data, model_name, chat_template, python, jobs, isolation)
         )
 
 

@@ -55,6 +55,16 @@ SessionStudyOpt = Annotated[
         show_default=False,
     ),
 ]
+ServeHostOpt = Annotated[
+    str,
+    typer.Option(
+        "--host",
+        help="Address to listen on. The default answers this machine only; to reach people "
+        "elsewhere put a reverse proxy with TLS in front (README, Studies) rather than "
+        "0.0.0.0.",
+    ),
+]
+ServePortOpt = Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")]
 # What `study export --format` writes: parquet, one row per turn and a dataset card
 # (sessions/study_share.py). A Literal, so a second format is one more value here.
 StudyExportFormat = Literal["parquet"]

@@ -6,6 +6,7 @@ closes everything however it ended."""
 from __future__ import annotations
 
 import getpass
+import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -167,6 +168,18 @@ def default_annotator() -> str:
         return "anonymous"
 
 
+def served_by_textual() -> bool:
+    """Whether the app draws to a browser page: `convtui serve` (textual-serve) starts it
+    with pipes for stdin and stdout and names Textual's web driver."""
+    return bool(os.environ.get("TEXTUAL_DRIVER"))
+
+
+def has_screen() -> bool:
+    """Whether the app has somewhere to draw and keys to read. Without either, Textual would
+    draw into a pipe and wait for keys that never come."""
+    return served_by_textual() or (sys.stdin.isatty() and sys.stdout.isatty())
+
+
 def run_session(options: SessionOptions, catalog: TaskCatalog) -> int:
     from convtui.tui import run_tui
 
@@ -177,8 +190,7 @@ def run_session(options: SessionOptions, catalog: TaskCatalog) -> int:
         raise ConvtuiError(
             f"no database at {options.db} to resume from: give the --db the session was recorded in"
         )
-    # Without a terminal Textual would draw into a pipe and wait for keys that never come.
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if not has_screen():
         raise ConvtuiError(
             "convtui session needs a terminal (stdin and stdout must be a TTY); for headless "
             "runs use convtui bench live"
@@ -273,13 +285,15 @@ def run_study_session(options: StudySessionOptions) -> int:
         study, config, user = study_ref(store, options.annotator)
         catalog = load_catalog(options.suite, options.data)
         plan = next_plan(store, catalog, study, config, user)
-        if plan is None:
+        # In a terminal there is nothing to open; in a browser the page would only go blank,
+        # so there the app opens on their list of assignments, saying so.
+        if plan is None and not served_by_textual():
             print(
                 f"Study {study.name!r} is done for {study.annotator}: every assignment is "
                 "finished. Thank you!"
             )
             return 0
-        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        if not has_screen():
             raise ConvtuiError("convtui session needs a terminal (stdin and stdout must be a TTY)")
         models = open_models(config, ModelOptions(options.model_name, options.chat_template))
         executor = open_executor(

@@ -48,6 +48,9 @@ class StudyApp(ConvTuiApp):
         super().__init__(services, launch)
         assert launch.study is not None
         self.study: StudyRef = launch.study
+        # f10 pressed twice before the next assignment is on screen must open it once: two
+        # openings would both find it pending and the second would fail to start it.
+        self._opening_next = False
 
     def open_without_plan(self) -> None:
         self._all_done()
@@ -59,14 +62,24 @@ class StudyApp(ConvTuiApp):
             # Once the assignment on screen has ended: an unfinished one is theirs to finish
             # (or give up on), and it would come up next anyway.
             screen = self.screen
-            return isinstance(screen, SessionScreen) and screen.finished
+            return isinstance(screen, SessionScreen) and screen.finished and not self._opening_next
         return super().check_action(action, parameters)
 
     def action_next_task(self) -> None:
-        if isinstance(self.screen, SessionScreen):
-            self._leave_session(lambda: self.run_worker(self._open_next(), group="picker"))
+        if isinstance(self.screen, SessionScreen) and not self._opening_next:
+            self._leave_session(self._start_opening_next)
+
+    def _start_opening_next(self) -> None:
+        self._opening_next = True
+        self.run_worker(self._open_next(), group="picker")
 
     async def _open_next(self) -> None:
+        try:
+            await self._open_next_plan()
+        finally:
+            self._opening_next = False
+
+    async def _open_next_plan(self) -> None:
         launch = self.launch
         try:
             plan = await asyncio.to_thread(

@@ -1,0 +1,259 @@
+"""A served study (`convtui serve`, a real child process on a free loopback port) and real
+browser pages on it: Debian's chromium, headless, driven by Playwright (told where chromium
+is; it never downloads a browser). What a page shows is read back by replaying the bytes its
+terminal received through pyte, a terminal emulator: the page draws on a canvas, which has
+no text to read."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from support.data import DATA
+from support.llama_server import free_port
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Page
+
+# The flags a sandboxed CI machine needs: no GPU, no sandbox as root, and none of chromium's
+# own calls home (on a closed network they fail by the dozen and slow every start).
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+# Records every frame the page's terminal socket receives (base64, with the time it came)
+# and the size the page asked for, before textual.js opens its socket.
+CAPTURE_SCRIPT = """
+(() => {
+  const Native = window.WebSocket;
+  const seen = { frames: [], size: null };
+  window.__convtui = seen;
+  const encode = (bytes) => {
+    let text = "";
+    for (let i = 0; i < bytes.length; i += 8192) {
+      text += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192));
+    }
+    return btoa(text);
+  };
+  function Capturing(url, protocols) {
+    const socket = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    const query = new URL(url).searchParams;
+    seen.size = [Number(query.get("width")), Number(query.get("height"))];
+    const send = socket.send.bind(socket);
+    socket.send = (data) => {
+      if (typeof data === "string" && data.startsWith('["resize"')) {
+        const sent = JSON.parse(data)[1];
+        seen.size = [sent.width, sent.height];
+      }
+      send(data);
+    };
+    socket.addEventListener("message", (event) => {
+      if (typeof event.data !== "string") {
+        seen.frames.push([performance.now(), encode(new Uint8Array(event.data))]);
+      }
+    });
+    return socket;
+  }
+  Capturing.prototype = Native.prototype;
+  Object.assign(Capturing, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });
+  window.WebSocket = Capturing;
+})();
+"""
+
+
+def chromium() -> str:
+    """Debian's chromium, or the test is skipped saying how to get it."""
+    found = shutil.which("chromium")
+    if found is None:
+        pytest.skip("the browser tests need Debian's chromium: apt-get install chromium")
+    return found
+
+
+@dataclass
+class ServedStudy:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def app_processes(self) -> list[int]:
+        """Pids of the app processes the server has started and that still run."""
+        return descendants(self.process.pid)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash or the OOM killer would."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+@contextmanager
+def served_study(db: Path, log_dir: Path, port: int | None = None) -> Iterator[ServedStudy]:
+    """`convtui serve --db DB` on a free loopback port until the block ends."""
+    port = port or free_port()
+    log_path = log_dir / f"serve-{port}-{time.monotonic_ns()}.log"
+    env = {**os.environ, "CONVTUI_DATA_DIR": str(DATA)}
+    command = [sys.executable, "-m", "convtui", "serve", "--db", str(db), "--port", str(port)]
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    served = ServedStudy(f"http://127.0.0.1:{port}/", process, log_path)
+    try:
+        deadline = time.monotonic() + 30
+        while "Serving study" not in log_path.read_text(errors="replace"):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"convtui serve did not start:\n{log_path.read_text()[-3000:]}")
+            time.sleep(0.05)
+        yield served
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def http(url: str, *, form: dict[str, str] | None = None, cookie: str = "") -> tuple[int, str]:
+    """(status, body) of a GET, or of a form POST when ``form`` is given; redirects not
+    followed."""
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    data = urllib.parse.urlencode(form).encode() if form is not None else None
+    request = urllib.request.Request(url, data=data, headers={"Cookie": cookie} if cookie else {})
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=10) as answer:
+            return answer.status, answer.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode("utf-8", "replace")
+
+
+@asynccontextmanager
+async def browser() -> AsyncIterator[Browser]:
+    from playwright.async_api import async_playwright
+
+    path = chromium()
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@dataclass
+class AnnotatorPage:
+    """One person's tab: a browser context of its own (its own cookie), and the screen its
+    terminal shows, kept up to date from the captured frames."""
+
+    page: Page
+    requests: list[str] = field(default_factory=list)
+    frames: list[tuple[float, bytes]] = field(default_factory=list)
+    _screen: Any = None
+    _stream: Any = None
+
+    @classmethod
+    async def open(cls, browser: Browser, url: str, size: tuple[int, int] = (1280, 800)):
+        context = await browser.new_context(viewport={"width": size[0], "height": size[1]})
+        await context.add_init_script(CAPTURE_SCRIPT)
+        page = await context.new_page()
+        opened = cls(page)
+        page.on("request", lambda request: opened.requests.append(request.url))
+        await page.goto(url)
+        return opened
+
+    async def sign_in(self, token: str) -> int:
+        """Give the token on the sign-in page; the HTTP status of the page it leads to."""
+        await self.page.fill("#token", token)
+        async with self.page.expect_navigation() as navigation:
+            await self.page.click("button[type=submit]")
+        answer = await navigation.value
+        return answer.status if answer is not None else 0
+
+    async def text(self) -> str:
+        """The terminal's screen as text, one line per row."""
+        import pyte
+
+        seen = await self.page.evaluate(
+            "() => window.__convtui ? "
+            "{size: window.__convtui.size, frames: window.__convtui.frames.splice(0)} : null"
+        )
+        if not seen or not seen["size"]:
+            return ""
+        columns, rows = seen["size"]
+        if self._screen is None:
+            self._screen = pyte.Screen(columns, rows)
+            self._stream = pyte.ByteStream(self._screen)
+        elif (self._screen.columns, self._screen.lines) != (columns, rows):
+            self._screen.resize(rows, columns)
+        for at, encoded in seen["frames"]:
+            data = base64.b64decode(encoded)
+            self.frames.append((at, data))
+            self._stream.feed(data)
+        return "\n".join(self._screen.display)
+
+    async def wait_for(self, *needles: str, timeout: float = 30.0) -> str:
+        """The screen, once every one of ``needles`` is on it."""
+        deadline = time.monotonic() + timeout
+        shown = ""
+        while time.monotonic() < deadline:
+            shown = await self.text()
+            if all(needle in shown for needle in needles):
+                return shown
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"the page never showed {needles!r}; it shows:\n{shown}")
+
+    async def focus(self) -> None:
+        await self.page.click("#terminal")
+
+    async def press(self, key: str) -> None:
+        await self.page.keyboard.press(key)
+
+    async def type(self, text: str) -> None:
+        await self.page.keyboard.type(text)

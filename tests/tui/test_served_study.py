@@ -1,0 +1,155 @@
+"""`convtui serve`: a study played through a real browser. Debian's chromium (headless,
+driven by Playwright) opens the served app for three annotators at once; the app is the real
+`session --study` process started by the server, with the scripted ``mock:`` model (so that
+what is asserted never depends on what a model writes), the real sandbox and a real SQLite
+study database. Skipped only where chromium is not installed (.ci/run installs it)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.browser import AnnotatorPage, ServedStudy, browser, http, served_study
+from support.studies import study_spec, write_study
+
+pytestmark = pytest.mark.timeout(300)
+
+WRONG_CODE = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
+HEADER = re.compile(r"(BigCodeBench/\d+) · mock:")
+
+
+def make_study(tmp_path: Path, delay_s: float = 0.0) -> Path:
+    """The pilot: 6 tasks, ana, ben and cy, each task to 2 of them (4 each), one feedback
+    turn after turn 0, the scripted model always wrong (so each session waits for feedback,
+    then ends when its turn budget is spent)."""
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text(json.dumps({"purpose": "generate", "text": WRONG_CODE, "delay_s": delay_s}))
+    db = tmp_path / "study.db"
+    write_study(db, study_spec(model=f"mock:{replies}", turns=1, feedback="CF,EF:full,VF:expert"))
+    return db
+
+
+def tokens() -> dict[str, str]:
+    return {name: f"token-of-{name}" for name in ("ana", "ben", "cy")}
+
+
+def held(db: Path) -> dict[str, set[str]]:
+    with sqlite3.connect(db) as conn:
+        found = conn.execute("SELECT annotator, task_id FROM study_assignments").fetchall()
+    theirs: dict[str, set[str]] = {}
+    for annotator, task in found:
+        theirs.setdefault(annotator, set()).add(task)
+    return theirs
+
+
+async def annotate_all(page: AnnotatorPage, name: str, count: int) -> list[str]:
+    """Play each of the annotator's assignments: one line of feedback after turn 0 (the
+    budget then ends the session), f10 to the next; the tasks in the order they came."""
+    played: list[str] = []
+    for _ in range(count):
+        task = await next_task_on_screen(page, played[-1] if played else None)
+        played.append(task)
+        await page.page.focus(".xterm-helper-textarea")
+        words = f"{name} asks to fix {task}"
+        await page.type(words)
+        # xterm.js hands typed text and control keys to the socket by different paths: wait
+        # for the words to be in the composer before sending them, as a person would.
+        await page.wait_for(words)
+        await page.press("Control+j")
+        last = len(played) == count
+        await page.wait_for(f"{task} was your last" if last else f"{task} is done. f10 opens")
+        await page.press("F10")
+    await page.wait_for(f"is done for {name}")
+    return played
+
+
+async def next_task_on_screen(page: AnnotatorPage, previous: str | None) -> str:
+    """The task of the session that waits for feedback on screen, once it is not
+    ``previous`` (the one just ended may still be drawn for a moment)."""
+    for _ in range(600):
+        shown = await page.wait_for("waiting for your feedback", timeout=60)
+        found = HEADER.search(shown)
+        if found is not None and found.group(1) != previous:
+            return found.group(1)
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no new assignment after {previous}")
+
+
+def test_three_annotators_play_a_study_through_the_browser_at_once(tmp_path: Path) -> None:
+    db = make_study(tmp_path)
+    theirs = held(db)
+    assert sum(len(t) for t in theirs.values()) == 12
+
+    async def scenario(served: ServedStudy) -> dict[str, tuple[list[str], AnnotatorPage]]:
+        async with browser() as chromium:
+            pages = {name: await AnnotatorPage.open(chromium, served.url) for name in tokens()}
+            for name, token in tokens().items():
+                assert await pages[name].sign_in(token) == 200
+            played = await asyncio.gather(
+                *(annotate_all(pages[name], name, len(theirs[name])) for name in pages)
+            )
+            # Asking for another's assignments changes nothing: who you are is your token.
+            await pages["ana"].page.goto(served.url + "app?annotator=ben")
+            shown = await pages["ana"].wait_for("is done for ana")
+            assert "ben" not in shown.split("is done for ana")[0].splitlines()[0]
+            return dict(zip(pages, zip(played, pages.values(), strict=True), strict=True))
+
+    with served_study(db, tmp_path) as served:
+        results = asyncio.run(scenario(served))
+        origin = served.url
+    for name, (played, page) in results.items():
+        # Each annotator was given exactly their own tasks, each once.
+        assert sorted(played) == sorted(theirs[name]), name
+        # The page called no one but our server (no font CDN).
+        assert page.requests and all(url.startswith(origin) for url in page.requests)
+    with sqlite3.connect(db) as conn:
+        sessions = conn.execute(
+            "SELECT a.annotator, a.task_id, s.annotator, s.status, t.verbal_feedback "
+            "FROM study_assignments a JOIN sessions s ON s.id = a.session_id "
+            "JOIN turns t ON t.session_id = s.id AND t.idx = 0"
+        ).fetchall()
+    assert len(sessions) == 12
+    for holder, task, recorded_by, status, feedback in sessions:
+        assert recorded_by == holder and status == "exhausted"
+        assert feedback == f"{holder} asks to fix {task}"
+    status = subprocess.run(
+        [sys.executable, "-m", "convtui", "study", "status", "--db", str(db), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    report = json.loads(status.stdout)
+    assert (report["done"], report["assignments"]) == (12, 12), report
+
+
+def test_a_wrong_or_missing_token_is_refused_and_starts_no_app(tmp_path: Path) -> None:
+    db = make_study(tmp_path)
+    with served_study(db, tmp_path) as served:
+        url = served.url
+        status, page = http(url + "sign-in", form={"token": "token-of-nobody"})
+        assert status == 403 and "does not open this study" in page
+        assert http(url + "sign-in", form={"token": ""})[0] == 403
+        for path in ("app", "ws"):
+            assert http(url + path)[0] == 403
+            assert http(url + path, cookie="convtui_token=token-of-nobody")[0] == 403
+        assert served.app_processes() == []
+        # The right token signs in, and still starts nothing until the page opens its app.
+        assert http(url + "sign-in", form={"token": "token-of-ana"})[0] == 303
+        status, page = http(url + "app", cookie="convtui_token=token-of-ana")
+        assert status == 200 and "pilot" in page and "ana" in page
+        assert "convtui session" not in page and str(db) not in page  # never the command
+        assert "googleapis" not in page and "https://" not in page
+        # A replaced token stops working at once.
+        subprocess.run(
+            [sys.executable, "-m", "convtui", "study", "token", "ana", "--db", str(db)],
+            capture_output=True,
+            check=True,
+        )
+        assert http(url + "app", cookie="convtui_token=token-of-ana")[0] == 403
+        assert served.app_processes() == []
