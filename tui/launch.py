@@ -295,6 +295,10 @@ def run_study_session(options: StudySessionOptions) -> int:
             return 0
         if not has_screen():
             raise ConvtuiError("convtui session needs a terminal (stdin and stdout must be a TTY)")
+        if served_by_textual():
+            from convtui.tui.web.lifeline import end_with_server
+
+            end_with_server()
         models = open_models(config, ModelOptions(options.model_name, options.chat_template))
         executor = open_executor(
             python=options.python, jobs=options.jobs, isolation=options.isolation

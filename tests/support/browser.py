@@ -49,7 +49,9 @@ CHROMIUM_FLAGS = [
 CAPTURE_SCRIPT = """
 (() => {
   const Native = window.WebSocket;
-  const seen = { frames: [], size: null };
+  const seen = { frames: [], size: null, keys: [] };
+  // When each key was pressed, on the clock the frames are stamped with (for echo times).
+  document.addEventListener("keydown", (event) => seen.keys.push(performance.now()), true);
   window.__convtui = seen;
   const encode = (bytes) => {
     let text = "";
@@ -131,13 +133,16 @@ def descendants(pid: int) -> list[int]:
 
 @contextmanager
 def served_study(db: Path, log_dir: Path, port: int | None = None) -> Iterator[ServedStudy]:
-    """`convtui serve --db DB` on a free loopback port until the block ends."""
+    """`convtui serve --db DB` on a free loopback port until the block ends, run from the
+    database's folder (where a study's relative ``mock:`` file is found)."""
     port = port or free_port()
     log_path = log_dir / f"serve-{port}-{time.monotonic_ns()}.log"
     env = {**os.environ, "CONVTUI_DATA_DIR": str(DATA)}
     command = [sys.executable, "-m", "convtui", "serve", "--db", str(db), "--port", str(port)]
     with log_path.open("wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=db.parent
+        )
     served = ServedStudy(f"http://127.0.0.1:{port}/", process, log_path)
     try:
         deadline = time.monotonic() + 30
@@ -218,6 +223,24 @@ class AnnotatorPage:
 
     async def text(self) -> str:
         """The terminal's screen as text, one line per row."""
+        await self._feed_new_frames()
+        return self._shown()
+
+    async def echo_time_ms(self, needle: str, timeout: float = 30.0) -> float:
+        """Milliseconds from the last key pressed to the first frame after which the screen
+        shows ``needle``, both on the page's clock."""
+        pressed = await self.page.evaluate("() => window.__convtui.keys.at(-1)")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            shown_at = await self._feed_new_frames(needle, after=pressed)
+            if shown_at is not None:
+                return shown_at - pressed
+            await asyncio.sleep(0.005)
+        raise AssertionError(f"{needle!r} was not echoed within {timeout} s")
+
+    async def _feed_new_frames(self, needle: str = "", after: float = 0.0) -> float | None:
+        """Feed the frames received since the last call, one by one; with ``needle``, the
+        time of the first frame from ``after`` on that leaves it on the screen."""
         import pyte
 
         seen = await self.page.evaluate(
@@ -225,18 +248,24 @@ class AnnotatorPage:
             "{size: window.__convtui.size, frames: window.__convtui.frames.splice(0)} : null"
         )
         if not seen or not seen["size"]:
-            return ""
+            return None
         columns, rows = seen["size"]
         if self._screen is None:
             self._screen = pyte.Screen(columns, rows)
             self._stream = pyte.ByteStream(self._screen)
         elif (self._screen.columns, self._screen.lines) != (columns, rows):
             self._screen.resize(rows, columns)
+        found: float | None = None
         for at, encoded in seen["frames"]:
             data = base64.b64decode(encoded)
             self.frames.append((at, data))
             self._stream.feed(data)
-        return "\n".join(self._screen.display)
+            if needle and found is None and at >= after and needle in self._shown():
+                found = at
+        return found
+
+    def _shown(self) -> str:
+        return "" if self._screen is None else "\n".join(self._screen.display)
 
     async def wait_for(self, *needles: str, timeout: float = 30.0) -> str:
         """The screen, once every one of ``needles`` is on it."""

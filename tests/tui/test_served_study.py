@@ -8,20 +8,24 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from support.browser import AnnotatorPage, ServedStudy, browser, http, served_study
+from support.llama_server import free_port
 from support.studies import study_spec, write_study
 
 pytestmark = pytest.mark.timeout(300)
 
 WRONG_CODE = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
 HEADER = re.compile(r"(BigCodeBench/\d+) · mock:")
+SCREENSHOT = "served-study.png"
 
 
 def make_study(tmp_path: Path, delay_s: float = 0.0) -> Path:
@@ -31,7 +35,10 @@ def make_study(tmp_path: Path, delay_s: float = 0.0) -> Path:
     replies = tmp_path / "replies.jsonl"
     replies.write_text(json.dumps({"purpose": "generate", "text": WRONG_CODE, "delay_s": delay_s}))
     db = tmp_path / "study.db"
-    write_study(db, study_spec(model=f"mock:{replies}", turns=1, feedback="CF,EF:full,VF:expert"))
+    # Relative: the server runs in tmp_path, and the page's header stays short.
+    write_study(
+        db, study_spec(model="mock:replies.jsonl", turns=1, feedback="CF,EF:full,VF:expert")
+    )
     return db
 
 
@@ -48,9 +55,12 @@ def held(db: Path) -> dict[str, set[str]]:
     return theirs
 
 
-async def annotate_all(page: AnnotatorPage, name: str, count: int) -> list[str]:
+async def annotate_all(
+    page: AnnotatorPage, name: str, count: int, screenshot: Path | None = None
+) -> list[str]:
     """Play each of the annotator's assignments: one line of feedback after turn 0 (the
-    budget then ends the session), f10 to the next; the tasks in the order they came."""
+    budget then ends the session), f10 to the next; the tasks in the order they came. With
+    ``screenshot``, the page is saved there once the first feedback is written."""
     played: list[str] = []
     for _ in range(count):
         task = await next_task_on_screen(page, played[-1] if played else None)
@@ -61,6 +71,8 @@ async def annotate_all(page: AnnotatorPage, name: str, count: int) -> list[str]:
         # xterm.js hands typed text and control keys to the socket by different paths: wait
         # for the words to be in the composer before sending them, as a person would.
         await page.wait_for(words)
+        if screenshot is not None and len(played) == 1:
+            await page.page.screenshot(path=str(screenshot))
         await page.press("Control+j")
         last = len(played) == count
         await page.wait_for(f"{task} was your last" if last else f"{task} is done. f10 opens")
@@ -85,6 +97,9 @@ def test_three_annotators_play_a_study_through_the_browser_at_once(tmp_path: Pat
     db = make_study(tmp_path)
     theirs = held(db)
     assert sum(len(t) for t in theirs.values()) == 12
+    # The README's picture of the served app is this test's: CONVTUI_SCREENSHOT_DIR=docs/images
+    # writes it there.
+    shots = {"ana": Path(os.environ.get("CONVTUI_SCREENSHOT_DIR", tmp_path)) / SCREENSHOT}
 
     async def scenario(served: ServedStudy) -> dict[str, tuple[list[str], AnnotatorPage]]:
         async with browser() as chromium:
@@ -92,7 +107,10 @@ def test_three_annotators_play_a_study_through_the_browser_at_once(tmp_path: Pat
             for name, token in tokens().items():
                 assert await pages[name].sign_in(token) == 200
             played = await asyncio.gather(
-                *(annotate_all(pages[name], name, len(theirs[name])) for name in pages)
+                *(
+                    annotate_all(pages[name], name, len(theirs[name]), shots.get(name))
+                    for name in pages
+                )
             )
             # Asking for another's assignments changes nothing: who you are is your token.
             await pages["ana"].page.goto(served.url + "app?annotator=ben")
@@ -103,6 +121,7 @@ def test_three_annotators_play_a_study_through_the_browser_at_once(tmp_path: Pat
     with served_study(db, tmp_path) as served:
         results = asyncio.run(scenario(served))
         origin = served.url
+    assert shots["ana"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     for name, (played, page) in results.items():
         # Each annotator was given exactly their own tasks, each once.
         assert sorted(played) == sorted(theirs[name]), name
@@ -153,3 +172,78 @@ def test_a_wrong_or_missing_token_is_refused_and_starts_no_app(tmp_path: Path) -
         )
         assert http(url + "app", cookie="convtui_token=token-of-ana")[0] == 403
         assert served.app_processes() == []
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_server_killed_during_a_turn_loses_nothing_and_the_person_goes_on(
+    tmp_path: Path,
+) -> None:
+    db = make_study(tmp_path)
+    replies = tmp_path / "replies.jsonl"
+    # Turn 1's reply streams for 20 s: the server is killed while the model is writing it.
+    slow = {"purpose": "generate", "text": WRONG_CODE, "delay_s": 20}
+    replies.write_text(
+        json.dumps({"purpose": "generate", "text": WRONG_CODE}) + "\n" + json.dumps(slow)
+    )
+    port = free_port()
+    words = "ana asks for a Counter"
+
+    async def until_killed(served: ServedStudy) -> tuple[str, list[int]]:
+        async with browser() as chromium:
+            page = await AnnotatorPage.open(chromium, served.url)
+            assert await page.sign_in("token-of-ana") == 200
+            task = await next_task_on_screen(page, None)
+            await page.page.focus(".xterm-helper-textarea")
+            await page.type(words)
+            await page.wait_for(words)
+            await page.press("Control+j")
+            await page.wait_for("turn 1", "model is writing")
+            apps = served.app_processes()
+            assert apps
+            served.kill()
+            await page.page.wait_for_selector("body.-closed", timeout=15_000)
+            return task, apps
+
+    async def after_restart(served: ServedStudy, task: str) -> str:
+        async with browser() as chromium:
+            # The same person comes back (their browser kept the cookie; here they sign in).
+            page = await AnnotatorPage.open(chromium, served.url)
+            assert await page.sign_in("token-of-ana") == 200
+            # The session continues at the turn that was cut off: turn 1 is played again
+            # (the last of the budget), not a new session from turn 0.
+            shown = await page.wait_for("turn 1", "turn limit reached", timeout=60)
+            assert HEADER.search(shown) is not None
+            assert HEADER.search(shown).group(1) == task  # type: ignore[union-attr]
+            return shown
+
+    with served_study(db, tmp_path, port=port) as served:
+        task, apps = asyncio.run(until_killed(served))
+    # The apps the dead server had started end with it: none goes on writing the session.
+    deadline = time.monotonic() + 15
+    while any(alive(pid) for pid in apps) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(pid) for pid in apps)
+    with sqlite3.connect(db) as conn:
+        turns = conn.execute(
+            "SELECT t.idx, t.verbal_feedback, s.status FROM turns t "
+            "JOIN sessions s ON s.id = t.session_id WHERE s.annotator = 'ana'"
+        ).fetchall()
+    assert turns == [(0, words, "running")]  # turn 0 and the words sent after it
+    replies.write_text(json.dumps({"purpose": "generate", "text": WRONG_CODE}))
+    with served_study(db, tmp_path, port=port) as served:
+        asyncio.run(after_restart(served, task))
+    with sqlite3.connect(db) as conn:
+        sessions = conn.execute(
+            "SELECT task_id, status, turns_done FROM sessions WHERE annotator = 'ana'"
+        ).fetchall()
+        turns = conn.execute("SELECT idx, verbal_feedback FROM turns ORDER BY idx").fetchall()
+    # The same session went on (no second one opened for the assignment), with the words.
+    assert sessions == [(task, "exhausted", 2)]
+    assert turns == [(0, words), (1, None)]

@@ -22,6 +22,7 @@ from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 
 from convtui.tui.web.gate import StudyGate
+from convtui.tui.web.lifeline import mark_server
 
 log = logging.getLogger("convtui.serve")
 
@@ -45,8 +46,9 @@ class AppCommand:
     def for_annotator(self, annotator: str) -> str:
         argv = [self.python, "-m", "convtui", "session", "--study", str(self.db)]
         argv += ["--annotator", annotator, *self.extra]
-        # textual-serve runs it through a shell: quoted, nothing in it is ever shell syntax.
-        return shlex.join(argv)
+        # textual-serve runs it through a shell: quoted, nothing in it is ever shell syntax,
+        # and exec'd, so the app is the server's own child and ends with it (lifeline.py).
+        return "exec " + shlex.join(argv)
 
 
 @dataclass
@@ -254,6 +256,7 @@ async def serve_until_stopped(
 ) -> None:
     """Serve until SIGINT or SIGTERM; ``on_ready`` lines are printed once the port is bound
     (a script waiting for them knows the server answers)."""
+    mark_server()
     runner = web.AppRunner(server.application(), access_log=None)
     await runner.setup()
     try:

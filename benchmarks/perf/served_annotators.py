@@ -1,0 +1,181 @@
+"""Several annotators at once in real browsers on one `convtui serve`: for a set time, each
+types feedback key by key and sends it, turn after turn, session after session. Measures the
+time from a key press to its echo on the page (the frame that puts the character on the
+screen, both on the page's clock: rendering adds one browser frame, about 16 ms), and checks
+that every turn played is recorded and that no database error reached anyone's screen.
+
+The model is the scripted ``mock:`` one (each reply streams for --reply-s seconds), so the
+load is the app, the server, the sandbox and SQLite, not a model. Needs Debian's chromium
+and the dev extra (Playwright, pyte); run from the clone:
+
+    python benchmarks/perf/served_annotators.py [--annotators 4] [--seconds 300] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+# The browser driver the tests use (tests/support/browser.py), not a second copy of it.
+sys.path.insert(0, str(ROOT / "tests"))
+
+from support.browser import AnnotatorPage, browser, served_study  # noqa: E402
+
+from convtui.core.study import StudySpec, assign, token_hash  # noqa: E402
+from convtui.sessions import Store  # noqa: E402
+from convtui.sessions.studies import create_study  # noqa: E402
+
+WRONG_CODE = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
+TASKS = tuple(f"BigCodeBench/{n}" for n in range(2, 40))
+TURNS = 4
+# Signs that a database error reached a person: the app's error notes and toasts.
+ERROR_SIGNS = ("database is locked", "session error", "internal error", "OperationalError")
+
+
+@dataclass
+class Annotator:
+    name: str
+    turns_played: int = 0
+    sessions: int = 0
+    echo_ms: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def make_study(folder: Path, annotators: int, reply_s: float) -> Path:
+    replies = folder / "replies.jsonl"
+    replies.write_text(json.dumps({"purpose": "generate", "text": WRONG_CODE, "delay_s": reply_s}))
+    names = tuple(f"annotator{i}" for i in range(1, annotators + 1))
+    spec = StudySpec(
+        name="load",
+        tasks=TASKS,
+        model=f"mock:{replies}",
+        feedback="CF,EF:full,VF:expert",
+        turns=TURNS,
+        protocol="convtui",
+        user="human",
+        annotators=names,
+        overlap=1,
+        seed=0,
+    )
+    db = folder / "study.db"
+    with Store.open(db) as store:
+        given = assign(TASKS, spec.annotators, spec.overlap, spec.seed)
+        create_study(
+            store, spec, spec.config(), given, {n: token_hash(f"token-{n}") for n in names}
+        )
+    return db
+
+
+async def wait_screen(page: AnnotatorPage, who: Annotator, *needles: str) -> str:
+    shown = await page.wait_for(*needles, timeout=120)
+    who.errors += [sign for sign in ERROR_SIGNS if sign in shown]
+    return shown
+
+
+async def annotate(page: AnnotatorPage, who: Annotator, until: float) -> None:
+    """Turn after turn until the time is up. A turn is counted once it is a turn of the
+    store: when its feedback is sent, or when it ends the session. The turn left waiting for
+    feedback at the end is not (its reply and test run are recorded, as calls and an
+    execution, and come back when the session is resumed, but it is not a turn yet)."""
+    await page.sign_in(f"token-{who.name}")
+    turn = 0
+    while True:
+        await wait_screen(page, who, f"turn {turn} ·", "waiting for your feedback")
+        if turn == 0:
+            who.sessions += 1
+        if time.monotonic() >= until:
+            return
+        await page.page.focus(".xterm-helper-textarea")
+        words = f"{who.name} turn {turn} please fix"
+        for end in range(1, len(words) + 1):
+            await page.page.keyboard.press(words[end - 1])
+            if words[end - 1] != " ":  # a space alone leaves nothing new to see
+                who.echo_ms.append(await page.echo_time_ms(words[:end]))
+        await page.press("Control+j")
+        who.turns_played += 1
+        if turn + 1 < TURNS:
+            turn += 1
+            continue
+        await wait_screen(page, who, "turn limit reached")
+        who.turns_played += 1  # the last turn of the budget ends the session by itself
+        await page.press("F10")
+        turn = 0
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+async def play(url: str, annotators: list[Annotator], seconds: float) -> None:
+    until = time.monotonic() + seconds
+    async with browser() as chromium:
+        pages = [await AnnotatorPage.open(chromium, url) for _ in annotators]
+        await asyncio.gather(
+            *(annotate(p, a, until) for p, a in zip(pages, annotators, strict=True))
+        )
+
+
+def recorded(db: Path) -> tuple[int, int]:
+    """(turns recorded, sessions with an error recorded)."""
+    with sqlite3.connect(db) as conn:
+        turns = conn.execute("SELECT COUNT(*) FROM turns").fetchone()[0]
+        failed = conn.execute("SELECT COUNT(*) FROM sessions WHERE error != ''").fetchone()[0]
+    return turns, failed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--annotators", type=int, default=4)
+    parser.add_argument("--seconds", type=float, default=300.0)
+    parser.add_argument("--reply-s", type=float, default=0.5, help="each reply's streaming time")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    annotators = [Annotator(f"annotator{i}") for i in range(1, args.annotators + 1)]
+    with tempfile.TemporaryDirectory() as folder:
+        db = make_study(Path(folder), args.annotators, args.reply_s)
+        started = time.monotonic()
+        with served_study(db, Path(folder)) as served:
+            asyncio.run(play(served.url, annotators, args.seconds))
+            server_log = served.log.read_text(errors="replace")
+        wall = time.monotonic() - started
+        turns_recorded, failed_sessions = recorded(db)
+    echoes = [ms for a in annotators for ms in a.echo_ms]
+    result = {
+        "annotators": args.annotators,
+        "seconds": round(wall, 1),
+        "sessions": sum(a.sessions for a in annotators),
+        "turns_played": sum(a.turns_played for a in annotators),
+        "turns_recorded": turns_recorded,
+        "sessions_with_errors": failed_sessions,
+        "errors_on_screen": sorted({e for a in annotators for e in a.errors}),
+        "tracebacks_in_server_log": server_log.count("Traceback"),
+        "keys": len(echoes),
+        "echo_median_ms": round(statistics.median(echoes), 1),
+        "echo_p95_ms": round(percentile(echoes, 0.95), 1),
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        for key, value in result.items():
+            print(f"{key:>26}  {value}")
+    ok = (
+        result["turns_played"] == turns_recorded
+        and not failed_sessions
+        and not result["errors_on_screen"]
+        and not result["tracebacks_in_server_log"]
+    )
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
