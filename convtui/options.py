@@ -77,7 +77,10 @@ ModelOpt = Annotated[
     typer.Option(
         "--model",
         help="local:smollm2 (embedded), http://host:port/v1, openai:MODEL, "
-        "azure:DEPLOYMENT, vllm:HF_MODEL, or mock:FILE.jsonl (scripted replies, for tests).",
+        "azure:DEPLOYMENT, vllm:HF_MODEL, or mock:FILE.jsonl (scripted replies, for tests). "
+        "Replicas of one model: their URLs joined by commas, http://a:8000/v1,http://b:8000/v1 "
+        "(each call goes to the least loaded; a server that fails is skipped until it answers "
+        "again).",
     ),
 ]
 ModelNameOpt = Annotated[

@@ -53,7 +53,9 @@ class CallLine:
     turn, in the order made: ConvCodeWorld's turns make several (repairs, a stale-EF call, the
     simulator). ``status`` is the journal's: started (in flight), ok, error or abandoned (its
     app died or the turn was cancelled); ``reused``: answered by an identical earlier call.
-    Token counts and latency are None where the call recorded none (it has not finished)."""
+    Token counts and latency are None where the call recorded none (it has not finished).
+    ``endpoint``: the server that answered (one of a model's replicas), None where the model
+    is not behind a URL or the call was recorded before endpoints were."""
 
     turn_idx: int
     seq: int
@@ -65,6 +67,7 @@ class CallLine:
     output_tokens: int | None = None
     latency_s: float | None = None
     error: str = ""
+    endpoint: str | None = None
 
 
 def list_sessions(
@@ -205,7 +208,7 @@ def session_calls(store: Store, session_id: str, turn_idx: int | None = None) ->
 def _calls(db: Database, session_id: str, turn_idx: int | None) -> list[CallLine]:
     sql = (
         "SELECT turn_idx, seq, purpose, kind, status, cache_hit, input_tokens, output_tokens, "
-        "latency_s, error FROM model_calls WHERE session_id = ?"
+        "latency_s, error, endpoint FROM model_calls WHERE session_id = ?"
     )
     sql, params = narrowed(sql, [session_id], {"turn_idx": turn_idx})
     found = rows(db, sql + " ORDER BY turn_idx, seq, id", params)
@@ -221,6 +224,7 @@ def _calls(db: Database, session_id: str, turn_idx: int | None) -> list[CallLine
             c["output_tokens"],
             c["latency_s"],
             c["error"] or "",
+            c["endpoint"],
         )
         for c in found
     ]

@@ -124,6 +124,7 @@ def completion_columns(completion: Completion) -> dict[str, Any]:
         "attempts": completion.attempts,
         "response_model": completion.model,
         "resolved_model": completion.resolved_model,
+        "endpoint": completion.endpoint,
     }
 
 
@@ -138,6 +139,7 @@ def completion_from_row(row: Mapping[str, Any], text: str) -> Completion:
         model=row["response_model"],
         resolved_model=row["resolved_model"],
         cached=bool(row["cache_hit"]),
+        endpoint=row.get("endpoint"),
     )
 
 
@@ -152,6 +154,7 @@ def attempt_from_row(row: Mapping[str, Any]) -> Attempt:
         latency_s=row["latency_s"],
         error=row["error"],
         retry_after_s=row["retry_after_s"],
+        endpoint=row.get("endpoint"),
     )
 
 

@@ -192,6 +192,7 @@ class StoreJournal:
                     "attempts": row["attempts"],
                     "response_model": row["response_model"],
                     "resolved_model": row["resolved_model"],
+                    "endpoint": row["endpoint"],
                     "cache_hit": 1,
                     "reused_call_id": row["reused_call_id"] or row["id"],
                     "started_utc": now,

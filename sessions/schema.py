@@ -331,6 +331,25 @@ def m008_studies(db: Database) -> None:
     )
 
 
+@_migration
+def m009_call_endpoints(db: Database) -> None:
+    """Which server answered (``endpoint``: its base URL) on every model call and attempt: a
+    model spec may name several replicas, and the attempts of one call may go to different
+    ones. NULL for models not behind a URL and for calls recorded before."""
+    db.executescript(
+        """
+        ALTER TABLE model_calls ADD COLUMN endpoint TEXT;
+        ALTER TABLE call_attempts ADD COLUMN endpoint TEXT;
+        DROP VIEW model_call_texts;
+        CREATE VIEW model_call_texts AS
+        SELECT m.id, m.session_id, m.turn_idx, m.purpose, m.model, m.status, b.text AS response,
+               m.input_tokens, m.output_tokens, m.latency_s, m.attempts, m.cache_hit, m.error,
+               m.started_utc, m.finished_utc, m.endpoint
+        FROM model_calls m LEFT JOIN blobs b ON b.hash = m.response_blob;
+        """
+    )
+
+
 SCHEMA_VERSION = _NAMES[-1]  # the last migration: what a fully migrated DB has applied
 
 

@@ -142,16 +142,22 @@ def session_detail(detail: SessionDetail) -> RenderableType:
     if detail.code_version:
         head.add_row("code", Text(detail.code_version))
     head.add_row("time", f"{s.created_utc} → {s.updated_utc}")
+    endpoints = _endpoints(detail.calls)
+    if endpoints:
+        head.add_row("endpoints", Text(endpoints))
     if s.error:
         head.add_row("error", Text(s.error, style="red"))
     parts: list[RenderableType] = [
         Panel(head, title=Text(f"{s.task_id} · {s.model} · {s.feedback}"), title_align="left")
     ]
+    # Several servers answered (replicas of one model): each turn's calls say which.
+    where = len({c.endpoint for c in detail.calls if c.endpoint}) > 1
     for turn in detail.turns:
         parts.extend(turn_view(turn, detail.session.feedback))
         calls = [c for c in detail.calls if c.turn_idx == turn.idx]
-        if len(calls) > 1 or any(c.purpose not in ("generate", "simulate") for c in calls):
-            parts.append(Text("model calls: " + ", ".join(_call(c) for c in calls), style="dim"))
+        if where or len(calls) > 1 or any(c.purpose not in ("generate", "simulate") for c in calls):
+            listed = ", ".join(_call(c, where) for c in calls)
+            parts.append(Text(f"model calls: {listed}", style="dim"))
     if not detail.turns:
         parts.append(Text("no turns recorded yet", style="italic"))
     return Group(*parts)
@@ -211,9 +217,22 @@ def turn_view(turn: Turn, feedback_label: str) -> list[RenderableType]:
     return parts
 
 
-def _call(call: CallLine) -> str:
+def _call(call: CallLine, where: bool = False) -> str:
     how = "reused" if call.reused else call.status
-    return f"{call.seq}:{call.purpose}" + ("" if how == "ok" else f" ({how})")
+    text = f"{call.seq}:{call.purpose}" + ("" if how == "ok" else f" ({how})")
+    return f"{text} @ {call.endpoint}" if where and call.endpoint else text
+
+
+def _endpoints(calls: Sequence[CallLine]) -> str:
+    """The servers that answered the session's calls, with how many each (reused answers
+    not counted: no server was asked)."""
+    counts: dict[str, int] = {}
+    for call in calls:
+        if call.endpoint and not call.reused and call.status == "ok":
+            counts[call.endpoint] = counts.get(call.endpoint, 0) + 1
+    return ", ".join(
+        f"{url} ({n} call{'s' if n != 1 else ''})" for url, n in sorted(counts.items())
+    )
 
 
 def _received(turn: Turn) -> list[RenderableType]:

@@ -6,7 +6,7 @@ import asyncio
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from convtui.core.models.chat_template import ChatTemplate
 from convtui.core.models.limiter import ConcurrencyLimiter
@@ -191,9 +191,24 @@ class RequestBackend(ModelBackend):
         """One call of either kind; ``hooks`` and errors as in ``complete``."""
 
 
+def stamped(
+    on_attempt: AttemptCallback | None, endpoint: Callable[[], str | None]
+) -> AttemptCallback | None:
+    """``on_attempt`` hearing each attempt with the endpoint it went to (``endpoint()`` as
+    the attempt ends); None stays None."""
+    if on_attempt is None:
+        return None
+    report = on_attempt
+    return lambda attempt: report(replace(attempt, endpoint=endpoint()))
+
+
 class RetryingBackend(RequestBackend):
     """A backend whose calls go through the limiter and the retry loop: subclasses supply
-    one attempt (``_attempt``) and say what their exceptions mean (``_classify``)."""
+    one attempt (``_attempt``) and say what their exceptions mean (``_classify``).
+    ``endpoint``: the base URL of a backend behind one, recorded with each call and attempt
+    (None for in-process models)."""
+
+    endpoint: str | None = None
 
     def __init__(
         self, *, spec: str, model: str, limiter: ConcurrencyLimiter, retrier: Retrier
@@ -225,11 +240,19 @@ class RetryingBackend(RequestBackend):
             lambda: self._attempt(request, params, hooks.on_text),
             self._classify,
             self.retrier,
-            on_attempt=hooks.on_attempt,
+            on_attempt=stamped(hooks.on_attempt, lambda: self.endpoint),
             slot=self.limiter.acquire,
             release=self.limiter.release,
         )
-        # The attempt's own fields, and the retry layer's accounting of the whole call.
-        return Completion(
-            **asdict(raw), latency_s=last.latency_s, attempts=last.number, model=self.model
-        )
+        return finished(raw, last, self.model, self.endpoint)
+
+
+def finished(raw: RawCompletion, last: Attempt, model: str, endpoint: str | None) -> Completion:
+    """The attempt's own fields, and the retry layer's accounting of the whole call."""
+    return Completion(
+        **asdict(raw),
+        latency_s=last.latency_s,
+        attempts=last.number,
+        model=model,
+        endpoint=endpoint,
+    )

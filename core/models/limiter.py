@@ -38,6 +38,11 @@ class ConcurrencyLimiter:
     def in_use(self) -> int:
         return self._in_use
 
+    @property
+    def waiting(self) -> int:
+        """Callers queued for a slot (replica routing counts them as load)."""
+        return len(self._waiters)
+
     def set_limit(self, limit: int) -> None:
         if limit < 1:
             raise ValueError(f"concurrency limit must be at least 1, got {limit}")

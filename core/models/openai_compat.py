@@ -109,6 +109,7 @@ class OpenAICompatBackend(RetryingBackend):
         self._chat_template: ChatTemplate | None = None
         self.client = client
         self.base_url = str(client.base_url).rstrip("/")
+        self.endpoint = self.base_url
         self._credential = credential
         limiter = limiter_for(self.connection_key(), default=default_limit, override=concurrency)
         super().__init__(spec=spec, model=model, limiter=limiter, retrier=retrier)
@@ -134,11 +135,23 @@ class OpenAICompatBackend(RetryingBackend):
             # Azure's data plane cannot list deployments; a bad deployment name shows up as
             # a 404 on the first call, which is fatal and not retried.
             return
-        quick = self.client.with_options(timeout=CHECK_TIMEOUT_S)
+        served = await self.served_models()
+        if not self.model:
+            self.model = served[0]
+        elif self.model not in served:
+            raise ModelError(
+                f"the server at {self.base_url} does not serve {self.model!r}; it serves: "
+                f"{', '.join(served[:10])} (pass one with --model-name)"
+            )
+
+    async def served_models(self, timeout_s: float = CHECK_TIMEOUT_S) -> list[str]:
+        """What ``/models`` lists, in its order (OpenAI: the one model asked for, if it has
+        it); ModelError with the reason and the fix when it cannot be asked or lists none."""
+        quick = self.client.with_options(timeout=timeout_s)
         try:
             if self.flavour == "openai":
                 await quick.models.retrieve(self.model)
-                return
+                return [self.model]
             served = [m.id async for m in quick.models.list()]
         except openai.AuthenticationError as exc:
             raise ModelError(
@@ -168,13 +181,7 @@ class OpenAICompatBackend(RetryingBackend):
             ) from None
         if not served:
             raise ModelError(f"the model server at {self.base_url} serves no models")
-        if not self.model:
-            self.model = served[0]
-        elif self.model not in served:
-            raise ModelError(
-                f"the server at {self.base_url} does not serve {self.model!r}; it serves: "
-                f"{', '.join(served[:10])} (pass one with --model-name)"
-            )
+        return served
 
     async def _before_call(self) -> None:
         # An http:// spec without --model-name learns its model from the server.

@@ -10,6 +10,9 @@ Accepted specs:
   found by ``check()`` or by the first call. A URL with no path gets ``/v1`` appended. An
   API key, if the server wants one, comes from ``CONVTUI_API_KEY`` (never from
   ``OPENAI_API_KEY``, so a real OpenAI key is not sent to some other server).
+- ``http://a:8000/v1,http://b:8000/v1``: replicas of one model, one backend routing each
+  call to the least loaded and failing over between them (core/models/replicas.py); every
+  one must serve the same model. ``concurrency`` bounds each of them.
 - ``openai:<model>``: OpenAI, key from ``OPENAI_API_KEY`` (``OPENAI_BASE_URL`` honoured).
 - ``azure:<deployment>``: Azure OpenAI, from ``AZURE_OPENAI_API_KEY``,
   ``AZURE_OPENAI_ENDPOINT`` and ``OPENAI_API_VERSION``.
@@ -25,7 +28,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from convtui.core.models.base import ModelBackend, credential_id
@@ -33,8 +36,12 @@ from convtui.core.models.limiter import HOSTED_API_LIMIT, LOCAL_SERVER_LIMIT
 from convtui.core.models.retry import Retrier, RetryPolicy
 from convtui.core.models.types import ModelError
 
+if TYPE_CHECKING:
+    from convtui.core.models.openai_compat import OpenAICompatBackend
+
 ACCEPTED_SPECS = (
     "local:smollm2, local:/path/to/model.gguf, http://host:port/v1 (with --model-name), "
+    "http://a/v1,http://b/v1 (replicas of one model), "
     "openai:<model>, azure:<deployment>, vllm:<hf-model>, mock:/path/to/script.jsonl"
 )
 SERVER_KEY_ENV = "CONVTUI_API_KEY"
@@ -105,6 +112,8 @@ def open_backend(
             )
         )
     kind, _, rest = spec.partition(":")
+    if spec.startswith(("http://", "https://")) and "," in spec:
+        return _open_replicas(spec, model_name, concurrency, retrier, chat_template)
     if spec.startswith(("http://", "https://")):
         return _open_server(spec, model_name, concurrency, retrier, chat_template)
     if kind == "local" and rest:
@@ -140,7 +149,7 @@ def _open_server(
     concurrency: int | None,
     retrier: Retrier,
     chat_template: Path | None,
-) -> ModelBackend:
+) -> OpenAICompatBackend:
     from convtui.core.models.openai_compat import OpenAICompatBackend, make_client
 
     url = _server_url(spec)
@@ -161,6 +170,31 @@ def _open_server(
         retrier=retrier,
         chat_template=chat_template,
     )
+
+
+def _open_replicas(
+    spec: str,
+    model_name: str | None,
+    concurrency: int | None,
+    retrier: Retrier,
+    chat_template: Path | None,
+) -> ModelBackend:
+    """A comma-separated list of server URLs: one backend over all of them."""
+    from convtui.core.models.replicas import ReplicaBackend
+
+    urls: list[str] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part.startswith(("http://", "https://")):
+            raise ModelError(
+                f"model spec {spec!r}: replicas are http(s):// URLs of servers of one model, "
+                f"and {part!r} is not; use e.g. http://10.0.0.1:8000/v1,http://10.0.0.2:8000/v1"
+            )
+        url = _server_url(part)
+        if url in urls:
+            raise ModelError(f"model spec {spec!r} lists {url} twice")
+        urls.append(url)
+    servers = [_open_server(url, model_name, concurrency, retrier, chat_template) for url in urls]
+    return ReplicaBackend(spec=spec, replicas=servers, retrier=retrier)
 
 
 def _open_openai(spec: str, model: str, concurrency: int | None, retrier: Retrier) -> ModelBackend:

@@ -179,13 +179,17 @@ async def call_with_retries(
     on_attempt: Callable[[Attempt], None] | None = None,
     slot: Callable[[], Awaitable[object]] | None = None,
     release: Callable[[], None] | None = None,
+    retry_at_once: Callable[[Failure], bool] | None = None,
 ) -> tuple[T, Attempt]:
     """Run ``attempt`` until it succeeds, fails for good or runs out of retries or time.
 
     ``classify`` turns an exception into a Failure; None means "not a model failure" (a bug)
     and the exception propagates unchanged. ``slot``/``release`` bracket each attempt (the
     concurrency limiter): a call waiting out a backoff holds no slot, and time queued for a
-    slot counts towards neither timeout. Returns the result and its (successful) Attempt."""
+    slot counts towards neither timeout. ``retry_at_once`` says of a retryable failure that
+    the next attempt may go without the backoff wait (it will go to another replica, which
+    the failure says nothing about); it still counts towards ``max_retries``. Returns the
+    result and its (successful) Attempt."""
     policy = retrier.policy
     spent = 0.0  # attempts and backoff sleeps, not queueing; measured against call_timeout_s
     number = 0
@@ -234,6 +238,8 @@ async def call_with_retries(
                 kind=failure.kind,
                 attempts=number,
             )
+        if retry_at_once is not None and retry_at_once(failure):
+            continue
         delay = retrier.delay_for(number, failure)
         if policy.call_timeout_s is not None and spent + delay >= policy.call_timeout_s:
             raise ModelError(

@@ -62,7 +62,9 @@ class Completion:
     (llama.cpp's server sends no usage when streaming). ``latency_s`` is the successful
     attempt's time; queueing, failed attempts and backoff waits are not in it (each attempt's
     time is reported through ``on_attempt``). ``attempts`` counts every try, this one
-    included. ``resolved_model`` is what the server says answered (e.g. a dated snapshot)."""
+    included. ``resolved_model`` is what the server says answered (e.g. a dated snapshot).
+    ``endpoint`` is the base URL of the server that gave the answer (one of several replicas
+    of an ``http://`` spec); None for models that are not behind a URL."""
 
     text: str
     finish_reason: str
@@ -73,17 +75,20 @@ class Completion:
     model: str
     resolved_model: str | None
     cached: bool = False
+    endpoint: str | None = None
 
 
 @dataclass(frozen=True)
 class Attempt:
-    """One try at a call, reported as it ends so callers can log every one."""
+    """One try at a call, reported as it ends so callers can log every one. ``endpoint``:
+    the base URL the try went to (the tries of one call may go to different replicas)."""
 
     number: int
     status: AttemptStatus
     latency_s: float
     error: str
     retry_after_s: float | None
+    endpoint: str | None = None
 
 
 class ModelError(ConvtuiError):

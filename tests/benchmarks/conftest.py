@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.live import EMBEDDED_N_CTX, EMBEDDED_RUN, bench
 
 
 @pytest.fixture(scope="session")
@@ -12,3 +14,24 @@ def smollm2_path() -> Path:
     if spec is None or not spec.submodule_search_locations:
         pytest.skip('the embedded model needs pip install -e ".[local]"')
     return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@pytest.fixture(scope="session")
+def llama_server_url(smollm2_path, tmp_path_factory) -> Iterator[str]:
+    """llama.cpp's real server on the embedded SmolLM2, up for the whole session: the run on
+    it (``server_run_db``) is compared with the in-process run (test_live.py) and with a run
+    on two replicas (test_live_replicas.py, where it is one of them)."""
+    from support.llama_server import running_llama_server
+
+    log_dir = tmp_path_factory.mktemp("llama-server")
+    with running_llama_server(smollm2_path, EMBEDDED_N_CTX, log_dir) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def server_run_db(llama_server_url, tmp_path_factory) -> Path:
+    """``bench live`` on the embedded run's tasks against that one server."""
+    db = tmp_path_factory.mktemp("server-run") / "server.db"
+    done = bench(db, "--model", llama_server_url, run=EMBEDDED_RUN)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return db

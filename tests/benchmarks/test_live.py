@@ -203,19 +203,14 @@ def test_sigkill_at_random_points_then_rerun_gives_the_same_tables(
 
 
 def test_a_run_through_the_server_sends_the_requests_the_in_process_run_sends(
-    reference_db, tmp_path, smollm2_path
+    reference_db, server_run_db
 ):
-    """The real SmolLM2 behind llama.cpp's server. What it writes may differ from the
-    in-process model's (the server's prompt cache takes other numerical paths, and both
-    change with the build), so the runs are compared on what the harness sends: each
-    session's first request, and every request that follows the same history."""
-    from support.llama_server import running_llama_server
-
-    # The in-process backend runs with an 8192-token context; the server must match it.
-    with running_llama_server(smollm2_path, 8192, tmp_path) as url:
-        db = tmp_path / "server.db"
-        done = bench(db, "--model", url, run=EMBEDDED_RUN)
-        assert done.returncode == 0, done.stdout + done.stderr
+    """The real SmolLM2 behind llama.cpp's server (the run is conftest's, shared with the
+    replicas test). What it writes may differ from the in-process model's (the server's
+    prompt cache takes other numerical paths, and both change with the build), so the runs
+    are compared on what the harness sends: each session's first request, and every request
+    that follows the same history."""
+    db = server_run_db
     with sqlite3.connect(db) as conn:
         sessions = conn.execute("SELECT status, turns_done FROM sessions").fetchall()
         unlinked = conn.execute(

@@ -156,11 +156,12 @@ def drop_mid_answer() -> Action:
 @dataclass
 class FakeServer:
     """A loopback HTTP server answering chat completions from a script of actions (fault
-    injection only). ``/v1/models`` lists one model. When the script runs out, ``default``
-    answers."""
+    injection only). ``/v1/models`` lists ``served`` (one model). When the script runs out,
+    ``default`` answers."""
 
     host: str = "127.0.0.1"
     port: int = 0
+    served: tuple[str, ...] = ("fake-model",)
     script: deque[Action] = field(default_factory=deque)
     default: Action = field(default_factory=ok)
     requests: list[Request] = field(default_factory=list)
@@ -196,7 +197,8 @@ class FakeServer:
             with self._lock:
                 self.requests.append(request)
             if path.endswith("/models"):
-                models = {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
+                listed = [{"id": name, "object": "model"} for name in self.served]
+                models = {"object": "list", "data": listed}
                 await _send(writer, 200, json.dumps(models).encode(), {})
                 return
             with self._lock:
@@ -234,7 +236,8 @@ class FakeServer:
         ready.wait(10)
 
     def stop(self) -> None:
-        if self._loop is not None:
+        """Stop serving (connections are refused from then on); stopping twice is stopping."""
+        if self._loop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
 

@@ -27,6 +27,9 @@ EMBEDDED_RUN = [
     "--ids", "2,3", "--turns", "1", "--feedback", "CF,EF:full", "--max-tokens", "64",
     "--protocol", "convtui",
 ]  # fmt: skip
+# The context size of the runs on llama.cpp's server: the in-process backend's default, which
+# a server compared with it must match.
+EMBEDDED_N_CTX = 8192
 # A reply that runs and fails every task's tests (no task wants None back).
 FAILS = "```python\nimport random\ndef task_func(*args, **kwargs):\n    return None\n```"
 

@@ -11,6 +11,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -22,9 +23,30 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@dataclass(frozen=True)
+class LlamaServer:
+    """A running server: its ``/v1`` URL and its process, for tests that kill it."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+
+    def kill(self) -> None:
+        """SIGKILL: the server dies with its connections open, as a crashed replica does."""
+        self.process.kill()
+        self.process.wait(10)
+
+
 @contextmanager
 def running_llama_server(gguf: Path, n_ctx: int, log_dir: Path) -> Iterator[str]:
     """The server's ``/v1`` URL while the block runs; skips without the server extra."""
+    with llama_server(gguf, n_ctx, log_dir) as server:
+        yield server.url
+
+
+@contextmanager
+def llama_server(gguf: Path, n_ctx: int, log_dir: Path) -> Iterator[LlamaServer]:
+    """The server while the block runs (killed after it, if it still runs); skips without
+    the server extra."""
     for module in ("uvicorn", "fastapi", "sse_starlette"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f'llama.cpp server needs {module}: pip install -e ".[server]"')
@@ -58,7 +80,7 @@ def running_llama_server(gguf: Path, n_ctx: int, log_dir: Path) -> Iterator[str]
                 tail = log_path.read_text(errors="replace")[-3000:]
                 pytest.fail(f"llama.cpp server did not answer /v1/models within 90 s:\n{tail}")
             time.sleep(0.25)
-        yield url
+        yield LlamaServer(url, process)
     finally:
         process.kill()
         process.wait(10)
