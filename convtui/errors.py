@@ -13,6 +13,8 @@ import typer
 import typer.core
 from typer.core import TyperGroup
 
+from convtui.help_text import flowing_help
+
 # click's exceptions as typer raises them: recent typers ship their own copy of click
 # (typer._click), older ones use click itself.
 _click: Any = getattr(typer.core, "_click", None)
@@ -57,6 +59,7 @@ class OneLineErrors(TyperGroup):
         **extra: Any,
     ) -> Any:
         bare_flags(self)
+        flowing_help(self)
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:

@@ -8,6 +8,7 @@ this is what keeps the two equal."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import get_args
 
@@ -149,3 +150,41 @@ def test_options_that_ignore_case_take_any_case(args: list[str], reached: str) -
 def test_an_option_that_minds_case_refuses_another() -> None:
     done = invoke("bench", "live", "--protocol", "CONVTUI")
     assert_one_line_error(done, "invalid value for '--protocol'", "'CONVTUI'")
+
+
+def every_command() -> list[tuple[str, ...]]:
+    """Every leaf command's words: ``("study", "reassign")``."""
+    from typer.main import get_command
+
+    from convtui.cli import app
+
+    found: list[tuple[str, ...]] = []
+
+    def walk(command, words: tuple[str, ...]) -> None:
+        subs = getattr(command, "commands", None)
+        if not subs:
+            found.append(words)
+        for name, sub in (subs or {}).items():
+            walk(sub, (*words, name))
+
+    walk(get_command(app), ())
+    return found
+
+
+def test_each_help_paragraph_flows_to_the_terminal_width() -> None:
+    """Docstrings are wrapped at 100 columns in the source; in an 80-column terminal each of
+    their lines used to wrap again, leaving a short line every other line."""
+    for words in every_command():
+        shown = invoke(*words, "--help", environ={"COLUMNS": "80"}).stdout
+        description = shown.split("╭")[0].split("Usage:")[1].split("\n", 1)[1]
+        lines = [line.strip() for line in description.splitlines()]
+        paragraphs = "\n".join(lines).split("\n\n")
+        for paragraph in paragraphs:
+            # A line ends short only where its paragraph ends (or before an unbreakable word).
+            within = paragraph.strip("\n").splitlines()
+            ragged = [
+                line
+                for line, after in itertools.pairwise(within)
+                if len(line) + 1 + len(after.split()[0]) <= 78
+            ]
+            assert not ragged, f"convtui {' '.join(words)} --help: {ragged}"
