@@ -14,17 +14,22 @@ from scripted import end_by
 from support.studies import study_spec, write_study
 from textual.pilot import Pilot
 from textual.widgets import Static
-from tui_harness import AppFactory, awaiting_feedback, notices, session_options, wait_until
+from tui_harness import (
+    AppFactory,
+    awaiting_feedback,
+    notices,
+    session_options,
+    study_app,
+    wait_until,
+)
 
 from convtui.core.study import StudySpec
 from convtui.sessions import Store
 from convtui.sessions.studies import assignments, load_study, start_assignment
-from convtui.tui.app import Launch, make_app
 from convtui.tui.controller import StudyRef
 from convtui.tui.launch import next_plan, session_config, study_ref
 from convtui.tui.screens.assignments import AssignmentsModal
 from convtui.tui.screens.session import SessionScreen
-from convtui.tui.study import StudyApp
 
 TASKS = ("BigCodeBench/2", "BigCodeBench/3", "BigCodeBench/8", "BigCodeBench/13")
 
@@ -41,18 +46,6 @@ def make_study(apps: AppFactory) -> StudySpec:
     )
     write_study(apps.db, spec)
     return spec
-
-
-def study_app(apps: AppFactory, annotator: str) -> StudyApp:
-    services = apps.services()
-    ref, config, user = study_ref(services.store, annotator)
-    plan = next_plan(services.store, apps.catalog, ref, config, user)
-    assert plan is not None
-    app = make_app(
-        services, Launch(apps.catalog, config, user, plan, annotator=annotator, study=ref)
-    )
-    assert isinstance(app, StudyApp)
-    return app
 
 
 def listed(pilot: Pilot) -> str:

@@ -275,3 +275,21 @@ def session_options(model: str, db: Path, **given: Any) -> SessionOptions:
         isolation="auto",
     )
     return SessionOptions(model=model, db=db, **{**defaults, **given})
+
+
+def study_app(apps: AppFactory, annotator: str):
+    """The app of ``session --study`` for ``annotator``, opened on their next assignment of
+    the study in ``apps``' database."""
+    from convtui.tui.app import Launch, make_app
+    from convtui.tui.launch import next_plan, study_ref
+    from convtui.tui.study import StudyApp
+
+    services = apps.services()
+    ref, config, user = study_ref(services.store, annotator)
+    plan = next_plan(services.store, apps.catalog, ref, config, user)
+    assert plan is not None
+    app = make_app(
+        services, Launch(apps.catalog, config, user, plan, annotator=annotator, study=ref)
+    )
+    assert isinstance(app, StudyApp)
+    return app
