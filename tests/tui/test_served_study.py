@@ -113,9 +113,12 @@ def test_three_annotators_play_a_study_through_the_browser_at_once(tmp_path: Pat
                 )
             )
             # Asking for another's assignments changes nothing: who you are is your token.
+            # Ana's app opens on her list: her tasks, none that only ben or cy has.
             await pages["ana"].page.goto(served.url + "app?annotator=ben")
-            shown = await pages["ana"].wait_for("is done for ana")
-            assert "ben" not in shown.split("is done for ana")[0].splitlines()[0]
+            shown = await pages["ana"].wait_for("is done for ana", "ana's assignments")
+            assert all(task in shown for task in theirs["ana"])
+            others = (theirs["ben"] | theirs["cy"]) - theirs["ana"]
+            assert others and not any(task in shown for task in others)
             return dict(zip(pages, zip(played, pages.values(), strict=True), strict=True))
 
     with served_study(db, tmp_path) as served:
