@@ -23,7 +23,7 @@ from convtui.core.session import ContextMode, ProtocolName, SessionConfig
 from convtui.core.tasks import SuiteOrAll, Task
 
 if TYPE_CHECKING:
-    from convtui.core.executor import Executor
+    from convtui.core.execution_backend import ExecutionBackend
     from convtui.core.loaders import TaskCatalog
     from convtui.core.services import ModelOptions
 
@@ -77,23 +77,27 @@ def suite_for(task_id: str, suite: str) -> str:
 
 @dataclass(frozen=True)
 class ExecutorSettings:
-    """``--python``, ``--jobs`` and ``--isolation``: where and how candidates run."""
+    """``--python``, ``--jobs``, ``--isolation`` and ``--executor``: where and how candidates
+    run (``executor``: ``local`` or ``ray[:ADDRESS]``, core/executor_choice.py)."""
 
     python: str | None = None
     jobs: int | None = None
     isolation: IsolationChoice = "auto"
+    executor: str = "local"
 
-    def open(self, *, model_code: bool = True) -> Executor:
+    def open(self, *, model_code: bool = True) -> ExecutionBackend:
         """The executor. For ``model_code`` it refuses to run unconfined unless ``--isolation
         none`` asked for it; the dataset's own solutions or a file the person gives may run
         where no sandbox works."""
-        if model_code:
-            from convtui.core.services import open_executor
+        from convtui.core.services import open_execution
 
-            return open_executor(python=self.python, jobs=self.jobs, isolation=self.isolation)
-        from convtui.core.executor import Executor
-
-        return Executor(python=self.python, jobs=self.jobs, isolation=self.isolation)
+        return open_execution(
+            self.executor,
+            python=self.python,
+            jobs=self.jobs,
+            isolation=self.isolation,
+            model_code=model_code,
+        )
 
 
 @dataclass(frozen=True)

@@ -86,8 +86,16 @@ def doctor_view(report: DoctorReport) -> RenderableType:
     )
     for name in ("failed", "error", "timeout", "crash", "env_error"):
         summary.add_row(name, str(getattr(report, name)))
-    summary.add_row("isolation", report.isolation_detail or report.isolation)
-    summary.add_row("interpreter", report.python)
+    if report.nodes:  # a cluster: each node's own sandbox and interpreter
+        summary.add_row("nodes", str(len(report.nodes)))
+        for node in report.nodes:
+            summary.add_row(
+                Text(f"  {node['host']} {node['node'][:8]}"),
+                Text(f"{node['slots']} slots · {node['isolation_detail']} · {node['python']}"),
+            )
+    else:
+        summary.add_row("isolation", report.isolation_detail or report.isolation)
+        summary.add_row("interpreter", report.python)
     summary.add_row("wall time", f"{report.wall_s:.1f} s")
     parts: list[RenderableType] = [Panel(summary, title="convtui doctor", title_align="left")]
     if report.missing_modules:

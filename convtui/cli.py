@@ -29,6 +29,7 @@ from convtui.options import (
     CorrelateOpt,
     DataOpt,
     DbOpt,
+    ExecutorOpt,
     ExportAllOpt,
     ExportFormatOpt,
     ExportModelNameOpt,
@@ -183,6 +184,7 @@ def check(
     data: DataOpt = None,
     python: PythonOpt = None,
     isolation: IsolationOpt = "auto",
+    executor: ExecutorOpt = "local",
     as_json: JsonOpt = False,
 ) -> None:
     """Run one candidate against a task's tests and print the feedback a model would receive.
@@ -201,7 +203,7 @@ def check(
             code,
             ProtocolSettings(protocol, feedback, partial_rule=partial_rule, extract=extract),
             TaskSelection(suite, data),
-            ExecutorSettings(python, jobs=1, isolation=isolation),  # one candidate
+            ExecutorSettings(python, 1, isolation, executor),  # one candidate
             as_json,
         )
     raise typer.Exit(exit_code)
@@ -218,6 +220,7 @@ def doctor(
     python: PythonOpt = None,
     jobs: JobsOpt = None,
     isolation: IsolationOpt = "auto",
+    executor: ExecutorOpt = "local",
     fail_under: FailUnderOpt = 0.0,
     as_json: JsonOpt = False,
     instructions: InstructionsOpt = False,
@@ -232,7 +235,7 @@ def doctor(
 
         exit_code = doctor_command(
             TaskSelection(suite, data, ids, lib or (), stdlib_only),
-            ExecutorSettings(python, jobs, isolation),
+            ExecutorSettings(python, jobs, isolation, executor),
             solution=solution,
             fail_under=fail_under,
             as_json=as_json,
@@ -393,6 +396,7 @@ def bench_codeif(
     python: PythonOpt = None,
     jobs: JobsOpt = None,
     isolation: IsolationOpt = "auto",
+    executor: ExecutorOpt = "local",
     as_json: JsonOpt = False,
     score_only: CodeifScoreOnlyOpt = None,
     logs: CodeifLogsOpt = None,
@@ -423,7 +427,7 @@ def bench_codeif(
                 protocol,
                 ModelSettings(model, model_name, chat_template, max_tokens),
                 TaskSelection("codeif", data, ids),
-                ExecutorSettings(python, jobs, isolation),
+                ExecutorSettings(python, jobs, isolation, executor),
                 RunTarget(db, concurrency, as_json),
                 score_only=score_only,
                 logs=logs,
@@ -456,6 +460,7 @@ def bench_live(
     python: PythonOpt = None,
     jobs: JobsOpt = None,
     isolation: IsolationOpt = "auto",
+    executor: ExecutorOpt = "local",
     as_json: JsonOpt = False,
 ) -> None:
     """Run a live benchmark: the model codes, the harness and a simulated user give feedback.
@@ -477,7 +482,7 @@ def bench_live(
             TaskSelection(suite, data, ids, lib or (), stdlib_only),
             ModelSettings(model, model_name, chat_template, max_tokens),
             ProtocolSettings(protocol, feedback, turns, context, partial_rule, extract, simulator),
-            ExecutorSettings(python, jobs, isolation),
+            ExecutorSettings(python, jobs, isolation, executor),
             RunTarget(db, concurrency, as_json),
         )
     raise typer.Exit(exit_code)
@@ -504,6 +509,7 @@ def bench_static(
     python: PythonOpt = None,
     jobs: JobsOpt = None,
     isolation: IsolationOpt = "auto",
+    executor: ExecutorOpt = "local",
     as_json: JsonOpt = False,
 ) -> None:
     """Replay recorded sessions against a model (ConvCodeBench): no user is asked again.
@@ -531,7 +537,7 @@ def bench_static(
                 ModelSettings(model, model_name, chat_template, max_tokens),
                 LogSetFilter(runs=tuple(run or ()), ref_model=ref_model, user=user),
                 TaskSelection("all", data, ids),  # --ids across the suites: 13 is BigCodeBench/13
-                ExecutorSettings(python, jobs, isolation),
+                ExecutorSettings(python, jobs, isolation, executor),
                 RunTarget(db, concurrency, as_json),
                 protocol=protocol,
                 turns=turns,

@@ -14,7 +14,9 @@ from convtui.benchmarks.settings import ExportFormat
 from convtui.core.codeif.conversation import BenchMode
 from convtui.core.codeif.metrics import MetricsDefinition
 from convtui.core.codeif.programs import CodeifProtocol
+from convtui.core.errors import ConvtuiError
 from convtui.core.exec_requests import Solution
+from convtui.core.executor_choice import EXECUTOR_FORMS, parse_executor
 from convtui.core.extract import ExtractMode
 from convtui.core.feedback import PartialRule
 from convtui.core.isolation import IsolationChoice
@@ -70,6 +72,29 @@ IsolationOpt = Annotated[
         "network, own PIDs); namespaces (the same made by convtui where bubblewrap cannot, "
         "without own PIDs); landlock (writes only in the run's folder, no TCP at all: tasks "
         "that use /tmp or local servers fail); none (unconfined).",
+    ),
+]
+
+
+def _executor_choice(value: str) -> str:
+    """``--executor`` checked as it is parsed: a bad one is one usage error naming the forms."""
+    try:
+        return parse_executor(value).label
+    except ConvtuiError:
+        raise typer.BadParameter(f"{value!r}: use {EXECUTOR_FORMS}") from None
+
+
+ExecutorOpt = Annotated[
+    str,
+    typer.Option(
+        "--executor",
+        metavar="local|ray[:ADDRESS]",
+        # "\\[" keeps rich's markup from taking "[ray]" for a style tag.
+        help="Where candidates run. local: this machine's cores. ray: a Ray cluster, one "
+        "sandbox slot per CPU of every node (--jobs: slots per node), needs pip install -e "
+        "'.\\[ray]'. ray alone joins the cluster on this machine or starts one; ray:auto joins "
+        "the one `ray start` made here; ray:HOST:PORT the one at that address.",
+        callback=_executor_choice,
     ),
 ]
 ModelOpt = Annotated[

@@ -22,17 +22,17 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from dataclasses import asdict
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import IO
 
 from convtui.core.errors import ConvtuiError
-from convtui.core.execution import RUNNER_VERSION, ExecRequest, ExecResult, TestOutcome
+from convtui.core.execution import ExecRequest, ExecResult
+from convtui.core.executor_batch import decide_parts, execution_key, run_batch
 from convtui.core.fontcache import rebuild_in_background, seed_env
 from convtui.core.isolation import Isolation, detect, zygote_argv, zygote_env
 from convtui.core.testplan import TestPlan, plan_tests
-from convtui.core.verdict import RawRun, decide
+from convtui.core.verdict import RawRun
 
 # Imported once in each full zygote, at its start, so runs do not pay for them. Libraries
 # missing from the task environment are skipped.
@@ -299,12 +299,14 @@ class Executor:
     def run(self, request: ExecRequest) -> ExecResult:
         """Run one candidate; never raises for anything the candidate does."""
         plan = plan_tests(request.tests)
-        return self._decide(request, plan, [self._run_raw(request, plan)])
+        return decide_parts(request, plan, [self.run_part(request, plan)], self.isolation.label)
 
-    def _run_raw(
+    def run_part(
         self, request: ExecRequest, plan: TestPlan, only: Sequence[str] | None = None
     ) -> RawRun | None:
-        """The zygote's report of one run (or one shard of it); None if the sandbox died."""
+        """The zygote's report of one run (or of the shard of it that runs the tests
+        ``only`` names); None if the sandbox died. The verdict is decided from it with
+        ``plan`` (executor_batch.decide_parts), wherever this ran."""
         payload = {
             "id": request.task_id,
             "code": request.code,
@@ -340,26 +342,6 @@ class Executor:
         finally:
             self._free.put(slot)
 
-    def _decide(
-        self, request: ExecRequest, plan: TestPlan, parts: Sequence[RawRun | None]
-    ) -> ExecResult:
-        if any(part is None for part in parts):
-            return ExecResult(
-                status="crash",
-                isolation=self.isolation.label,
-                detail="the sandbox process died during the run",
-                tests=tuple(TestOutcome(n, "missing") for n in plan.expected),
-            )
-        raw = RawRun.merge([p for p in parts if p is not None])
-        return decide(
-            raw,
-            plan,
-            request.known_modules,
-            self.isolation.label,
-            request.limits.wall_s,
-            code=request.code,
-        )
-
     def run_many(
         self,
         requests: Sequence[ExecRequest],
@@ -373,43 +355,14 @@ class Executor:
         has its tests split into shards that run side by side, so one slow task does not
         leave the other workers idle at the end. ``on_result(index, result)`` is called as
         each request finishes, from the calling thread."""
-        plans = [plan_tests(r.tests) for r in requests]
-        shards = self._shards(plans, expected_s or {})
-        parts: dict[int, list[RawRun | None]] = {i: [] for i in range(len(requests))}
-        results: list[ExecResult | None] = [None] * len(requests)
-        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            futures = {
-                pool.submit(self._run_raw, requests[i], plans[i], only): i for i, only in shards
-            }
-            wanted = {i: sum(1 for j, _ in shards if j == i) for i in range(len(requests))}
-            for future in as_completed(futures):
-                index = futures[future]
-                parts[index].append(future.result())
-                if len(parts[index]) == wanted[index]:
-                    decided = self._decide(requests[index], plans[index], parts[index])
-                    results[index] = decided
-                    if on_result is not None:
-                        on_result(index, decided)
-        return [r for r in results if r is not None]
-
-    def _shards(
-        self, plans: Sequence[TestPlan], expected_s: Mapping[int, float]
-    ) -> list[tuple[int, tuple[str, ...] | None]]:
-        """(request index, tests to run or None for all), longest work first."""
-        share = sum(expected_s.values()) / self.jobs
-        work: list[tuple[float, int, tuple[str, ...] | None]] = []
-        for index, plan in enumerate(plans):
-            # Without an estimate a request may be long: it starts before the known ones.
-            seconds = expected_s.get(index, float("inf"))
-            # Twice as many shards as workers packs unequal tests better than one each.
-            pieces = min(2 * self.jobs, len(plan.expected))
-            if self.jobs > 1 and pieces > 1 and share / 2 < seconds < float("inf"):
-                for k in range(pieces):
-                    work.append((seconds / pieces, index, plan.expected[k::pieces]))
-            else:
-                work.append((seconds, index, None))
-        work.sort(key=lambda w: -w[0])  # stable: equal estimates keep the caller's order
-        return [(index, only) for _, index, only in work]
+        return run_batch(
+            requests,
+            self.run_part,
+            jobs=self.jobs,
+            isolation=self.isolation.label,
+            on_result=on_result,
+            expected_s=expected_s,
+        )
 
     def warm_up(self, profiles: Sequence[str] = ("light", "full")) -> None:
         """Start the zygotes of ``profiles`` now, side by side, rather than at their first
@@ -456,22 +409,7 @@ class Executor:
     def cache_key(self, request: ExecRequest) -> str:
         """Key of the result cache (docs/design.md#executor-contract): code, tests, limits,
         isolation, runner version and environment fingerprint."""
-        blob = json.dumps(
-            {
-                "code": request.code,
-                "tests": asdict(request.tests),
-                "task": request.task_id,
-                "known": sorted(request.known_modules),
-                "limits": request.limits.as_dict(),
-                # Absent when False, so every key made before the field existed stays valid.
-                **({"as_main": True} if request.as_main else {}),
-                "isolation": self.isolation.label,
-                "runner": RUNNER_VERSION,
-                "env": self.fingerprint(),
-            },
-            sort_keys=True,
-        )
-        return hashlib.sha256(blob.encode()).hexdigest()
+        return execution_key(request, self.isolation.label, self.fingerprint())
 
 
 def _on_demand(request: ExecRequest) -> list[str]:

@@ -17,7 +17,7 @@ from convtui.core.ccw.policies import BcbTurn0, CcwTurn
 from convtui.core.convtui_turn import ConvtuiTurn, build_prompt
 from convtui.core.evaluate import Execute
 from convtui.core.execution import ExecRequest, ExecResult
-from convtui.core.executor import Executor
+from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import ModelError
 from convtui.core.prompts import feedback_message
@@ -69,7 +69,7 @@ class CachedExecute:
     the cache key it used, so the turn that ran the request is linked to that entry without
     a second key being made from what the caller thinks was run."""
 
-    executor: Executor
+    executor: ExecutionBackend
     cache: ExecutionCache | None
 
     async def keyed(self, request: ExecRequest) -> tuple[str, ExecResult]:
@@ -87,7 +87,7 @@ class CachedExecute:
         return (await self.keyed(request))[1]
 
 
-def cached_execute(executor: Executor, cache: ExecutionCache | None) -> CachedExecute:
+def cached_execute(executor: ExecutionBackend, cache: ExecutionCache | None) -> CachedExecute:
     return CachedExecute(executor, cache)
 
 

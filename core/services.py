@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convtui.core.errors import ConvtuiError
+from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.executor import Executor
+from convtui.core.executor_choice import parse_executor
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.registry import open_backend
 from convtui.core.session import SessionConfig
@@ -71,3 +73,28 @@ def open_executor(*, python: str | None, jobs: int | None, isolation: str) -> Ex
         executor.close()
         raise ConvtuiError(NO_SANDBOX)
     return executor
+
+
+def open_execution(
+    executor: str,
+    *,
+    python: str | None,
+    jobs: int | None,
+    isolation: str,
+    model_code: bool = True,
+) -> ExecutionBackend:
+    """The executor that ``--executor`` names (``local``, ``ray[:ADDRESS]``). For
+    ``model_code`` it refuses to run unconfined unless ``isolation`` is ``none``; Ray is
+    imported only for ``ray``."""
+    choice = parse_executor(executor)
+    if choice.kind == "local":
+        if model_code:
+            return open_executor(python=python, jobs=jobs, isolation=isolation)
+        return Executor(python=python, jobs=jobs, isolation=isolation)
+    from convtui.core.cluster.pool import RayExecutor
+
+    backend = RayExecutor(choice.address, python=python, jobs=jobs, isolation=isolation)
+    if model_code and backend.isolation.level == "none" and isolation != "none":
+        backend.close()
+        raise ConvtuiError(NO_SANDBOX)
+    return backend

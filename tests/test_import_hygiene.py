@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from support.data import needs_bigcodebench
 
 
 def loaded_after(code: str) -> set[str]:
@@ -72,10 +73,25 @@ def test_help_does_not_load_heavy_modules():
     )
     # Nor the network (a download or a model call) and asyncio (the model backends): typer
     # builds every command for --help, so what their options' choices import counts.
-    heavy = {"textual", "openai", "sqlite_utils", "convtui.core.executor", "asyncio"}
+    heavy = {"textual", "openai", "sqlite_utils", "convtui.core.executor", "asyncio", "ray"}
     assert not (heavy | {"http.client", "ssl", "convtui.core.models.base"}) & loaded
     # The command bodies load when their command runs, never for --help.
     assert not under(loaded, COMMAND_BODIES)
+
+
+@needs_bigcodebench
+def test_a_run_on_the_local_executor_never_imports_ray(tmp_path):
+    """--executor ray's Ray is loaded by that executor alone: a check on this machine's
+    cores (the default) runs without it, however Ray is installed."""
+    truth = tmp_path / "truth.py"
+    truth.write_text("import random\n\ndef task_func(*a, **k):\n    return None\n")
+    loaded = loaded_after(
+        "import sys\nsys.argv = ['convtui', 'check', '--task', 'BigCodeBench/1', '--code', "
+        f"{str(truth)!r}, '--executor', 'local']\n"
+        "from convtui.cli import app\ntry:\n    app()\nexcept SystemExit:\n    pass"
+    )
+    assert "convtui.core.executor" in loaded  # it did run the candidate
+    assert not under(loaded, {"ray", "convtui.core.cluster"})
 
 
 def test_importing_the_tui_package_leaves_textual_unloaded_until_the_app_runs():

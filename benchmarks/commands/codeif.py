@@ -41,7 +41,7 @@ from convtui.core.codeif.data_file import CodeifData, load_codeif_data
 from convtui.core.codeif.metrics import MetricsDefinition
 from convtui.core.codeif.programs import CodeifProtocol
 from convtui.core.errors import ConvtuiError
-from convtui.core.executor import Executor
+from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.isolation import verdict_warning
 from convtui.core.loop import cached_execute
 from convtui.core.omega import FeedbackConfig
@@ -155,7 +155,7 @@ def _config(model: str, rounds: int, max_tokens: int | None) -> SessionConfig:
 @contextmanager
 def _checking(
     options: CodeifOptions, config: SessionConfig
-) -> Iterator[tuple[Executor, SessionConfig]]:
+) -> Iterator[tuple[ExecutionBackend, SessionConfig]]:
     """The executor that checks every round, and ``config`` with its isolation recorded."""
     with options.executor.open() as executor:
         label = executor.isolation.label

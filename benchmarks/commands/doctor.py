@@ -17,7 +17,7 @@ from convtui.benchmarks.settings import ExecutorSettings, TaskSelection
 from convtui.benchmarks.views import doctor_view
 from convtui.core.errors import ConvtuiError
 from convtui.core.exec_requests import Solution
-from convtui.core.executor import Executor
+from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.isolation import verdict_warning
 from convtui.core.tasks import Task
 
@@ -74,7 +74,7 @@ def _instructions(tasks: Sequence[Task], executor: ExecutorSettings, as_json: bo
 
 
 def _with_progress(
-    tasks: Sequence[Task], executor: Executor, solution: Solution, quiet: bool
+    tasks: Sequence[Task], executor: ExecutionBackend, solution: Solution, quiet: bool
 ) -> DoctorReport:
     """run_doctor under a progress bar on stderr; ``quiet`` (--json) leaves it out only where
     stderr is not a terminal, since the JSON goes to stdout."""

@@ -16,7 +16,7 @@ from convtui.benchmarks.runs.live import LiveResult, TurnProgress, default_concu
 from convtui.benchmarks.runs.static import ReplaySettings, replay_config, static_run
 from convtui.benchmarks.settings import ExecutorSettings, ModelSettings, RunTarget, TaskSelection
 from convtui.core.errors import ConvtuiError
-from convtui.core.executor import Executor
+from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.isolation import verdict_warning
 from convtui.core.loaders import SUITE_PREFIX, load_catalog
 from convtui.core.models.base import ModelBackend
@@ -207,7 +207,7 @@ async def _play_all(
     log_sets: Sequence[LogSet],
     configs: Sequence[SessionConfig],
     tasks: dict[str, Task],
-    executor: Executor,
+    executor: ExecutionBackend,
     backend: ModelBackend,
 ) -> list[ReplayedSet]:
     source = str(options.logs.resolve())

@@ -7,7 +7,14 @@ user), the time to the first result, per-run overhead, the floor (the tests' own
 summed over tasks, divided by jobs), verdicts and the peak memory of the harness plus all its
 sandboxes.
 
+With --executor local,ray:ADDRESS the executors take turns on every repeat, so both meet the
+same load: a Ray executor's actors start inside the measured wall like the local zygotes, but
+the cluster connection is made once before (ray alone starts a cluster on this machine, whose
+slots are its cores, so --jobs applies to local only). A cluster's peak memory counts only
+what runs under this process.
+
 Run: python benchmarks/perf/executor_subsets.py [--repeats 3] [--jobs 2] [--json out.json]
+     [--executor local,ray] [--kinds ground-truth,raising]
 Compare with BigCodeBench's own figures in docs/harness-notes.md#executor-reference-figures.
 """
 
@@ -24,8 +31,9 @@ from pathlib import Path
 
 from convtui.benchmarks.runs import durations
 from convtui.core.exec_requests import broken_solution, exec_request
-from convtui.core.executor import Executor
+from convtui.core.executor_choice import parse_executor
 from convtui.core.loaders import load_catalog
+from convtui.core.services import open_execution
 
 HERE = Path(__file__).resolve()
 PERF_DIR = HERE.parents[2].parent / "shared" / "perf"
@@ -75,7 +83,7 @@ class PeakMemory:
         self._thread.join()
 
 
-def run_once(tasks, kind: str, jobs: int, known: dict[str, float]) -> dict:
+def run_once(tasks, kind: str, jobs: int, known: dict[str, float], executor: str = "local") -> dict:
     ordered = [tasks[i] for i in durations.longest_first([t.id for t in tasks], known)]
     requests = [
         exec_request(t, t.ground_truth if kind == "ground-truth" else broken_solution(t))
@@ -84,10 +92,15 @@ def run_once(tasks, kind: str, jobs: int, known: dict[str, float]) -> dict:
     first: list[float] = []
     with PeakMemory() as memory:
         started = time.monotonic()
-        # No warm-up: zygotes start when the first run needs them, inside the measured wall.
-        with Executor(jobs=jobs) as executor:
+        # No warm-up: zygotes (and a cluster's actors) start when the first run needs them,
+        # inside the measured wall.
+        local = parse_executor(executor).kind == "local"
+        with open_execution(
+            executor, python=None, jobs=jobs if local else None, isolation="auto", model_code=False
+        ) as backend:
+            jobs = backend.jobs
             expected = {i: known[t.id] for i, t in enumerate(ordered) if t.id in known}
-            results = executor.run_many(
+            results = backend.run_many(
                 requests,
                 expected_s=expected,
                 on_result=lambda _i, _r: first.append(time.monotonic()) if not first else None,
@@ -97,6 +110,8 @@ def run_once(tasks, kind: str, jobs: int, known: dict[str, float]) -> dict:
     run_time = sum(r.duration_s for r in results)
     wall = finished - started
     return {
+        "executor": executor,
+        "jobs": jobs,
         "wall_s": wall,
         "first_result_s": first[0] - started,
         "overhead_per_run_s": max(wall * jobs - test_time, 0.0) / len(requests),
@@ -121,7 +136,13 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--subsets", default="stdlib,pandas")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
+    parser.add_argument(
+        "--executor", default="local", help="executors to compare, e.g. local,ray:auto"
+    )
+    parser.add_argument("--kinds", default="ground-truth,raising")
     args = parser.parse_args()
+    executors = args.executor.split(",")
+    _connect_clusters(executors)
     catalog = load_catalog("bigcodebench")
     report = {}
     for subset in args.subsets.split(","):
@@ -129,49 +150,71 @@ def main() -> None:
         tasks = [catalog.get(i) for i in ids]
         # A cold run first, not counted: it learns each task's duration, as `convtui doctor`
         # does, so that the measured runs can start the longest work first.
-        cold = run_once(tasks, "ground-truth", args.jobs, {})
+        cold = run_once(tasks, "ground-truth", args.jobs, {}, executors[0])
         known: dict[str, float] = cold["durations"]
         print(
             f"{subset:7} cold run (no durations known yet): wall {cold['wall_s']:.2f} s", flush=True
         )
         report[f"{subset}/cold"] = {k: v for k, v in cold.items() if k != "durations"}
-        for kind in ("ground-truth", "raising"):
-            runs = [run_once(tasks, kind, args.jobs, known) for _ in range(args.repeats)]
-            walls = [r["wall_s"] for r in runs]
-            median = {
-                k: statistics.median(r[k] for r in runs)
-                for k in (
-                    "wall_s",
-                    "first_result_s",
-                    "overhead_per_run_s",
-                    "test_time_s",
-                    "floor_s",
-                    "longest_task_s",
-                    "peak_rss_mb",
-                )
-            }
-            row = {
-                **median,
-                "walls": walls,
-                "verdicts": runs[-1]["verdicts"],
-                "not_as_expected": runs[-1]["not_as_expected"],
-                "wall_over_floor": median["wall_s"] / median["floor_s"]
-                if median["floor_s"]
-                else None,
-            }
-            report[f"{subset}/{kind}"] = row
-            print(
-                f"{subset:7} {kind:13} wall {median['wall_s']:6.2f} s (runs "
-                f"{', '.join(f'{w:.2f}' for w in walls)}) "
-                f"first result {median['first_result_s']:.2f} s "
-                f"overhead/run {median['overhead_per_run_s']:.3f} s floor "
-                f"{median['floor_s']:.2f} s longest {median['longest_task_s']:.2f} s "
-                f"peak {median['peak_rss_mb']:.0f} MiB verdicts {row['verdicts']} "
-                f"unexpected {row['not_as_expected']}",
-                flush=True,
-            )
+        for kind in args.kinds.split(","):
+            # The executors take turns within each repeat, so a change of load meets all.
+            rounds = [
+                {e: run_once(tasks, kind, args.jobs, known, e) for e in executors}
+                for _ in range(args.repeats)
+            ]
+            for executor in executors:
+                name = f"{subset}/{kind}" if executor == "local" else f"{subset}/{kind}/{executor}"
+                report[name] = _summary(subset, kind, executor, [r[executor] for r in rounds])
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
+
+
+def _connect_clusters(executors: list[str]) -> None:
+    """Join the one cluster that the ray executors name, before any clock runs."""
+    clusters = {parse_executor(e).address for e in executors if parse_executor(e).kind == "ray"}
+    if len(clusters) > 1:
+        raise SystemExit("one Ray cluster per run: a process is the driver of one cluster")
+    if clusters:
+        from convtui.core.cluster.connect import connect
+
+        connect(clusters.pop())
+
+
+def _summary(subset: str, kind: str, executor: str, runs: list[dict]) -> dict:
+    """The medians of ``runs`` of one executor, printed as one line."""
+    walls = [r["wall_s"] for r in runs]
+    median = {
+        k: statistics.median(r[k] for r in runs)
+        for k in (
+            "wall_s",
+            "first_result_s",
+            "overhead_per_run_s",
+            "test_time_s",
+            "floor_s",
+            "longest_task_s",
+            "peak_rss_mb",
+        )
+    }
+    row = {
+        **median,
+        "executor": executor,
+        "jobs": runs[-1]["jobs"],
+        "walls": walls,
+        "verdicts": runs[-1]["verdicts"],
+        "not_as_expected": runs[-1]["not_as_expected"],
+        "wall_over_floor": median["wall_s"] / median["floor_s"] if median["floor_s"] else None,
+    }
+    print(
+        f"{subset:7} {kind:13} {executor:10} wall {median['wall_s']:6.2f} s (runs "
+        f"{', '.join(f'{w:.2f}' for w in walls)}) "
+        f"first result {median['first_result_s']:.2f} s "
+        f"overhead/run {median['overhead_per_run_s']:.3f} s floor "
+        f"{median['floor_s']:.2f} s longest {median['longest_task_s']:.2f} s "
+        f"peak {median['peak_rss_mb']:.0f} MiB verdicts {row['verdicts']} "
+        f"unexpected {row['not_as_expected']}",
+        flush=True,
+    )
+    return row
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from convtui.core.errors import ConvtuiError
 from convtui.core.evaluate import FeedbackSettings, evaluate
 from convtui.core.execution import ExecRequest, ExecResult
-from convtui.core.executor import Executor
+from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.extract import ExtractMode, extract_code, holds_code
 from convtui.core.feedback import PartialRule
 from convtui.core.omega import FeedbackConfig
@@ -47,7 +47,7 @@ def check_candidate(
     task: Task,
     reply: str,
     omega: FeedbackConfig,
-    executor: Executor,
+    executor: ExecutionBackend,
     *,
     partial_rule: PartialRule = "ccw",
     extract: ExtractMode = "robust",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from convtui.core.codeif.instructions import BASE, CATEGORIES, instructions
 from convtui.core.codeif.programs import round_request, verdicts
 from convtui.core.execution import ExecResult
-from convtui.core.executor import Executor
+from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.tasks import Task
 
 
@@ -41,7 +41,7 @@ class CategoryCheck:
 
 def run_codeif_doctor(
     tasks: Sequence[Task],
-    executor: Executor,
+    executor: ExecutionBackend,
     *,
     preprocess: bool,
     progress: Callable[[str, ExecResult], None] | None = None,

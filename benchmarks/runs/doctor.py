@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from convtui.benchmarks.runs import durations
 from convtui.core.exec_requests import Solution, broken_solution, exec_request, task_modules
 from convtui.core.execution import ExecResult, Limits
-from convtui.core.executor import Executor
+from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.isolation import verdict_warning
 from convtui.core.tasks import Task
 
@@ -46,6 +46,9 @@ class DoctorReport:
     missing_modules: dict[str, list[str]] = field(default_factory=dict)
     outcomes: list[TaskOutcome] = field(default_factory=list)
     wall_s: float = 0.0
+    # On a cluster (--executor ray): per node, where it is, its slots, isolation and task
+    # environment (RayExecutor.environment_info); empty for the local executor.
+    nodes: list[dict] = field(default_factory=list)
 
     @property
     def pass_rate(self) -> float:
@@ -86,6 +89,7 @@ class DoctorReport:
             "failing_ids": [o.id for o in self.outcomes if o.status != "pass"],
             "unexpected": [asdict(o) for o in self.unexpected],
             "wall_s": round(self.wall_s, 2),
+            **({"nodes": self.nodes} if self.nodes else {}),
         }
 
 
@@ -162,7 +166,7 @@ def _outcome(task: Task, result: ExecResult) -> TaskOutcome:
 
 def run_doctor(
     tasks: Sequence[Task],
-    executor: Executor,
+    executor: ExecutionBackend,
     *,
     solution: Solution = "ground-truth",
     limits: Limits | None = None,
@@ -174,6 +178,7 @@ def run_doctor(
         isolation=info["isolation"],
         python=f"{info['python']} ({info['executable']})",
         isolation_detail=executor.isolation.describe(),
+        nodes=list(info.get("nodes", [])),
     )
     known = durations.load()
     order = durations.longest_first([t.id for t in tasks], known)

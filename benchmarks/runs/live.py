@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from convtui.benchmarks.runs.lifecycle import LEASE_S, NewRun, play_run
-from convtui.core.executor import Executor
+from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.loop import SessionEnded, SessionLoop, TurnCompleted, cached_execute
 from convtui.core.models.base import ModelBackend
 from convtui.core.omega import parse_feedback
@@ -56,7 +56,7 @@ async def run_live(
     run_id: str,
     config: SessionConfig,
     tasks: Sequence[Task],
-    executor: Executor,
+    executor: ExecutionBackend,
     backend: ModelBackend,
     simulator: ModelBackend | None,
     concurrency: int,
