@@ -33,7 +33,8 @@ def copy_sessions(
     keys they had, so a replay of a reference's passing code finds its result cached.
     ``origin``: what a copied run's ``runs.origin`` says (default ``copied from <db>``);
     ``calls``: also copy every model call of the sessions (and its attempts) under its id,
-    before the turns, which then link to them (``sessions merge``)."""
+    before the turns, which then link to them (``sessions merge``, which also brings the
+    words typed but not sent: sessions/merge.py)."""
     copied = 0
     origin = origin or f"copied from {source.path}"
     for row in sessions:

@@ -6,6 +6,11 @@ is merged once. Sessions, their runs, turns, model calls (with attempts), execut
 tests) and the texts they use are copied by ``copying.copy_sessions``; a merged run's
 ``runs.origin`` says ``merged from <file>``. Everything is checked before anything is written,
 and one source is merged in one transaction: a conflict leaves the target as it was.
+
+Words typed but not sent (``typed_feedback``) travel with a session the target did not have:
+an annotator who merges an unfinished assignment may continue it on the study's host (its
+assignment is linked there), where the app puts them back. A session the target already holds
+keeps the target's own, so merging twice changes nothing.
 """
 
 from __future__ import annotations
@@ -79,6 +84,7 @@ def merge_store(source: Store, target: Store) -> MergeResult:
     with writing(db):
         added = copy_sessions(source, target, new, origin=f"merged from {source.path}", calls=True)
         _restore_fields(source, target, [s.id for s in new])
+        _copy_typed(source, target, [s.id for s in new])
         linked = _link_assignments(source, target, study) if study else 0
     return MergeResult(str(source.path), added, len(all_rows) - len(new), linked)
 
@@ -149,6 +155,21 @@ def _restore_fields(source: Store, target: Store, session_ids: list[str]) -> Non
         target.db.execute(
             "UPDATE sessions SET reference_session_id = ?, updated_utc = ? WHERE id = ?",
             (reference, found["updated_utc"], session_id),
+        )
+
+
+def _copy_typed(source: Store, target: Store, session_ids: list[str]) -> None:
+    """The words typed but not sent in the sessions just copied, as written (with their time)."""
+    for session_id in session_ids:
+        found = source.db.execute(
+            "SELECT session_id, turn_idx, text, instruction, written_utc FROM typed_feedback "
+            "WHERE session_id = ? ORDER BY turn_idx",
+            (session_id,),
+        ).fetchall()
+        target.db.conn.executemany(
+            "INSERT INTO typed_feedback (session_id, turn_idx, text, instruction, written_utc) "
+            "VALUES (?, ?, ?, ?, ?)",
+            found,
         )
 
 

@@ -350,6 +350,26 @@ def m009_call_endpoints(db: Database) -> None:
     )
 
 
+@_migration
+def m010_typed_feedback(db: Database) -> None:
+    """Words a person typed into the app but has not sent yet, per session and turn (the
+    turn that waits for them): kept while they type, so a closed browser tab, a killed server
+    or a crash loses none of them, and removed in the transaction that records the turn. A
+    CodeIF-Bench session also keeps which instruction the words are about."""
+    db.executescript(
+        """
+        CREATE TABLE typed_feedback (
+            session_id TEXT NOT NULL REFERENCES sessions (id),
+            turn_idx INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            instruction TEXT,
+            written_utc TEXT NOT NULL,
+            PRIMARY KEY (session_id, turn_idx)
+        ) STRICT;
+        """
+    )
+
+
 SCHEMA_VERSION = _NAMES[-1]  # the last migration: what a fully migrated DB has applied
 
 

@@ -21,6 +21,7 @@ from sqlite_utils import Database
 from convtui.core.omega import parse_feedback
 from convtui.core.session import SessionConfig, SessionStatus, Turn
 from convtui.sessions import turns as turn_rows
+from convtui.sessions import typed
 from convtui.sessions.codec import canonical_json, config_from_json, config_to_json, run_config_hash
 from convtui.sessions.connection import (
     Connections,
@@ -49,6 +50,7 @@ from convtui.sessions.records import (
     UserKind,
 )
 from convtui.sessions.schema import migrate
+from convtui.sessions.typed import TypedFeedback
 
 _FINAL = tuple(sorted(FINAL_SESSION_STATES))
 _FINAL_MARKS = ", ".join("?" * len(_FINAL))
@@ -408,7 +410,8 @@ class Store:
 
     def set_session_status(self, session_id: str, status: SessionStatus, error: str = "") -> None:
         """Move a session to ``status`` outside a turn (``running`` when it starts, ``failed``
-        with the reason when its model gave up)."""
+        with the reason when its model gave up). A session that ends here drops the words
+        typed for its next turn: no turn will take them."""
         db = self._connections.get()
         with writing(db):
             cursor = db.execute(
@@ -417,6 +420,8 @@ class Store:
             )
             if cursor.rowcount == 0:
                 raise NotFoundError(f"no session {session_id}")
+            if status in FINAL_SESSION_STATES:
+                typed.discard(db, session_id)
 
     def create_interactive_session(
         self,
@@ -487,6 +492,18 @@ class Store:
     def load_turns(self, session_id: str) -> list[Turn]:
         """The session's recorded turns, equal to the ``Turn`` values that were saved."""
         return turn_rows.load_turns(self._connections.get(), session_id)
+
+    def keep_typed(
+        self, session_id: str, turn_idx: int, text: str, instruction: str | None = None
+    ) -> bool:
+        """Keep the words a person typed for ``turn_idx`` but has not sent (blank text removes
+        them); ``save_turn`` of that turn removes them. Returns whether words are kept now:
+        never for a turn already recorded or a session that ended (sessions/typed.py)."""
+        return typed.keep(self._connections.get(), session_id, turn_idx, text, instruction)
+
+    def typed_feedback(self, session_id: str, turn_idx: int) -> TypedFeedback | None:
+        """The words kept for ``turn_idx`` of the session and not sent, if any."""
+        return typed.kept(self._connections.get(), session_id, turn_idx)
 
     def journal(self, session_id: str, *, share_across_sessions: bool = False) -> StoreJournal:
         """The ``CallJournal`` the turn loop records this session's model calls through."""

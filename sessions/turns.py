@@ -1,8 +1,10 @@
 """Writing a finished turn (one transaction) and reading a session's turns back as ``Turn``s.
 
 A turn row, the links to its execution and model calls, and the session counters it moves
-(``turns_done``, ``status``, ``first_pass_turn``) commit together, so a process killed at any
-moment leaves either the whole turn or none of it, and the counters always match the rows.
+(``turns_done``, ``status``, ``first_pass_turn``) commit together, and so does the removal of
+the words typed for the turn but not sent (sessions/typed.py): a process killed at any moment
+leaves either the whole turn or none of it, the counters always match the rows, and unsent
+words never outlive the feedback they became.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from sqlite_utils import Database
 from convtui.core.execution import ExecResult
 from convtui.core.models.types import Completion
 from convtui.core.session import SessionStatus, Turn, TurnFeedback
+from convtui.sessions import typed
 from convtui.sessions.blobs import get_texts, put_text, put_texts
 from convtui.sessions.codec import (
     message_hashes,
@@ -108,6 +111,8 @@ def save_turn(
             "first_pass_turn = coalesce(first_pass_turn, ?) WHERE id = ?",
             (turn.idx + 1, status, now, turn.idx if turn.passed else None, session_id),
         )
+        # The words typed for this turn are in the turn now (or were given up on with it).
+        typed.discard(db, session_id, turn.idx)
         return True
 
 

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import sqlite3
 import threading
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from support.store_fixtures import FIXTURES, fixture_script
 
 from convtui.sessions import Store, StoreError
 from convtui.sessions.schema import SCHEMA_VERSION, applied_migrations
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TABLES = {
     "blobs",
     "runs",
@@ -24,17 +22,8 @@ TABLES = {
     "call_attempts",
     "executions",
     "execution_tests",
+    "typed_feedback",
 }
-
-
-def fixture_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "make_store_fixture", FIXTURES / "make_store_fixture.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_a_new_file_is_created_in_a_new_folder_migrated_and_in_wal_mode(tmp_path: Path) -> None:
