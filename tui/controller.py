@@ -162,6 +162,14 @@ class SessionController:
         if self.session_id is not None:
             self.services.runner.call(self._set_status(status))
 
+    def keep_typed(self, turn_idx: int, text: str, instruction: str | None = None) -> bool:
+        """Keep the words typed for ``turn_idx`` and not sent (blank: none); blocks. False
+        when nothing is kept: blank text, no session row yet, or the turn already recorded
+        (the words were sent with it)."""
+        if self.session_id is None:
+            return False
+        return self.services.store.keep_typed(self.session_id, turn_idx, text, instruction)
+
     def request(self, code: str) -> ExecRequest:
         """The execution that checks ``code``: the task's tests under the session's limits
         (a controller whose turns run other checks says so here, and reruns follow)."""
@@ -203,7 +211,8 @@ class SessionController:
             # A call left "started" died with the app that made it; it is made again.
             store.abandon_started_calls(session_id=self.session_id)
         self.turns = store.load_turns(self.session_id)
-        self.post(msg.SessionOpened(self.session_id, tuple(self.turns)))
+        typed = store.typed_feedback(self.session_id, len(self.turns))
+        self.post(msg.SessionOpened(self.session_id, tuple(self.turns), typed))
         self.post(msg.CallsRecorded(read_calls(store, self.session_id)))
 
     async def _play(self) -> None:

@@ -11,14 +11,17 @@ from textual.message import Message
 from convtui.core.execution import ExecResult
 from convtui.core.session import SessionStatus, Turn
 from convtui.sessions.browse import CallLine
+from convtui.sessions.typed import TypedFeedback
 
 
 @dataclass
 class SessionOpened(Message):
-    """The session row exists (new or resumed) with these turns already recorded."""
+    """The session row exists (new or resumed) with these turns already recorded; ``typed``:
+    the words kept for the next turn, typed before the app closed and never sent."""
 
     session_id: str
     turns: tuple[Turn, ...]
+    typed: TypedFeedback | None = None
 
 
 @dataclass
@@ -114,6 +117,14 @@ class TurnFailed(Message):
 @dataclass
 class TurnCancelled(Message):
     idx: int
+
+
+@dataclass
+class TypedNotKept(Message):
+    """The words typed in the composer could not be written to the store (``error`` says
+    why); the next change writes them again."""
+
+    error: str
 
 
 @dataclass

@@ -7,6 +7,7 @@ SessionController, whose messages move the state on."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 from typing import Any
 
@@ -16,7 +17,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.timer import Timer
+from textual.widgets import Footer, Static, TextArea
 
 from convtui.core.codeif.conversation import offered_message, rounds_limit
 from convtui.core.codeif.instructions import Instruction
@@ -32,6 +34,7 @@ from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.instruction import InstructionModal
 from convtui.tui.screens.session_keys import ALLOWED, BUSY, FINISHED, SESSION_BINDINGS
 from convtui.tui.screens.traceback import TracebackModal
+from convtui.tui.typed_words import KEEP_AFTER_S, Typed, TypedWords
 from convtui.tui.viewmodels import TurnView, result_view, turn_view
 from convtui.tui.widgets.code_pane import CodePane
 from convtui.tui.widgets.composer import FeedbackComposer
@@ -57,7 +60,8 @@ class SessionScreen(Screen):
     help = (
         "The model writes code for the task; the harness compiles it and runs the tests; you "
         "tell the model what to change. Every turn is saved before the next one starts, so "
-        "quitting loses at most the turn in flight: `convtui session --resume ID` continues."
+        "quitting loses at most the turn in flight: `convtui session --resume ID` continues; "
+        "words you typed and did not send come back in the composer."
     )
     BINDINGS = SESSION_BINDINGS
 
@@ -92,6 +96,11 @@ class SessionScreen(Screen):
         self.calls: dict[int, tuple[CallLine, ...]] = {}
         """Each turn's model calls in the order made, as the store holds them."""
         self._started = services.clock()
+        self.unsent = TypedWords(self.controller.keep_typed)
+        """The composer's unsent words on their way to the store."""
+        self._keep_timer: Timer | None = None
+        self._restored_instruction: str | None = None
+        """CodeIF: the instruction the restored words were about, until the round is offered."""
         self._human_verbal = plan.user not in ("novice", "expert")
         self._persona = f"{plan.user} simulator"
         config = plan.config
@@ -177,6 +186,13 @@ class SessionScreen(Screen):
             return
         self.post_message(msg.ExecutionDone(self.controller.live_idx, result, rerun=True))
 
+    @work(thread=True, group="typed", exit_on_error=False, description="keep the words typed")
+    def _write_typed(self, seq: int, typed: Typed) -> None:
+        try:
+            self.unsent.write(seq, typed)
+        except Exception as exc:  # shown, and written again on the next change
+            self.post_message(msg.TypedNotKept(str(exc)))
+
     @work(thread=True, group="store", exit_on_error=False, description="close the session")
     def _close_between_turns(self, status: str) -> None:
         self.controller.close_without_turn(status)  # type: ignore[arg-type]
@@ -190,6 +206,15 @@ class SessionScreen(Screen):
         if self.codeif:
             self.given = self._given_through(len(self.recorded) - 1)
         self.query_one("#session-title", Static).update(self._title(event.session_id))
+        composer = self.query_one(FeedbackComposer)
+        typed = event.typed
+        if typed is not None and self.plan.ended is None:
+            self.unsent.found((typed.turn_idx, typed.text, typed.instruction))
+            if not composer.typed:  # words typed since the screen opened are newer
+                composer.restore(typed.text)
+                self._restored_instruction = typed.instruction
+        # Words typed before the row existed had nowhere to go; they have now.
+        self._keep_typed_soon()
         self._refresh()
 
     @on(msg.CallsRecorded)
@@ -278,10 +303,13 @@ class SessionScreen(Screen):
         self.recorded.append(turn_view(event.turn))
         self.live = None
         composer = self.query_one(FeedbackComposer)
+        self.unsent.saved()
         if event.turn.verbal_feedback is not None or event.turn.feedback_draft is not None:
             composer.sent()
         # Between turns the next one is starting; after the last, the session's end shows.
         self.phase = event.status if event.status != "running" else "starting"
+        # Words left in the composer (ctrl+n sends none) now wait for the next turn.
+        self._keep_typed_soon()
         self._refresh()
 
     @on(msg.SessionFinished)
@@ -316,13 +344,55 @@ class SessionScreen(Screen):
 
     @on(msg.InstructionOffered)
     def _instruction_offered(self, event: msg.InstructionOffered) -> None:
-        self.composing = event.category
+        restored, self._restored_instruction = self._restored_instruction, None
+        # Restored words stay about the instruction they were written for.
+        keep = restored is not None and self.query_one(FeedbackComposer).restored
+        self.composing = restored if keep else event.category
         self._refresh()
 
     @on(msg.InstructionsGiven)
     def _instructions_given(self, event: msg.InstructionsGiven) -> None:
         self.given = event.categories
         self._refresh()
+
+    @on(TextArea.Changed, "#feedback-composer")
+    def _composer_changed(self, _event: TextArea.Changed) -> None:
+        self._keep_typed_soon()
+
+    @on(msg.TypedNotKept)
+    def _typed_not_kept(self, event: msg.TypedNotKept) -> None:
+        self.unsent.failed()
+        note = f"your words are not saved yet: {event.error.splitlines()[0]}"
+        self.query_one(StatusLine).note = note
+        self.notify(
+            event.error, title="could not keep your words", severity="warning", markup=False
+        )
+
+    def _keep_typed_soon(self) -> None:
+        """Write the composer's words once typing pauses (``KEEP_AFTER_S``): only the
+        person's own, for the turn that waits or will wait for them, while the session is
+        live; an unedited draft writes nothing (it comes back from the call journal)."""
+        composer = self.query_one(FeedbackComposer)
+        idx = self._current_turn()
+        if (
+            self.controller.session_id is None
+            or self.plan.ended is not None
+            or self.finished
+            or not composer.display
+            or idx is None
+        ):
+            return
+        text = composer.text if composer.typed else ""
+        self.unsent.changed((idx, text, self.composing if self.codeif else None))
+        if self._keep_timer is not None:
+            self._keep_timer.stop()
+        self._keep_timer = self.set_timer(KEEP_AFTER_S, self._keep_pending)
+
+    def _keep_pending(self) -> None:
+        self._keep_timer = None
+        write = self.unsent.take()
+        if write is not None:
+            self._write_typed(*write)
 
     @on(InstructionChecklist.Chosen)
     def _instruction_chosen(self, event: InstructionChecklist.Chosen) -> None:
@@ -545,11 +615,10 @@ class SessionScreen(Screen):
     @property
     def unsaved_work(self) -> str:
         """What leaving now would lose, or "" when nothing (recorded turns are never lost;
-        a finished model call is reused on resume, so an idle live turn costs nothing)."""
+        a finished model call is reused on resume, so an idle live turn costs nothing; the
+        words typed in the composer are kept, the last ones as the screen closes)."""
         if self.phase in BUSY:
             return "The running turn"
-        if self.query_one(FeedbackComposer).typed and self.phase == "awaiting_feedback":
-            return "The feedback you typed"
         return ""
 
     def stop(self) -> None:
@@ -557,4 +626,13 @@ class SessionScreen(Screen):
         self.controller.cancel()
 
     def on_unmount(self) -> None:
+        if self._keep_timer is not None:
+            self._keep_timer.stop()
+            write = self.unsent.take()
+            # The last keys before leaving (ctrl+q, another session): one short write on this
+            # thread, as a worker would die with the screen. A failure has nowhere to be shown
+            # any more; the words written before it are kept.
+            if write is not None:
+                with contextlib.suppress(Exception):
+                    self.unsent.write(*write)
         self.stop()

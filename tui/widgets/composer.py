@@ -13,7 +13,9 @@ class FeedbackComposer(TextArea):
     help = (
         "Write what the model should change, as the user would. **ctrl+j** (or alt+enter) "
         "sends it and starts the next turn; **ctrl+n** continues without verbal feedback. "
-        "In assist mode the simulator's draft appears here first: edit or replace it."
+        "In assist mode the simulator's draft appears here first: edit or replace it. What "
+        "you type is kept as you type: if the app closes before you send it, it is back here "
+        "when the session is opened again."
     )
 
     ready: reactive[bool] = reactive(False)
@@ -28,6 +30,8 @@ class FeedbackComposer(TextArea):
     def __init__(self, **kwargs) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, **kwargs)
         self._draft: str | None = None
+        # Words put back from the store (typed before the app closed, never sent).
+        self._restored: str | None = None
         self.border_title = "Your feedback"
 
     def watch_ready(self, ready: bool) -> None:
@@ -49,14 +53,28 @@ class FeedbackComposer(TextArea):
             self.move_cursor(self.document.end)
         self.draft_label = label if draft else ""
 
+    def restore(self, text: str) -> None:
+        """Put back words the person typed and did not send before the app closed; they win
+        over any draft offered later (``offer_draft`` never replaces typed words)."""
+        self._restored = text
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+
+    @property
+    def restored(self) -> bool:
+        """The text is the words put back by ``restore``, unchanged since."""
+        return self._restored is not None and self.text == self._restored
+
     @property
     def typed(self) -> bool:
-        """The text holds the person's own words. An unedited draft does not count: resuming
-        the session brings it back from the call journal, while typing would be lost."""
+        """The text holds the person's own words, which the screen keeps in the store as they
+        are typed. An unedited draft does not count: resuming the session brings it back from
+        the call journal."""
         return bool(self.text.strip()) and self.text != self._draft
 
     def sent(self) -> None:
         self._draft = None
+        self._restored = None
         self.draft_label = ""
         self.load_text("")
 
@@ -64,7 +82,11 @@ class FeedbackComposer(TextArea):
         self._retitle()
 
     def _retitle(self) -> None:
-        if self._draft is not None and self.draft_label:
+        if self.restored:
+            # Said until the words are sent or changed: the person may not remember them.
+            restored = "restored: not sent yet"
+            self.border_subtitle = restored if self.ready else f"{restored} · {self.idle_note}"
+        elif self._draft is not None and self.draft_label:
             edited = self.text != self._draft
             self.border_subtitle = (
                 "edited draft (sent as human)" if edited else f"draft by {self.draft_label}"
