@@ -91,13 +91,32 @@ class ExecutorSettings:
         where no sandbox works."""
         from convtui.core.services import open_execution
 
-        return open_execution(
+        backend = open_execution(
             self.executor,
             python=self.python,
             jobs=self.jobs,
             isolation=self.isolation,
             model_code=model_code,
         )
+        _threads_for(backend.jobs)
+        return backend
+
+
+def _threads_for(jobs: int) -> None:
+    """The turn loop runs each execution with asyncio.to_thread, on the running loop's
+    default pool of min(32, cores + 4) threads: fewer than a cluster has slots, which would
+    then idle however many sessions play at once. Where a loop runs (the bench commands),
+    give it one thread per slot and a few more; asyncio.run shuts the pool down."""
+    import asyncio
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # check, doctor: no loop
+        return
+    if jobs + 4 > min(32, (os.cpu_count() or 1) + 4):
+        loop.set_default_executor(ThreadPoolExecutor(jobs + 4, thread_name_prefix="convtui-run"))
 
 
 @dataclass(frozen=True)

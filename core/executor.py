@@ -446,10 +446,16 @@ _FINGERPRINT_SCRIPT = (
 
 
 def environment_fingerprint(python: str) -> str:
+    """A hash of ``python``'s version and installed distributions, as candidates see them.
+    Run from /: ``-c`` puts the working directory on sys.path, where a checkout's
+    ``convtui.egg-info`` counted as installed, so the key depended on where convtui was
+    started (and differed between this machine and a cluster's nodes), though zygotes never
+    see that directory."""
     done = subprocess.run(
         [python, "-c", _FINGERPRINT_SCRIPT],
         capture_output=True,
         env=zygote_env(python),
+        cwd="/",
         timeout=60,
         check=False,
     )

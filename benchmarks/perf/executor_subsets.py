@@ -8,10 +8,13 @@ summed over tasks, divided by jobs), verdicts and the peak memory of the harness
 sandboxes.
 
 With --executor local,ray:ADDRESS the executors take turns on every repeat, so both meet the
-same load: a Ray executor's actors start inside the measured wall like the local zygotes, but
-the cluster connection is made once before (ray alone starts a cluster on this machine, whose
-slots are its cores, so --jobs applies to local only). A cluster's peak memory counts only
-what runs under this process.
+same load. The cluster connection is made once, before any clock (ray alone starts a cluster
+on this machine, whose slots are its cores, so --jobs applies to local only); a Ray
+executor's actors start inside the measured wall, as the local zygotes do. Since a fresh
+actor is a fresh Ray worker process (most of a second here, paid once per command however
+many runs follow), the overhead is also given after the executor is open (``open_s``, about
+nothing for the local one): zygotes still start inside it for both. A cluster's peak memory
+counts only what runs under this process.
 
 Run: python benchmarks/perf/executor_subsets.py [--repeats 3] [--jobs 2] [--json out.json]
      [--executor local,ray] [--kinds ground-truth,raising]
@@ -98,6 +101,7 @@ def run_once(tasks, kind: str, jobs: int, known: dict[str, float], executor: str
         with open_execution(
             executor, python=None, jobs=jobs if local else None, isolation="auto", model_code=False
         ) as backend:
+            opened = time.monotonic()
             jobs = backend.jobs
             expected = {i: known[t.id] for i, t in enumerate(ordered) if t.id in known}
             results = backend.run_many(
@@ -114,7 +118,9 @@ def run_once(tasks, kind: str, jobs: int, known: dict[str, float], executor: str
         "jobs": jobs,
         "wall_s": wall,
         "first_result_s": first[0] - started,
+        "open_s": opened - started,
         "overhead_per_run_s": max(wall * jobs - test_time, 0.0) / len(requests),
+        "overhead_after_open_s": max((finished - opened) * jobs - test_time, 0.0) / len(requests),
         "test_time_s": test_time,
         "child_time_s": run_time,
         "longest_task_s": max(r.duration_s for r in results),
@@ -188,7 +194,9 @@ def _summary(subset: str, kind: str, executor: str, runs: list[dict]) -> dict:
         for k in (
             "wall_s",
             "first_result_s",
+            "open_s",
             "overhead_per_run_s",
+            "overhead_after_open_s",
             "test_time_s",
             "floor_s",
             "longest_task_s",
@@ -208,7 +216,8 @@ def _summary(subset: str, kind: str, executor: str, runs: list[dict]) -> dict:
         f"{subset:7} {kind:13} {executor:10} wall {median['wall_s']:6.2f} s (runs "
         f"{', '.join(f'{w:.2f}' for w in walls)}) "
         f"first result {median['first_result_s']:.2f} s "
-        f"overhead/run {median['overhead_per_run_s']:.3f} s floor "
+        f"overhead/run {median['overhead_per_run_s']:.3f} s (open {median['open_s']:.2f} s, "
+        f"after it {median['overhead_after_open_s']:.3f} s) floor "
         f"{median['floor_s']:.2f} s longest {median['longest_task_s']:.2f} s "
         f"peak {median['peak_rss_mb']:.0f} MiB verdicts {row['verdicts']} "
         f"unexpected {row['not_as_expected']}",

@@ -1,6 +1,6 @@
 """Joining the Ray cluster that ``--executor ray[:ADDRESS]`` names, with one clear line when
-Ray is not installed or the cluster cannot be reached (Ray itself retries an unreachable
-address for minutes, and prints a warning every few seconds while it does)."""
+Ray is not installed or the cluster cannot be reached: Ray itself retries an address nothing
+answers at for minutes, printing a warning every few seconds while it does."""
 
 from __future__ import annotations
 
@@ -35,9 +35,20 @@ def connect(address: str | None) -> bool:
     ray = import_ray()
     if ray.is_initialized():
         return False
-    target = address or os.environ.get("RAY_ADDRESS")
-    if target:
-        reachable(target)
+    given = address if address not in (None, "auto") else os.environ.get("RAY_ADDRESS")
+    target = _bootstrap_address(address)
+    problem = unreachable(target) if target is not None else None
+    if problem is not None:
+        if given:
+            raise ConvtuiError(f"cannot reach the Ray cluster at {given}: {problem}")
+        # What Ray found is the address a cluster killed without `ray stop` left in its
+        # temp folder. `ray` alone starts a cluster here instead; ray:auto has none to join.
+        if address == "auto":
+            raise ConvtuiError(
+                f"no Ray cluster runs on this machine (the last one, at {target}, is gone): "
+                "start one with `ray start --head`, or pass --executor ray to start one here"
+            )
+        address = "local"
     try:
         ray.init(
             address=address,
@@ -46,31 +57,29 @@ def connect(address: str | None) -> bool:
             log_to_driver=False,
             logging_level=logging.ERROR,
         )
-    except ConnectionError as exc:
-        # ray:auto on a machine where no `ray start` ran; Ray's own words name its flags.
-        where = "on this machine" if target in (None, "auto") else f"at {target}"
+    except ConnectionError:  # ray:auto where no cluster ever ran
         raise ConvtuiError(
-            f"no Ray cluster runs {where} ({_first_line(exc).split('. ')[0]}): start one "
-            "with `ray start --head`, or pass --executor ray to start one here"
+            "no Ray cluster runs on this machine: start one with `ray start --head`, or "
+            "pass --executor ray to start one here"
         ) from None
     return True
 
 
-def reachable(address: str) -> None:
-    """A ConvtuiError unless something listens at ``address`` (``auto`` is left to Ray,
-    which answers at once when it finds no cluster)."""
+def unreachable(address: str) -> str | None:
+    """Why nothing answers at ``address`` (connection refused, timed out, unknown host);
+    None when something listens there, or when it is not a HOST:PORT to try."""
     where = host_port(address)
     if where is None:
-        return
+        return None
     try:
         with socket.create_connection(where, timeout=_REACH_TIMEOUT_S):
-            pass
+            return None
     except OSError as exc:
-        reason = exc.strerror or str(exc) or type(exc).__name__
-        raise ConvtuiError(
-            f"cannot reach the Ray cluster at {address}: {reason.lower()} (is `ray start "
-            "--head` running there, and is this its GCS port, 6379 by default?)"
-        ) from None
+        reason = (exc.strerror or str(exc) or type(exc).__name__).lower()
+        return (
+            f"{reason} (is `ray start --head` running there, and is this its GCS port, "
+            "6379 by default?)"
+        )
 
 
 def disconnect() -> None:
@@ -79,6 +88,15 @@ def disconnect() -> None:
     ray.shutdown()
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+def _bootstrap_address(address: str | None) -> str | None:
+    """The address ray.init(address) will connect to: $RAY_ADDRESS, else for None and
+    ``auto`` the cluster `ray start` last made on this machine; None when it will start
+    one. Ray's own reading where this Ray has it (a private function), else the address."""
+    try:
+        from ray._private.services import canonicalize_bootstrap_address
+    except ImportError:
+        return os.environ.get("RAY_ADDRESS") or address
+    try:
+        return canonicalize_bootstrap_address(address)  # type: ignore[arg-type]
+    except (ConnectionError, ValueError):  # auto with no cluster; an address Ray cannot read
+        return None if address in (None, "auto") else address

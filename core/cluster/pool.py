@@ -62,6 +62,8 @@ class RayExecutor:
         self._idle: list[_Slot] = []
         self._live: list[_Slot] = []
         self._fingerprint: str | None = None
+        # The first cache keys are asked for by many sessions at once: one asks the nodes.
+        self._fingerprinting = threading.Lock()
         # Where slots were lost during the run, in order ("node HOST (ID)").
         self.lost_nodes: list[str] = []
         try:
@@ -169,23 +171,23 @@ class RayExecutor:
     def fingerprint(self) -> str:
         """The task environment's fingerprint, the same on every node (else ExecutorError:
         a result cached from one node would stand for another's)."""
-        with self._cond:
-            known = self._fingerprint
-        if known is not None:
-            return known
-        found = {
-            slot.hello.node_id: (slot.hello, fp)
-            for slot, fp in self._on_each(self._one_per_node(), "fingerprint")
-        }
-        prints = {fp for _, fp in found.values()}
-        if len(prints) != 1:
-            listed = "; ".join(f"{_where(h)}: {fp}" for h, fp in found.values())
-            raise ExecutorError(
-                "the nodes of the Ray cluster have different task environments (installed "
-                f"distributions or Python): {listed}; install the same ones on every node"
-            )
-        with self._cond:
-            self._fingerprint = prints.pop()
+        with self._fingerprinting:
+            if self._fingerprint is None:
+                found = {
+                    slot.hello.node_id: (slot.hello, fp)
+                    for slot, fp in self._on_each(self._one_per_node(), "fingerprint")
+                }
+                prints = {fp for _, fp in found.values()}
+                if not prints:
+                    raise ExecutorError("every node of the Ray cluster was lost")
+                if len(prints) != 1:
+                    listed = "; ".join(f"{_where(h)}: {fp}" for h, fp in found.values())
+                    raise ExecutorError(
+                        "the nodes of the Ray cluster have different task environments "
+                        f"(installed distributions or Python): {listed}; install the same "
+                        "ones on every node"
+                    )
+                self._fingerprint = prints.pop()
             return self._fingerprint
 
     def close(self) -> None:
@@ -238,13 +240,16 @@ class RayExecutor:
         ray.wait(refs, num_returns=len(refs), timeout=_START_TIMEOUT_S)
         started: list[_Slot] = []
         failure: str | None = None
+        dropped: str | None = None  # why Ray gave up an actor, when it said
         for handle, ref in pending:
             try:
                 hello = ray.get(ref, timeout=0)
             except ray.exceptions.RayTaskError as exc:
                 failure = failure or _cause(exc)
-            except (ray.exceptions.GetTimeoutError, ray.exceptions.RayActorError):
-                pass  # never scheduled (CPUs held by other work) or its node went away
+            except ray.exceptions.RayActorError as exc:  # its node went away, or Ray dropped it
+                dropped = dropped or _actor_death(exc)
+            except ray.exceptions.GetTimeoutError:
+                pass  # never scheduled: CPUs held by other work
             else:
                 started.append(_Slot(handle, hello))
                 continue
@@ -255,9 +260,8 @@ class RayExecutor:
         if failure is not None:
             raise ExecutorError(f"a node of the Ray cluster cannot run candidates: {failure}")
         if not started:
-            raise ExecutorError(
-                f"no execution slot started on the Ray cluster within {_START_TIMEOUT_S:.0f} s"
-            )
+            why = f"Ray dropped them: {dropped}" if dropped else f"within {_START_TIMEOUT_S:.0f} s"
+            raise ExecutorError(f"no execution slot started on the Ray cluster ({why})")
         behind = [s.hello for s in started if s.hello.runner != RUNNER_VERSION]
         if behind:
             raise ExecutorError(
@@ -332,6 +336,14 @@ def _same_isolation(slots: Sequence[_Slot]) -> Isolation:
 
 def _where(hello: SlotHello) -> str:
     return f"node {hello.host} ({hello.node_id[:8]})"
+
+
+def _actor_death(exc: BaseException) -> str:
+    """The sentence of Ray's actor-death message that says why ("The actor is dead
+    because ..."), else its first line."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    because = [ln for ln in lines if "because" in ln]
+    return (because or lines or [type(exc).__name__])[0]
 
 
 def _cause(exc: BaseException) -> str:

@@ -7,6 +7,7 @@ the others at the strongest one."""
 from __future__ import annotations
 
 import re
+import sys
 import time
 from collections.abc import Iterator
 
@@ -14,7 +15,7 @@ import pytest
 from support.sandbox import ExecutorPool
 
 from convtui.core.execution import ExecRequest, ExecResult, Limits
-from convtui.core.executor import Executor
+from convtui.core.executor import Executor, environment_fingerprint
 from convtui.core.isolation import IsolationUnavailable, detect
 from convtui.core.tasks import TestSpec as Spec
 
@@ -785,3 +786,16 @@ def test_a_candidate_run_as_main_runs_its_main_block_and_its_errors_count(execut
     ex = executor()
     plain = ExecRequest(code=code, tests=tests, limits=LIMITS)
     assert ex.cache_key(plain) != ex.cache_key(ExecRequest(**{**plain.__dict__, "as_main": True}))
+
+
+def test_the_environment_fingerprint_does_not_depend_on_the_working_directory(
+    tmp_path, monkeypatch
+):
+    """A folder holding a distribution's metadata (a checkout's convtui.egg-info) is not on
+    the candidates' path, so it must not change the cache key: it did when convtui was
+    started from the checkout, and a cluster's nodes started elsewhere then disagreed."""
+    (tmp_path / "ghost-1.0.dist-info").mkdir()
+    (tmp_path / "ghost-1.0.dist-info" / "METADATA").write_text("Name: ghost\nVersion: 1.0\n")
+    elsewhere = environment_fingerprint(sys.executable)
+    monkeypatch.chdir(tmp_path)
+    assert environment_fingerprint(sys.executable) == elsewhere
