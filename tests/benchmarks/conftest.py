@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import importlib.util
-from contextlib import ExitStack
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,27 +16,19 @@ def smollm2_path() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-# Closed once the last benchmark test is done (below), not at the end of the session.
-_SERVER = ExitStack()
-
-
 @pytest.fixture(scope="session")
-def llama_server_url(smollm2_path, tmp_path_factory) -> str:
-    """llama.cpp's real server on the embedded SmolLM2, up while the benchmark tests run: the
-    run on it (``server_run_db``) is compared with the in-process run (test_live.py) and with
-    a run on two replicas (test_live_replicas.py, where it is one of them)."""
-    from support.llama_server import running_llama_server
+def llama_server_url(smollm2_path, tmp_path_factory) -> Iterator[str]:
+    """llama.cpp's real server on the embedded SmolLM2, up for the whole session: the run on
+    it (``server_run_db``) is compared with the in-process run (test_live.py) and with a run
+    on two replicas (test_live_replicas.py, where it is one of them). Registered as a session
+    server, which the checks for processes left behind leave out."""
+    from support.llama_server import SESSION_SERVERS, llama_server
 
     log_dir = tmp_path_factory.mktemp("llama-server")
-    return _SERVER.enter_context(running_llama_server(smollm2_path, EMBEDDED_N_CTX, log_dir))
-
-
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """Stop the server once the next test is not a benchmark test: test_hostile.py checks
-    that nothing the tests started is left running (a session fixture would outlive it, and
-    this folder is no package for pytest's package scope)."""
-    if nextitem is None or Path(__file__).parent not in Path(nextitem.path).parents:
-        _SERVER.close()
+    with llama_server(smollm2_path, EMBEDDED_N_CTX, log_dir) as server:
+        SESSION_SERVERS.add(server.process.pid)
+        yield server.url
+        SESSION_SERVERS.discard(server.process.pid)
 
 
 @pytest.fixture(scope="session")

@@ -148,6 +148,17 @@ def descendants(root: int, table: dict[int, int]) -> set[int]:
     return found
 
 
+def left_by_tests(table: dict[int, int]) -> set[int]:
+    """This process's descendants, less the servers a session fixture keeps up on purpose
+    (and theirs)."""
+    from support.llama_server import SESSION_SERVERS
+
+    kept = set(SESSION_SERVERS)
+    for pid in SESSION_SERVERS:
+        kept |= descendants(pid, table)
+    return descendants(os.getpid(), table) - kept
+
+
 def zygote_processes(executors: list[Executor], table: dict[int, int]) -> set[int]:
     """The processes that make up the executors' zygotes: the process each started (bwrap or
     the zygote itself) and, under bwrap, the chain down to the zygote. Never its children."""
@@ -174,7 +185,7 @@ def strays(pool: ExecutorPool) -> list[str]:
     has killed and reaped everything the run started."""
     table = proc_table()
     allowed = zygote_processes(list(pool.executors.values()), table)
-    return [f"{p}: {cmdline(p)[:120]}" for p in sorted(descendants(os.getpid(), table) - allowed)]
+    return [f"{p}: {cmdline(p)[:120]}" for p in sorted(left_by_tests(table) - allowed)]
 
 
 def marked(marker: str) -> list[int]:
@@ -686,7 +697,7 @@ def test_only_the_zygotes_remain_and_close_leaves_nothing(pool, isolation_level)
     executor = pool(isolation_level)
     assert run(executor, RIGHT).status == "pass"
     table = proc_table()
-    mine = descendants(os.getpid(), table)
+    mine = left_by_tests(table)
     infra = zygote_processes(list(pool.executors.values()), table)
     assert mine - infra == set()
     zygotes = {z.proc.pid for z in executor._all if z.proc is not None}
@@ -696,9 +707,7 @@ def test_only_the_zygotes_remain_and_close_leaves_nothing(pool, isolation_level)
     deadline = time.monotonic() + 5
     while True:
         table = proc_table()
-        left = descendants(os.getpid(), table) - zygote_processes(
-            list(pool.executors.values()), table
-        )
+        left = left_by_tests(table) - zygote_processes(list(pool.executors.values()), table)
         if not left or time.monotonic() > deadline:
             break
         time.sleep(0.05)
@@ -713,7 +722,7 @@ def test_after_closing_every_executor_no_descendant_remains(pool):
         executor.close()
     pool.executors.clear()
     deadline = time.monotonic() + 5
-    while descendants(os.getpid(), proc_table()) and time.monotonic() < deadline:
+    while left_by_tests(proc_table()) and time.monotonic() < deadline:
         time.sleep(0.05)
     table = proc_table()
-    assert [cmdline(p) for p in descendants(os.getpid(), table)] == []
+    assert [cmdline(p) for p in left_by_tests(table)] == []

@@ -23,6 +23,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+# Servers kept up for the whole test session on purpose (a session fixture's): the checks that
+# nothing a test started is left running (test_hostile.py) leave these out.
+SESSION_SERVERS: set[int] = set()
+
+
 @dataclass(frozen=True)
 class LlamaServer:
     """A running server: its ``/v1`` URL and its process, for tests that kill it."""

@@ -40,8 +40,11 @@ pytestmark = [
 
 def test_session_takes_human_feedback_in_a_real_terminal(tmp_path: Path) -> None:
     model = write_script(tmp_path / "model.jsonl", [WRONG, ASCENDING])
+    # The pane decides the app's size: a COLUMNS or LINES from here (pytest-xdist's workers
+    # set 80x24) would make Textual draw at that size instead of the pane's 120x40.
+    inherited = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env = {
-        **os.environ,
+        **inherited,
         "CONVTUI_DATA_DIR": str(DATA),
         "CONVTUI": f"{sys.executable} -m convtui",
         "PYTHON": sys.executable,
