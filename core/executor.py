@@ -21,17 +21,17 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import IO
 
 from convtui.core.errors import ConvtuiError
-from convtui.core.execution import ExecRequest, ExecResult
-from convtui.core.executor_batch import decide_parts, execution_key, run_batch
+from convtui.core.execution import ExecRequest
+from convtui.core.executor_batch import BatchRunner, execution_key
 from convtui.core.fontcache import rebuild_in_background, seed_env
 from convtui.core.isolation import Isolation, detect, zygote_argv, zygote_env
-from convtui.core.testplan import TestPlan, plan_tests
+from convtui.core.testplan import TestPlan
 from convtui.core.verdict import RawRun
 
 # Imported once in each full zygote, at its start, so runs do not pay for them. Libraries
@@ -250,7 +250,7 @@ class _Zygote:
             self._base = ""
 
 
-class Executor:
+class Executor(BatchRunner):
     """Runs candidates in parallel sandboxes. Thread-safe; use as a context manager.
 
     ``python`` is the interpreter of the task environment (default: $CONVTUI_EXEC_PYTHON, else
@@ -296,11 +296,6 @@ class Executor:
         for zygote in self._all:
             zygote.stop()
 
-    def run(self, request: ExecRequest) -> ExecResult:
-        """Run one candidate; never raises for anything the candidate does."""
-        plan = plan_tests(request.tests)
-        return decide_parts(request, plan, [self.run_part(request, plan)], self.isolation.label)
-
     def run_part(
         self, request: ExecRequest, plan: TestPlan, only: Sequence[str] | None = None
     ) -> RawRun | None:
@@ -341,28 +336,6 @@ class Executor:
             return None
         finally:
             self._free.put(slot)
-
-    def run_many(
-        self,
-        requests: Sequence[ExecRequest],
-        on_result: Callable[[int, ExecResult], None] | None = None,
-        expected_s: Mapping[int, float] | None = None,
-    ) -> list[ExecResult]:
-        """Run many candidates, ``jobs`` at a time, in the order given (put the longest first).
-
-        ``expected_s`` maps request indexes to their expected run time (e.g. from an earlier
-        run). A request expected to take over half of one worker's share of the whole batch
-        has its tests split into shards that run side by side, so one slow task does not
-        leave the other workers idle at the end. ``on_result(index, result)`` is called as
-        each request finishes, from the calling thread."""
-        return run_batch(
-            requests,
-            self.run_part,
-            jobs=self.jobs,
-            isolation=self.isolation.label,
-            on_result=on_result,
-            expected_s=expected_s,
-        )
 
     def warm_up(self, profiles: Sequence[str] = ("light", "full")) -> None:
         """Start the zygotes of ``profiles`` now, side by side, rather than at their first

@@ -10,10 +10,14 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from convtui.core.execution import RUNNER_VERSION, ExecRequest, ExecResult, TestOutcome
 from convtui.core.testplan import TestPlan, plan_tests
 from convtui.core.verdict import RawRun, decide
+
+if TYPE_CHECKING:
+    from convtui.core.isolation import Isolation
 
 # Runs one shard of a request: the tests named, or all of them for None. None back when the
 # sandbox died during the run.
@@ -92,6 +96,47 @@ def run_batch(
             pool.shutdown(wait=False, cancel_futures=True)
             raise
     return [r for r in results if r is not None]
+
+
+class BatchRunner:
+    """What an executor builds on its own ``run_part`` (where one run or shard of it goes):
+    one candidate, and a batch of them ``jobs`` at a time. Here once, so that the local
+    executor and the cluster's decide verdicts the same way."""
+
+    jobs: int
+    isolation: Isolation
+
+    def run_part(
+        self, request: ExecRequest, plan: TestPlan, only: Sequence[str] | None = None
+    ) -> RawRun | None:
+        raise TypeError(f"{type(self).__name__} does not say where a run goes")
+
+    def run(self, request: ExecRequest) -> ExecResult:
+        """Run one candidate; never raises for anything the candidate does."""
+        plan = plan_tests(request.tests)
+        return decide_parts(request, plan, [self.run_part(request, plan)], self.isolation.label)
+
+    def run_many(
+        self,
+        requests: Sequence[ExecRequest],
+        on_result: Callable[[int, ExecResult], None] | None = None,
+        expected_s: Mapping[int, float] | None = None,
+    ) -> list[ExecResult]:
+        """Run many candidates, ``jobs`` at a time, in the order given (put the longest first).
+
+        ``expected_s`` maps request indexes to their expected run time (e.g. from an earlier
+        run). A request expected to take over half of one worker's share of the whole batch
+        has its tests split into shards that run side by side, so one slow task does not
+        leave the other workers idle at the end. ``on_result(index, result)`` is called as
+        each request finishes, from the calling thread."""
+        return run_batch(
+            requests,
+            self.run_part,
+            jobs=self.jobs,
+            isolation=self.isolation.label,
+            on_result=on_result,
+            expected_s=expected_s,
+        )
 
 
 def shard_batch(

@@ -13,17 +13,17 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from convtui.core.cluster.connect import connect, disconnect, import_ray
 from convtui.core.cluster.slot import ExecutionSlot, SlotHello
-from convtui.core.execution import RUNNER_VERSION, ExecRequest, ExecResult
+from convtui.core.execution import RUNNER_VERSION, ExecRequest
 from convtui.core.executor import ExecutorError
-from convtui.core.executor_batch import decide_parts, execution_key, run_batch
+from convtui.core.executor_batch import BatchRunner, execution_key
 from convtui.core.isolation import Isolation
-from convtui.core.testplan import TestPlan, plan_tests
+from convtui.core.testplan import TestPlan
 from convtui.core.verdict import RawRun
 
 # A run is given up (ExecutorError) once it was lost with this many different nodes: a node
@@ -41,7 +41,7 @@ class _Slot:
     hello: SlotHello
 
 
-class RayExecutor:
+class RayExecutor(BatchRunner):
     """Runs candidates on a Ray cluster. Thread-safe; use as a context manager.
 
     ``address`` as parse_executor gives it (None: ray.init() finds or starts a cluster on
@@ -81,27 +81,6 @@ class RayExecutor:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def run(self, request: ExecRequest) -> ExecResult:
-        """Run one candidate on a free slot; never raises for anything the candidate does."""
-        plan = plan_tests(request.tests)
-        return decide_parts(request, plan, [self.run_part(request, plan)], self.isolation.label)
-
-    def run_many(
-        self,
-        requests: Sequence[ExecRequest],
-        on_result: Callable[[int, ExecResult], None] | None = None,
-        expected_s: Mapping[int, float] | None = None,
-    ) -> list[ExecResult]:
-        """As Executor.run_many, with every slot of the cluster as a worker."""
-        return run_batch(
-            requests,
-            self.run_part,
-            jobs=self.jobs,
-            isolation=self.isolation.label,
-            on_result=on_result,
-            expected_s=expected_s,
-        )
 
     def run_part(
         self, request: ExecRequest, plan: TestPlan, only: Sequence[str] | None = None
