@@ -373,12 +373,10 @@ def _study_session(
         )
     if not annotator:
         raise ConvtuiError("--study needs --annotator NAME: whose assignments to open")
-    from convtui.tui.launch import StudySessionOptions, run_study_session
+    from convtui.tui.launch import MachineOptions, StudySessionOptions, run_study_session
 
-    options = StudySessionOptions(
-        study, annotator, suite, data, model_name, chat_template, python, jobs, isolation
-    )
-    return run_study_session(options)
+    machine = MachineOptions(suite, data, model_name, chat_template, python, jobs, isolation)
+    return run_study_session(StudySessionOptions(study, annotator, machine))
 
 
 @bench_app.command("codeif")
@@ -722,10 +720,10 @@ def serve(
     Example: [bold]convtui serve --db study.db --port 8000[/bold]"""
     with user_errors():
         from convtui.commands.serve import ServeOptions, serve_command
+        from convtui.tui.launch import MachineOptions
 
-        serve_command(
-            ServeOptions(db, host, port, data, model_name, chat_template, python, jobs, isolation)
-        )
+        machine = MachineOptions("all", data, model_name, chat_template, python, jobs, isolation)
+        serve_command(ServeOptions(db, host, port, machine))
 
 
 # --- convtui study: many annotators ---------------------------------------------------------------

@@ -207,12 +207,10 @@ def run_session(options: SessionOptions, catalog: TaskCatalog) -> int:
 
 
 @dataclass(frozen=True)
-class StudySessionOptions:
-    """``convtui session --study DB --annotator NAME``: the study fixes the model, Ω, turns,
-    protocol and user; these are what the annotator's machine decides."""
+class MachineOptions:
+    """What the machine that runs a study's sessions decides for them; the study fixes the
+    model, Ω, turns, protocol and user. `convtui serve` passes them on to each app."""
 
-    db: Path
-    annotator: str
     suite: str = "all"
     data: Path | None = None
     model_name: str | None = None
@@ -220,6 +218,29 @@ class StudySessionOptions:
     python: str | None = None
     jobs: int | None = None
     isolation: str = "auto"
+
+    def as_flags(self) -> tuple[str, ...]:
+        """The same, as `convtui session` takes them (paths made absolute: the app may run
+        in another folder)."""
+        given: list[tuple[str, object]] = [
+            ("--suite", None if self.suite == "all" else self.suite),
+            ("--data", self.data and self.data.resolve()),
+            ("--model-name", self.model_name),
+            ("--chat-template", self.chat_template and self.chat_template.resolve()),
+            ("--python", self.python),
+            ("--jobs", self.jobs),
+            ("--isolation", None if self.isolation == "auto" else self.isolation),
+        ]
+        return tuple(item for flag, value in given if value for item in (flag, str(value)))
+
+
+@dataclass(frozen=True)
+class StudySessionOptions:
+    """``convtui session --study DB --annotator NAME``."""
+
+    db: Path
+    annotator: str
+    machine: MachineOptions = MachineOptions()
 
 
 def open_study_store(db: Path) -> Store:
@@ -283,7 +304,8 @@ def run_study_session(options: StudySessionOptions) -> int:
     store = open_study_store(options.db)
     try:
         study, config, user = study_ref(store, options.annotator)
-        catalog = load_catalog(options.suite, options.data)
+        machine = options.machine
+        catalog = load_catalog(machine.suite, machine.data)
         plan = next_plan(store, catalog, study, config, user)
         # In a terminal there is nothing to open; in a browser the page would only go blank,
         # so there the app opens on their list of assignments, saying so.
@@ -299,9 +321,9 @@ def run_study_session(options: StudySessionOptions) -> int:
             from convtui.tui.web.lifeline import end_with_server
 
             end_with_server()
-        models = open_models(config, ModelOptions(options.model_name, options.chat_template))
+        models = open_models(config, ModelOptions(machine.model_name, machine.chat_template))
         executor = open_executor(
-            python=options.python, jobs=options.jobs, isolation=options.isolation
+            python=machine.python, jobs=machine.jobs, isolation=machine.isolation
         )
     except BaseException:
         store.close()

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from convtui.commands.study import open_study
 from convtui.core.errors import ConvtuiError
+from convtui.tui.launch import MachineOptions
 
 
 @dataclass(frozen=True)
@@ -19,24 +20,7 @@ class ServeOptions:
     db: Path
     host: str
     port: int
-    # This host's own settings for the apps it starts, passed on as `session` takes them.
-    data: Path | None = None
-    model_name: str | None = None
-    chat_template: Path | None = None
-    python: str | None = None
-    jobs: int | None = None
-    isolation: str = "auto"
-
-    def session_flags(self) -> tuple[str, ...]:
-        given: list[tuple[str, object]] = [
-            ("--data", self.data and self.data.resolve()),
-            ("--model-name", self.model_name),
-            ("--chat-template", self.chat_template and self.chat_template.resolve()),
-            ("--python", self.python),
-            ("--jobs", self.jobs),
-            ("--isolation", None if self.isolation == "auto" else self.isolation),
-        ]
-        return tuple(item for flag, value in given if value for item in (flag, str(value)))
+    machine: MachineOptions  # passed on to each annotator's app
 
 
 def serve_command(options: ServeOptions) -> None:
@@ -50,7 +34,7 @@ def serve_command(options: ServeOptions) -> None:
         ) from None
     console = Console(stderr=True, highlight=False)
     with open_study(options.db) as (store, study):
-        command = AppCommand(options.db.resolve(), sys.executable, options.session_flags())
+        command = AppCommand(options.db.resolve(), sys.executable, options.machine.as_flags())
         server = StudyServer(StudyGate(store, study), command)
         url = f"http://{_url_host(options.host)}:{options.port}/"
         if not _loopback(options.host):
