@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sqlite3
 import statistics
 import sys
@@ -35,7 +36,8 @@ from convtui.sessions import Store  # noqa: E402
 from convtui.sessions.studies import create_study  # noqa: E402
 
 WRONG_CODE = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
-TASKS = tuple(f"BigCodeBench/{n}" for n in range(2, 40))
+# Enough that no annotator runs out in a long run (about 10 sessions each in 5 minutes here).
+TASKS = tuple(f"BigCodeBench/{n}" for n in range(2, 402))
 TURNS = 4
 # Signs that a database error reached a person: the app's error notes and toasts.
 ERROR_SIGNS = ("database is locked", "session error", "internal error", "OperationalError")
@@ -75,23 +77,57 @@ def make_study(folder: Path, annotators: int, reply_s: float) -> Path:
     return db
 
 
-async def wait_screen(page: AnnotatorPage, who: Annotator, *needles: str) -> str:
-    shown = await page.wait_for(*needles, timeout=120)
-    who.errors += [sign for sign in ERROR_SIGNS if sign in shown]
-    return shown
+# How a session that ends by itself says so on its status line.
+ENDED = ("turn limit reached", "· solved ·", "stalled")
+
+
+SESSION = re.compile(r"· session (\w+)")
+
+
+async def next_state(
+    page: AnnotatorPage, who: Annotator, turn: int, ended: str | None = None
+) -> tuple[str, str]:
+    """Wait until turn ``turn`` waits for feedback ("waiting") or the session ended ("ended"),
+    in a session other than ``ended`` (the one just left may still be drawn); the state and
+    the session's id."""
+    deadline = time.monotonic() + 120
+    shown = ""
+    while time.monotonic() < deadline:
+        shown = await page.text()
+        found = SESSION.search(shown.split("\n", 1)[0])
+        if found is None or found.group(1) == ended:
+            await asyncio.sleep(0.05)
+            continue
+        session = found.group(1)
+        if f"turn {turn} ·" in shown and "waiting for your feedback" in shown:
+            who.errors += [sign for sign in ERROR_SIGNS if sign in shown]
+            return "waiting", session
+        if f"turn {turn} ·" in shown and any(end in shown for end in ENDED):
+            who.errors += [sign for sign in ERROR_SIGNS if sign in shown]
+            return "ended", session
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{who.name}: turn {turn} neither waited nor ended:\n{shown}")
 
 
 async def annotate(page: AnnotatorPage, who: Annotator, until: float) -> None:
     """Turn after turn until the time is up. A turn is counted once it is a turn of the
-    store: when its feedback is sent, or when it ends the session. The turn left waiting for
-    feedback at the end is not (its reply and test run are recorded, as calls and an
-    execution, and come back when the session is resumed, but it is not a turn yet)."""
+    store: when its feedback is sent, or when it ends the session (its turn budget spent, or
+    solved). The turn left waiting for feedback at the end is not (its reply and test run are
+    recorded, as calls and an execution, and come back when the session is resumed, but it is
+    not a turn yet)."""
     await page.sign_in(f"token-{who.name}")
-    turn = 0
+    turn, left = 0, None
     while True:
-        await wait_screen(page, who, f"turn {turn} ·", "waiting for your feedback")
+        state, session = await next_state(page, who, turn, left)
         if turn == 0:
             who.sessions += 1
+        if state == "ended":
+            who.turns_played += 1
+            if time.monotonic() >= until:
+                return
+            await page.press("F10")
+            turn, left = 0, session
+            continue
         if time.monotonic() >= until:
             return
         await page.page.focus(".xterm-helper-textarea")
@@ -102,13 +138,7 @@ async def annotate(page: AnnotatorPage, who: Annotator, until: float) -> None:
                 who.echo_ms.append(await page.echo_time_ms(words[:end]))
         await page.press("Control+j")
         who.turns_played += 1
-        if turn + 1 < TURNS:
-            turn += 1
-            continue
-        await wait_screen(page, who, "turn limit reached")
-        who.turns_played += 1  # the last turn of the budget ends the session by itself
-        await page.press("F10")
-        turn = 0
+        turn += 1
 
 
 def percentile(values: list[float], share: float) -> float:
