@@ -14,26 +14,14 @@ from pathlib import Path
 from convtui.core.executor import Executor
 from convtui.core.loop import SessionEnded, SessionLoop, TurnCompleted, cached_execute
 from convtui.core.models.registry import open_backend
-from convtui.core.simulators import Ask, FeedbackRequest, VerbalFeedback
 from convtui.core.tasks import Task
 from convtui.sessions import Store
 from convtui.sessions.studies import load_study, start_assignment
+from support.people import Says
 from support.scripted import script
 
 # A reply that runs and fails every task's tests (no task wants None back).
 FAILS = "```python\nimport random\ndef task_func(*args, **kwargs):\n    return None\n```"
-
-
-class Says:
-    """A person who answers every turn with the same words."""
-
-    source = "human"
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    async def feedback(self, request: FeedbackRequest, ask: Ask) -> VerbalFeedback | None:
-        return VerbalFeedback(self.text, self.source)
 
 
 def solving_at(task: Task, turn: int | None) -> list[str]:

@@ -9,28 +9,17 @@ from __future__ import annotations
 
 import asyncio
 
+from support.people import Says
+
 from convtui.core.executor import Executor
 from convtui.core.loop import SessionLoop, TurnCompleted, build_prompt, cached_execute
 from convtui.core.models.registry import open_backend
 from convtui.core.models.types import Completion
 from convtui.core.session import SessionConfig, request_hash
-from convtui.core.simulators import Ask, FeedbackRequest, VerbalFeedback
 from convtui.core.tasks import Task
 from convtui.sessions import Store
 
 SESSION_ID = "01snapsh0tsess10n000000000"
-
-
-class Says:
-    """A user who gives one fixed piece of feedback (a person's words, typed in advance)."""
-
-    source = "human"
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    async def feedback(self, request: FeedbackRequest, ask: Ask) -> VerbalFeedback | None:
-        return VerbalFeedback(self.text, self.source)
 
 
 def record_reply(store: Store, session_id: str, task: Task, config: SessionConfig, reply: str):

@@ -57,7 +57,6 @@ class Running:
     first, so two processes never write one session at once."""
 
     services: dict[str, AppService] = field(default_factory=dict)
-    started: int = 0
 
     async def replace(self, annotator: str, service: AppService) -> None:
         old = self.services.get(annotator)
@@ -65,7 +64,6 @@ class Running:
             log.info("%s opened the app again: closing their earlier one", annotator)
             await old.stop()
         self.services[annotator] = service
-        self.started += 1
 
     def forget(self, annotator: str, service: AppService) -> None:
         if self.services.get(annotator) is service:
@@ -190,7 +188,9 @@ class StudyServer:
         await self.running.replace(annotator, service)
         log.info("%s: app opened", annotator)
         try:
-            await service.start(_dimension(request, "width", 80), _dimension(request, "height", 24))
+            await service.start(
+                _cells(request.query.get("width"), 80), _cells(request.query.get("height"), 24)
+            )
             await _relay(socket, service)
         finally:
             await service.stop()
@@ -207,7 +207,7 @@ async def _relay(socket: web.WebSocketResponse, service: AppService) -> None:
     handlers: dict[str, Callable[[object], Awaitable[object]]] = {
         "stdin": lambda data: service.send_bytes(str(data).encode("utf-8")),
         "resize": lambda data: service.set_terminal_size(
-            _int(data, "width", 80), _int(data, "height", 24)
+            _sized(data, "width", 80), _sized(data, "height", 24)
         ),
         "ping": lambda data: socket.send_json(["pong", data]),
         "blur": lambda _data: service.blur(),
@@ -228,14 +228,15 @@ async def _no_icon(_request: web.Request) -> web.StreamResponse:
     return web.Response(status=204)
 
 
-def _int(data: object, key: str, default: int) -> int:
-    value = data.get(key) if isinstance(data, dict) else None
+def _cells(value: object, default: int) -> int:
+    """A terminal size in cells as the page sent it (a number, or the query's digits)."""
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
     return value if isinstance(value, int) and 0 < value < 10_000 else default
 
 
-def _dimension(request: web.Request, key: str, default: int) -> int:
-    value = request.query.get(key, "")
-    return int(value) if value.isdigit() and 0 < int(value) < 10_000 else default
+def _sized(data: object, key: str, default: int) -> int:
+    return _cells(data.get(key) if isinstance(data, dict) else None, default)
 
 
 def _reached_over_https(request: web.Request) -> bool:
