@@ -11,17 +11,33 @@ Words typed but not sent (``typed_feedback``) travel with a session the target d
 an annotator who merges an unfinished assignment may continue it on the study's host (its
 assignment is linked there), where the app puts them back. A session the target already holds
 keeps the target's own, so merging twice changes nothing.
+
+A source is an annotator's own file, so nothing in it is taken on trust, and nothing writes
+to it: ``merge_files`` reads a private copy (sessions/merge_source.py: the file checked, an
+older schema migrated there), and ``merge_store`` takes its rows only when convtui could have
+written them (sessions/merge_checks.py: assignment links, statuses, blobs, sizes).
 """
 
 from __future__ import annotations
 
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from convtui.sessions.connection import refuse_foreign_file, rows, writing
+from convtui.sessions.connection import rows, writing
 from convtui.sessions.copying import copy_sessions
 from convtui.sessions.errors import StoreError
+from convtui.sessions.merge_checks import (
+    check_links,
+    check_references,
+    check_sessions,
+    check_sizes,
+)
+from convtui.sessions.merge_source import private_copy
 from convtui.sessions.records import SessionRow
 from convtui.sessions.store import Store
 
@@ -67,26 +83,52 @@ class MergeResult:
     assignments_linked: int
 
 
-def merge_store(source: Store, target: Store) -> MergeResult:
+def merge_store(source: Store, target: Store, *, shown: Path | None = None) -> MergeResult:
     """Merge every session of ``source`` into ``target``; refuses (StoreError, target
-    unchanged) a row whose id both hold with different content, or a different study."""
-    where = f"{source.path} and {target.path}"
+    unchanged) a row whose id both hold with different content, a different study, or a row
+    convtui could not have written (sessions/merge_checks.py). ``shown``: the file the
+    source was copied from, named in messages and in ``runs.origin`` (default its path)."""
+    name = shown or source.path
+    where = f"{name} and {target.path}"
     study = _check_study(source, target, where)
     _check_runs(source, target, where)
+    check_sizes(source, name)
     all_rows = _sessions(source)
     present = {r["id"] for r in rows(target.db, "SELECT id FROM sessions")}
     new = [s for s in all_rows if s.id not in present]
+    linked_sessions = check_links(source, target, study, name) if study else []
+    check_sessions(source, {s.id for s in new} | set(linked_sessions), name)
+    check_references(source, [s.id for s in new], name)
     for row in all_rows:
         if row.id in present:
             _check_session(source, target, row.id, where)
     _check_slots(target, new, where)
     db = target.db
     with writing(db):
-        added = copy_sessions(source, target, new, origin=f"merged from {source.path}", calls=True)
-        _restore_fields(source, target, [s.id for s in new])
-        _copy_typed(source, target, [s.id for s in new])
-        linked = _link_assignments(source, target, study) if study else 0
-    return MergeResult(str(source.path), added, len(all_rows) - len(new), linked)
+        added = 0
+        for row in new:
+            with _unreadable(f"{name}: session {row.id}"):
+                added += copy_sessions(
+                    source, target, [row], origin=f"merged from {name}", calls=True
+                )
+        with _unreadable(str(name)):
+            _restore_fields(source, target, [s.id for s in new])
+            _copy_typed(source, target, [s.id for s in new])
+            linked = _link_assignments(source, target, study) if study else 0
+    return MergeResult(str(name), added, len(all_rows) - len(new), linked)
+
+
+@contextmanager
+def _unreadable(what: str) -> Iterator[None]:
+    """A value of the source that convtui's readers or the target's constraints refuse (a
+    JSON column that is not JSON, a flag outside its CHECK) refuses the merge in one line;
+    the write transaction around it is rolled back."""
+    try:
+        yield
+    except (ValueError, KeyError, TypeError, sqlite3.IntegrityError) as exc:
+        raise StoreError(
+            f"{what} cannot be read as convtui wrote it ({exc}): nothing merged"
+        ) from None
 
 
 def _sessions(store: Store) -> list[SessionRow]:
@@ -209,16 +251,21 @@ def _link_assignments(source: Store, target: Store, study_id: str) -> int:
 
 
 def merge_files(sources: list[Path], target: Path) -> list[MergeResult]:
-    """Merge each of ``sources`` into ``target`` (created if missing), one transaction each."""
+    """Merge each of ``sources`` into ``target`` (created if missing), one transaction each.
+
+    Every source is copied and its copy checked (sessions/merge_source.py) before the target
+    is opened, so a file that is no convtui database leaves the target untouched; the sources
+    themselves are only ever read."""
     for path in sources:
-        if not path.is_file():
-            raise StoreError(f"no database at {path}: nothing merged")
         if target.exists() and path.resolve() == target.resolve():
             raise StoreError(f"{path} is the target database itself: nothing merged")
-        refuse_foreign_file(path)
     results = []
-    with Store.open(target) as into:
-        for path in sources:
-            with Store.open(path) as source:
-                results.append(merge_store(source, into))
+    with tempfile.TemporaryDirectory(prefix="convtui-merge-") as folder:
+        copies = [Path(folder) / f"source-{n}.db" for n in range(len(sources))]
+        for path, copy in zip(sources, copies, strict=True):
+            private_copy(path, copy)
+        with Store.open(target) as into:
+            for path, copy in zip(sources, copies, strict=True):
+                with Store.open(copy) as source:
+                    results.append(merge_store(source, into, shown=path))
     return results

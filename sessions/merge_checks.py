@@ -1,0 +1,232 @@
+"""What ``sessions merge`` checks in a source's rows before it takes any (sessions/merge.py).
+
+A merged file is an annotator's own database, and anyone can change it with sqlite3; the
+study's database takes from it only what convtui itself could have written there. An
+assignment link could otherwise hand one annotator's session to another (whose app would open
+it), a text stored under another text's hash would stand in the target for whatever has that
+hash, and a status its turns do not bear out would count in the study's results. Any such row
+refuses the whole file, in one line naming it: a merge never half-trusts a file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any, get_args
+
+from convtui.core.loaders import suite_of
+from convtui.core.session import SessionStatus
+from convtui.sessions.codec import text_hash
+from convtui.sessions.connection import rows, rows_in
+from convtui.sessions.errors import StoreError
+from convtui.sessions.store import Store
+
+# One text: a reply, a code, one prompt message. A 1M-token context window holds about 4M
+# characters, so a text past twice that was never a model's input or output.
+MAX_BLOB_CHARS = 8 * 1024 * 1024
+# Sessions in one file: a full sweep of BigCodeBench is 1,140 tasks x 9 feedback settings
+# (10,260 sessions); a study is far fewer. Twenty sweeps' worth is not one annotator's file.
+MAX_SESSIONS = 200_000
+# Turns of one session, whatever its max_turns says (a file may claim any): ConvCodeWorld
+# plays 10, a CodeIF-Bench conversation a few per instruction.
+MAX_TURNS = 1_000
+
+_STATUSES = frozenset(get_args(SessionStatus))
+_NOTHING = "nothing merged"
+_CHANGED = "convtui never writes this, so the file was changed outside it"
+
+
+def check_sizes(source: Store, shown: Path) -> None:
+    """At most ``MAX_SESSIONS`` sessions; every blob's text at most ``MAX_BLOB_CHARS`` long
+    and stored under its own hash."""
+    (count,) = source.db.execute("SELECT count(*) FROM sessions").fetchone()
+    if count > MAX_SESSIONS:
+        raise StoreError(
+            f"{shown} holds {count:,} sessions, more than a merge takes ({MAX_SESSIONS:,}): "
+            f"{_NOTHING}; leave the file out"
+        )
+    for key, text in source.db.conn.execute("SELECT hash, text FROM blobs"):
+        if not isinstance(text, str):
+            raise StoreError(f"{shown}: blob {_hash(key)} holds no text: {_NOTHING}; {_CHANGED}")
+        if len(text) > MAX_BLOB_CHARS:
+            raise StoreError(
+                f"{shown}: blob {_hash(key)} holds {len(text):,} characters, more than a "
+                f"merge takes ({MAX_BLOB_CHARS:,}): {_NOTHING}; leave the file out"
+            )
+        if text_hash(text) != key:
+            raise StoreError(
+                f"{shown}: blob {_hash(key)} is stored under a hash that is not its text's "
+                f"({_hash(text_hash(text))}): {_NOTHING}; {_CHANGED}"
+            )
+
+
+def check_links(source: Store, target: Store, study_id: str, shown: Path) -> list[str]:
+    """The source's assignment links that a merge may take, as the sessions they link: each
+    answered by a session the file holds, of the assignment's task and annotator, linked to
+    no other assignment here or in ``target``, and an assignment of the target's study."""
+    links = rows(
+        source.db,
+        "SELECT task_id, annotator, session_id FROM study_assignments "
+        "WHERE study_id = ? AND session_id IS NOT NULL ORDER BY task_id, annotator",
+        (study_id,),
+    )
+    uses = Counter(link["session_id"] for link in links)
+    for link in links:
+        task, annotator, session_id = link["task_id"], link["annotator"], link["session_id"]
+        mine = f"{shown}: assignment {_short(task)} of {_short(annotator)} links session "
+        mine += _short(session_id)
+        fix = f"{_NOTHING}; {_CHANGED}: leave it out, or clear that link in it"
+        if uses[session_id] > 1:
+            raise StoreError(f"{mine}, which answers {uses[session_id]} assignments there: {fix}")
+        found = rows(
+            source.db, "SELECT task_id, annotator FROM sessions WHERE id = ?", (session_id,)
+        )
+        if not found:
+            raise StoreError(f"{mine}, which the file does not hold: {fix}")
+        session = found[0]
+        if session["task_id"] != task:
+            raise StoreError(f"{mine}, which answers {_short(session['task_id'])}: {fix}")
+        if session["annotator"] != annotator:
+            who = _short(session["annotator"]) if session["annotator"] else "no annotator"
+            raise StoreError(f"{mine}, which {who} recorded: {fix}")
+        theirs = rows(
+            target.db,
+            "SELECT task_id, annotator, session_id FROM study_assignments "
+            "WHERE study_id = ? AND (session_id = ? OR (task_id = ? AND annotator = ?))",
+            (study_id, session_id, task, annotator),
+        )
+        slots = {(a["task_id"], a["annotator"]): a["session_id"] for a in theirs}
+        if (task, annotator) not in slots:
+            raise StoreError(f"{mine}, but {target.path} has no such assignment: {fix}")
+        for (other_task, other_annotator), other in slots.items():
+            if other == session_id and (other_task, other_annotator) != (task, annotator):
+                raise StoreError(
+                    f"{mine}, which already answers {_short(other_task)} of "
+                    f"{_short(other_annotator)} in {target.path}: {fix}"
+                )
+    return list(uses)
+
+
+def check_sessions(source: Store, session_ids: Collection[str], shown: Path) -> None:
+    """Each session's counters and status as its turns bear them out (see ``_unsupported``),
+    and no more turns than it may hold."""
+    turns: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for turn in rows_in(
+        source.db,
+        "SELECT t.session_id, t.idx, t.passed, e.status AS execution FROM turns t "
+        "LEFT JOIN executions e ON e.id = t.execution_id WHERE t.session_id IN ({marks})",
+        session_ids,
+    ):
+        turns[turn["session_id"]].append(turn)
+    for session in rows_in(source.db, "SELECT * FROM sessions WHERE id IN ({marks})", session_ids):
+        own = sorted(turns[session["id"]], key=lambda t: t["idx"])
+        problem = _unsupported(session, own)
+        if problem is not None:
+            raise StoreError(
+                f"{shown}: session {_short(session['id'])} {problem}: {_NOTHING}; {_CHANGED}: "
+                "leave it out, or correct that session in it"
+            )
+
+
+def _unsupported(session: dict[str, Any], turns: list[dict[str, Any]]) -> str | None:
+    """What in ``session`` its ``turns`` (in order) do not bear out, as the store writes a
+    session (sessions/turns.py ``save_turn``: turns numbered from 0, ``turns_done`` their
+    count, ``first_pass_turn`` the first whose execution passed) and as the turn loop ends one
+    (core/loop.py: ``solved`` on a pass, ``exhausted`` at ``max_turns``); None when sound.
+    A CodeIF-Bench session is solved when its code follows every instruction, which its
+    executions' status does not say, so only its counters are checked."""
+    status, limit, count = session["status"], session["max_turns"], len(turns)
+    codeif = suite_of(str(session["task_id"])) == "codeif"
+    if status not in _STATUSES:
+        return f"has status {_short(status)!r}, which convtui does not know"
+    if count > MAX_TURNS:
+        return f"holds {count:,} turns, more than a merge takes ({MAX_TURNS:,})"
+    if not codeif and count > limit + 1:
+        return f"holds {count} turns, more than its limit of {limit} allows"
+    numbers = [t["idx"] for t in turns]
+    if numbers != list(range(count)):
+        return f"has turns numbered {_short(', '.join(map(str, numbers)))}, not 0 to {count - 1}"
+    for t in turns:
+        if bool(t["passed"]) != (t["execution"] == "pass"):
+            said, found = ("passed", "did not") if t["passed"] else ("failed", "passed")
+            return f"says turn {t['idx']} {said} but its execution {found}"
+    if session["turns_done"] != count:
+        return f"says turns_done {session['turns_done']} but holds {count} turn(s)"
+    first = next((t["idx"] for t in turns if t["passed"]), None)
+    if session["first_pass_turn"] != first:
+        said = session["first_pass_turn"]
+        passing = "none of its turns passed" if first is None else f"turn {first} passed first"
+        return f"says first_pass_turn {said} but {passing}"
+    if status == "planned" and count:
+        return f"is 'planned' but holds {count} turn(s)"
+    if status in ("solved", "exhausted") and not count:
+        return f"is {status!r} without a turn"
+    if codeif:
+        return None
+    if status == "solved" and first is None:
+        return f"is 'solved' but none of its {count} turn(s) passed"
+    if status == "exhausted" and count < limit:
+        return f"is 'exhausted' after {count} of its {limit} turns"
+    return None
+
+
+def check_references(source: Store, session_ids: Collection[str], shown: Path) -> None:
+    """Every prompt message the sessions' turns and model calls name is a blob of the file
+    (these references are JSON, which no foreign key covers)."""
+    named: dict[str, str] = {}
+    for table, column, label in (
+        ("turns", "prompt_json", "a turn"),
+        ("model_calls", "messages_json", "a model call"),
+    ):
+        for row in rows_in(
+            source.db,
+            f"SELECT session_id, {column} AS refs FROM {table} WHERE session_id IN ({{marks}})",
+            session_ids,
+        ):
+            hashes = _hashes(row["refs"])
+            if hashes is None:
+                raise StoreError(
+                    f"{shown}: {label} of session {_short(row['session_id'])} holds messages "
+                    f"that cannot be read: {_NOTHING}; {_CHANGED}"
+                )
+            named.update(dict.fromkeys(hashes, row["session_id"]))
+    held = {
+        r["hash"]
+        for r in rows_in(source.db, "SELECT hash FROM blobs WHERE hash IN ({marks})", named)
+    }
+    for key, session_id in named.items():
+        if key not in held:
+            raise StoreError(
+                f"{shown}: session {_short(session_id)} names message {_hash(key)}, which the "
+                f"file does not hold: {_NOTHING}; {_CHANGED}"
+            )
+
+
+def _hashes(refs: Any) -> list[str] | None:
+    """The blob hashes of a ``[[role, hash], ...]`` list (sessions/codec.py), None when it is
+    not one."""
+    try:
+        found = json.loads(refs)
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(found, list):
+        return None
+    if not all(
+        isinstance(ref, list) and len(ref) == 2 and all(isinstance(v, str) for v in ref)
+        for ref in found
+    ):
+        return None
+    return [ref[1] for ref in found]
+
+
+def _hash(value: object) -> str:
+    """A blob hash as a line shows it: enough of it to find the row."""
+    return _short(value)[:12] + "…"
+
+
+def _short(value: object) -> str:
+    """A value read from the file, cut to a length one line can show."""
+    text = str(value)
+    return text if len(text) <= 60 else text[:57] + "…"
