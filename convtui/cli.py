@@ -650,7 +650,9 @@ def sessions_merge(
     """Bring sessions recorded in other databases (an annotator's own file, recorded
     offline) into --db, under their ids, with their runs, turns, model calls, executions and
     study assignment links. Merging again adds nothing; a session that differs between the
-    files is refused and the target left as it was.
+    files is refused and the target left as it was. The sources are only read, and one holding
+    what convtui could not have written (a link to another annotator's session, a status its
+    turns do not bear out, a text under another's hash) is refused whole.
 
     Example: [bold]convtui sessions merge ana.db ben.db --db study.db[/bold]"""
     with user_errors():
