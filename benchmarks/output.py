@@ -1,5 +1,6 @@
 """Printing for the headless commands: rich text on the terminal, one JSON object for
-scripts, and ``warning: …`` lines on stderr."""
+scripts, and ``warning: …`` lines on stderr. Whatever they print shows the control characters
+of recorded text (a reply, a task, a name) instead of letting the terminal obey them."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import os
 import sys
 from typing import Any, TextIO
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderHook, RenderResult
 from rich.text import Text
+
+from convtui.core.printable import printable
 
 # The width of output that is not a terminal (a pipe, a file) when COLUMNS does not say:
 # rich's own default, 80, folded the report's tables into a pipe; whatever reads a pipe
@@ -30,12 +33,35 @@ def width_for(stream: TextIO) -> int | None:
     return PIPE_WIDTH
 
 
+class _Shown:
+    """A renderable drawn as rich lays it out, its text shown through ``printable``; rich's
+    own control segments (cursor moves of a progress bar) pass as they are."""
+
+    def __init__(self, renderable: ConsoleRenderable) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for segment in console.render(self.renderable, options):
+            yield segment if segment.control else segment._replace(text=printable(segment.text))
+
+
+class _ShowControls(RenderHook):
+    """Every table, panel and line a command prints, whatever view built it and from
+    whatever text: rich passes ESC and the C1 codes through to the terminal, even when
+    colour is off. After layout, so a control shown as ``␛`` widens its line by a cell."""
+
+    def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
+        return [_Shown(renderable) for renderable in renderables]
+
+
 def console(stderr: bool = False) -> Console:
     """The rich console every headless command prints through (stderr's for progress and
     warnings): a terminal's width, COLUMNS, or a wide one when the output is not a terminal."""
-    return Console(
+    screen = Console(
         stderr=stderr, highlight=False, width=width_for(sys.stderr if stderr else sys.stdout)
     )
+    screen.push_render_hook(_ShowControls())
+    return screen
 
 
 def print_json(obj: Any) -> None:

@@ -20,6 +20,7 @@ from typing import Any, Literal, get_args
 
 from convtui.core.errors import ConvtuiError
 from convtui.core.omega import parse_feedback
+from convtui.core.printable import control_characters
 from convtui.core.protocol import build_config, simulator_for
 from convtui.core.session import ProtocolName, SessionConfig
 
@@ -90,7 +91,13 @@ class StudySpec:
         except tomllib.TOMLDecodeError as exc:
             raise StudyError(f"{path}: not valid TOML ({exc})") from None
         try:
-            return cls.from_mapping(data)
+            spec = cls.from_mapping(data)
+            # Checked where a study is made, not where a stored one is read back: a study
+            # made before names were checked still opens, its names shown escaped.
+            checked_name("study name", spec.name)
+            for name in spec.annotators:
+                checked_name("annotator name", name)
+            return spec
         except ConvtuiError as exc:  # a bad Ω says so itself
             raise StudyError(f"{path}: {exc}") from None
 
@@ -174,6 +181,22 @@ def _text(data: Mapping[str, Any], key: str, default: str | None = None) -> str:
     if not isinstance(value, str) or not value.strip():
         raise StudyError(f"{key!r} must be a non-empty string")
     return value.strip()
+
+
+def checked_name(kind: str, name: str) -> str:
+    """``name`` without its outer spaces, refused when empty or when it holds a control
+    character: names are printed in terminals and the served page, headers and lists alike,
+    where an escape sequence would be obeyed (or shown escaped, which no one can type back)."""
+    name = name.strip()
+    if not name:
+        raise StudyError(f"{kind} is empty: give it a name")
+    found = control_characters(name)
+    if found:
+        raise StudyError(
+            f"{kind} {name!r} holds control characters ({', '.join(found)}): "
+            "write it in printable characters only, on one line"
+        )
+    return name
 
 
 def _int(data: Mapping[str, Any], key: str, default: int) -> int:

@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from textual import on
 from textual.app import App
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.worker import Worker
 
 from convtui.core.errors import ConvtuiError
 from convtui.core.loaders import TaskCatalog
+from convtui.core.printable import printable
 from convtui.core.session import SessionConfig
 from convtui.core.task_search import TaskIndex
 from convtui.tui import messages as msg
@@ -140,6 +142,25 @@ class ConvTuiApp(App):
                 and screen.controller.session_id == event.session_id
             ):
                 self.opened[event.session_id] = screen
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every toast, a screen's too, comes here: errors quote names, replies and paths,
+        whose control characters are shown, not obeyed."""
+        super().notify(
+            printable(message),
+            title=printable(title),
+            severity=severity,
+            timeout=timeout,
+            markup=markup,
+        )
 
     def farewell(self) -> list[str]:
         """What the terminal is told once the app has closed: each session opened, where it

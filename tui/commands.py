@@ -8,8 +8,10 @@ from functools import partial
 from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.markup import escape
 
 from convtui.core.loaders import suite_of
+from convtui.core.printable import printable
 from convtui.sessions.browse import SessionSummary, list_sessions
 
 if TYPE_CHECKING:
@@ -85,6 +87,11 @@ class StoredSessions(Provider):
 
     @staticmethod
     def _title(s: SessionSummary) -> str:
+        # The palette reads a hit as markup; a merged session's task id is outside text.
+        return escape(printable(StoredSessions._words(s)))
+
+    @staticmethod
+    def _words(s: SessionSummary) -> str:
         if suite_of(s.task_id) == "codeif":
             # Rounds that give instructions, no Ω; their limit comes from the task's
             # instructions (the session's header shows it), not from the stored turn budget.

@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from convtui.core.printable import printable
 from convtui.core.session import ClosingStatus
 from convtui.core.simulators import Ask, FeedbackRequest, Simulator, VerbalFeedback
 
@@ -72,9 +73,12 @@ class PersonUser:
         draft = drafted.text if drafted is not None else None
         self._prompt(request, draft)
         answer = await self.wait()
-        kept = drafted is not None and answer.text == draft
+        # The composer showed the draft's control characters as ␛…: sent unchanged, it is
+        # the draft as the simulator wrote it.
+        text = draft if draft is not None and answer.text == printable(draft) else answer.text
+        kept = drafted is not None and text == draft
         return VerbalFeedback(
-            text=answer.text,
+            text=text,
             source=drafted.source if kept and drafted else self.source,
             call=drafted.call if drafted else None,
             notes=drafted.notes if drafted else (),

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from convtui.core.errors import ConvtuiError, UnknownTaskError
 from convtui.core.loaders import TaskCatalog
 from convtui.core.omega import FeedbackConfig, parse_feedback
+from convtui.core.printable import printable
 from convtui.core.protocol import build_config, simulator_for
 from convtui.core.services import ModelOptions, open_executor, open_models
 from convtui.core.session import ContextMode, ExtractMode, PartialRule, ProtocolName, SessionConfig
@@ -311,8 +312,8 @@ def run_study_session(options: StudySessionOptions) -> int:
         # so there the app opens on their list of assignments, saying so.
         if plan is None and not served_by_textual():
             print(
-                f"Study {study.name!r} is done for {study.annotator}: every assignment is "
-                "finished. Thank you!"
+                f"Study {study.name!r} is done for {printable(study.annotator)}: every "
+                "assignment is finished. Thank you!"
             )
             return 0
         if not has_screen():

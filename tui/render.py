@@ -1,14 +1,21 @@
 """Pure helpers that turn values into text for the widgets: status words with glyphs (never
-colour alone), timeline labels, the diff between turns, durations. No Textual state."""
+colour alone), timeline labels, the diff between turns, durations. No Textual state.
+
+Recorded and outside text (a reply, its code, feedback, a task, a name) reaches a widget
+through ``shown`` or ``title``, never as a plain string: Textual parses a string as markup and
+passes ESC through to the terminal, so a reply could recolour or repaint the screen."""
 
 from __future__ import annotations
 
 import difflib
+from typing import Any
 
 from pygments.token import Token
+from rich.text import Text
 from textual.content import Content
 from textual.highlight import HighlightTheme, highlight
 
+from convtui.core.printable import printable
 from convtui.sessions.browse import CallLine
 from convtui.tui.viewmodels import TurnView
 
@@ -55,6 +62,16 @@ class DiffTheme(HighlightTheme):
         Token.Generic.Subheading: "$text-accent",
         Token.Generic.Heading: "$text-primary bold",
     }
+
+
+def shown(text: str, style: str = "", **kwargs: Any) -> Text:
+    """``text`` as a widget's body: never markup, its control characters shown (``␛``)."""
+    return Text(printable(text), style=style, **kwargs)
+
+
+def title(text: str) -> Content:
+    """``text`` as a border title or subtitle, which Textual would parse as markup."""
+    return Content(printable(text))
 
 
 def status_word(status: str) -> str:
@@ -166,11 +183,11 @@ def code_diff(previous: str, current: str, *, previous_idx: int, current_idx: in
 
 
 def highlighted_code(code: str) -> Content:
-    return highlight(code or "", language="python")
+    return highlight(printable(code or ""), language="python")
 
 
 def highlighted_diff(diff: str) -> Content:
-    return highlight(diff, language="diff", theme=DiffTheme)
+    return highlight(printable(diff), language="diff", theme=DiffTheme)
 
 
 def clock(seconds: float) -> str:

@@ -26,6 +26,7 @@ from convtui.core.study import (
     TaskFilter,
     assign,
     assign_more,
+    checked_name,
     new_token,
     reassign,
     token_hash,
@@ -125,7 +126,7 @@ def token_table(people: Sequence[tuple[str, Sequence[str], str]]) -> Table:
     table.add_column("token", no_wrap=True, min_width=width)
     for name, theirs, token in people:
         listed = f"{len(theirs)}: {', '.join(theirs)}" if theirs else "none yet"
-        table.add_row(name, listed, token)
+        table.add_row(Text(name), listed, token)
     return table
 
 
@@ -288,7 +289,7 @@ def task_table(per_task: Sequence[TaskProgress]) -> Table:
                 who.append(" · ")
             who.append(f"{r.annotator} ")
             who.append(session_status(r.session_status or "pending"))
-        table.add_row(t.task_id, f"{t.done}/{len(t.holders)}", who)
+        table.add_row(Text(t.task_id), f"{t.done}/{len(t.holders)}", who)
     return table
 
 
@@ -312,9 +313,7 @@ def token_command(db: Path, name: str, as_json: bool) -> None:
 
 
 def add_annotator_command(db: Path, name: str, count: int, as_json: bool) -> None:
-    name = name.strip()
-    if not name:
-        raise StudyError("an annotator needs a name")
+    name = checked_name("annotator name", name)
     token = new_token()
     with open_study(db) as (store, study):
         rows = assignments(store, study.id)
@@ -358,5 +357,5 @@ def reassign_command(db: Path, name: str, as_json: bool) -> None:
     table.add_column("task", no_wrap=True)
     table.add_column("now with", no_wrap=True)
     for moved, to in moves:
-        table.add_row(moved.task_id, to)
+        table.add_row(Text(moved.task_id), Text(to))
     screen.print(table)

@@ -11,7 +11,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
+from convtui.core.printable import printable
 from convtui.sessions.studies import AssignmentRow
+from convtui.tui import render
 from convtui.tui.screens.detail import DetailModal
 
 _STATE_STYLE = {"done": "green", "started": "bold", "pending": "dim", "reassigned": "yellow"}
@@ -26,9 +28,9 @@ def assignments_table(rows: Sequence[AssignmentRow]) -> Table:
     for n, row in enumerate(rows, 1):
         state = Text(row.state, style=_STATE_STYLE.get(row.state, ""))
         if row.reassigned_to:
-            state.append(f" to {row.reassigned_to}")
+            state.append(printable(f" to {row.reassigned_to}"))
         session = f"{row.session_status} · {row.session_id}" if row.session_id else "not started"
-        table.add_row(str(n), row.task_id, state, session)
+        table.add_row(str(n), render.shown(row.task_id), state, render.shown(session))
     return table
 
 
@@ -46,5 +48,5 @@ class AssignmentsModal(DetailModal):
         held = sum(row.state != "reassigned" for row in self._rows)
         with self.frame(f"{self._title} · {done}/{held} done", id="assignments"):
             if self._note:
-                yield Static(Text(self._note, style="bold"), id="assignments-note")
+                yield Static(render.shown(self._note, style="bold"), id="assignments-note")
             yield Static(assignments_table(self._rows), id="assignments-table")

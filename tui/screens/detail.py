@@ -6,6 +6,8 @@ from __future__ import annotations
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 
+from convtui.tui import render
+
 
 class DetailModal(ModalScreen[None]):
     # Textual matches a type selector against every class of a screen's MRO, so subclasses
@@ -24,6 +26,6 @@ class DetailModal(ModalScreen[None]):
     def frame(title: str, id: str | None = None) -> VerticalScroll:
         """The bordered scroll the details go in, titled, saying how to close it."""
         scroll = VerticalScroll(id=id)
-        scroll.border_title = title
+        scroll.border_title = render.title(title)
         scroll.border_subtitle = "escape closes"
         return scroll

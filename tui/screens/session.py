@@ -122,7 +122,7 @@ class SessionScreen(Screen):
             title = f"{task.id} · {config.model} · {config.feedback.label} · user: {self.plan.user}"
         if session_id:
             title += f" · session {session_id}"
-        return Text(title, no_wrap=True, overflow="ellipsis")
+        return render.shown(title, no_wrap=True, overflow="ellipsis")
 
     def compose(self) -> ComposeResult:
         config, task = self.plan.config, self.plan.task

@@ -22,6 +22,7 @@ from textual.widgets.data_table import ColumnKey
 
 from convtui.core.task_search import TaskIndex
 from convtui.core.tasks import Task
+from convtui.tui import render
 
 #: Rows shown at once: enough to scroll through, few enough to refill on every keystroke.
 ROW_LIMIT = 200
@@ -168,9 +169,9 @@ class TaskPickerScreen(Screen[str | None]):
         table.clear()
         table.add_rows(
             (
-                Text(task.id),
-                Text(_clip(", ".join(task.libs), _LIBS_WIDTH)),
-                Text(_clip(_first_line(task.prompt), width)),
+                render.shown(task.id),
+                render.shown(_clip(", ".join(task.libs), _LIBS_WIDTH)),
+                render.shown(_clip(_first_line(task.prompt), width)),
             )
             for task in self._rows
         )
@@ -182,9 +183,9 @@ class TaskPickerScreen(Screen[str | None]):
             preview.border_title = Content("prompt")
             prompt.update(Text("no task matches", style="italic"))
         else:
-            preview.border_title = Content(f"prompt · {task.id}")
+            preview.border_title = render.title(f"prompt · {task.id}")
             # Text, never markup: prompts are full of `[`…`]`.
-            prompt.update(Text(task.prompt))
+            prompt.update(render.shown(task.prompt))
         preview.scroll_home(animate=False)
 
     def _highlighted(self) -> Task | None:

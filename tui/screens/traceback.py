@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
@@ -25,4 +24,4 @@ class TracebackModal(DetailModal):
         with self.frame(title):
             row = self._row
             text = render.traceback_text(row.status, row.traceback, self._run_detail)
-            yield Static(Text(text), id="traceback-text")
+            yield Static(render.shown(text), id="traceback-text")

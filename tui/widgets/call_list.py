@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from convtui.core.printable import printable
 from convtui.sessions.browse import CallLine
 from convtui.tui import render
 
@@ -14,7 +15,7 @@ def calls_text(calls: tuple[CallLine, ...]) -> Text:
     text = Text()
     text.append("Model calls this turn", style="bold")
     text.append(" · position, purpose, kind, tokens in→out, latency\n", style="dim")
-    text.append("\n".join(render.call_line(call) for call in calls))
+    text.append(printable("\n".join(render.call_line(call) for call in calls)))
     return text
 
 

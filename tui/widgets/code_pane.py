@@ -3,7 +3,6 @@ model's raw reply (which streams in while the model writes)."""
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -57,15 +56,15 @@ class CodePane(Vertical):
             self._diff = render.code_diff(
                 previous.code, turn.code, previous_idx=previous.idx, current_idx=turn.idx
             )
-        self.query_one("#reply-text", Static).update(Text(turn.reply))
+        self.query_one("#reply-text", Static).update(render.shown(turn.reply))
         self.border_title = f"Code · turn {turn.idx}"
         self._paint()
 
     def stream(self, idx: int, text: str) -> None:
         """The reply so far, while the model writes; the code tab shows it too."""
         self.border_title = f"Code · turn {idx} · streaming"
-        self.query_one("#reply-text", Static).update(Text(text))
-        self.query_one("#code-text", Static).update(Text(text))
+        self.query_one("#reply-text", Static).update(render.shown(text))
+        self.query_one("#code-text", Static).update(render.shown(text))
         self.query_one("#code-scroll", VerticalScroll).scroll_end(animate=False)
 
     def clear(self, idx: int) -> None:

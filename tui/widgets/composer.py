@@ -5,6 +5,8 @@ from __future__ import annotations
 from textual.reactive import reactive
 from textual.widgets import TextArea
 
+from convtui.core.printable import printable
+
 
 class FeedbackComposer(TextArea):
     """``ready`` is true while a turn waits for feedback; otherwise the composer is marked
@@ -46,18 +48,20 @@ class FeedbackComposer(TextArea):
 
     def offer_draft(self, draft: str | None, label: str, *, replace: bool = False) -> None:
         """Put a draft in (a simulator's, or a CodeIF-Bench instruction), unless the person
-        already typed something; ``replace``: the person asked for this one, it goes in."""
-        self._draft = draft
-        if draft and (replace or not self.text.strip()):
-            self.load_text(draft)
+        already typed something; ``replace``: the person asked for this one, it goes in.
+        The draft's control characters are shown (``␛``); sent unchanged, it is sent as
+        written (tui/human.py)."""
+        self._draft = None if draft is None else printable(draft)
+        if self._draft and (replace or not self.text.strip()):
+            self.load_text(self._draft)
             self.move_cursor(self.document.end)
         self.draft_label = label if draft else ""
 
     def restore(self, text: str) -> None:
         """Put back words the person typed and did not send before the app closed; they win
         over any draft offered later (``offer_draft`` never replaces typed words)."""
-        self._restored = text
-        self.load_text(text)
+        self._restored = printable(text)
+        self.load_text(self._restored)
         self.move_cursor(self.document.end)
 
     @property

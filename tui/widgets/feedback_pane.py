@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from convtui.core.printable import printable
 from convtui.core.session import TurnFeedback
 from convtui.sessions.browse import CallLine
 from convtui.tui import render
@@ -24,7 +25,7 @@ def received_text(given: TurnFeedback) -> Text:
     text.append("What the model was given this turn\n", style="bold underline")
     user = "User feedback"
     if given.user_source != "none":
-        user += f" · {render.source_label(given.user_source)}"
+        user += printable(f" · {render.source_label(given.user_source)}")
     for name, value in (
         ("Compilation feedback", given.compilation),
         ("Execution feedback", given.execution),
@@ -32,7 +33,7 @@ def received_text(given: TurnFeedback) -> Text:
     ):
         text.append(f"{name}\n", style="bold")
         shown = "(not given)" if value is None else value.rstrip("\n") or "(empty)"
-        text.append(shown + "\n\n")
+        text.append(printable(shown) + "\n\n")
     return text
 
 
@@ -44,22 +45,22 @@ def feedback_text(turn: TurnView, *, execution_on: bool, user_inside_turn: bool 
         text.append_text(received_text(turn.received))
         text.append("About this turn's code, for the next turn\n", style="bold underline")
     text.append("Compilation feedback\n", style="bold")
-    text.append((turn.compile_feedback or "(not compiled yet)") + "\n\n")
+    text.append(printable(turn.compile_feedback or "(not compiled yet)") + "\n\n")
     text.append("Execution feedback\n", style="bold")
     if not execution_on:
         text.append("(off under this Ω: the model sees no test results)\n\n")
     else:
-        text.append((turn.execution_feedback or "(none yet)") + "\n\n")
+        text.append(printable(turn.execution_feedback or "(none yet)") + "\n\n")
     if user_inside_turn and turn.verbal_feedback is None:
         text.append("Verbal feedback\n", style="bold")
         text.append("(the simulated user is asked inside the next turn, about the code it gets)\n")
     elif turn.saved or turn.verbal_feedback is not None:
         text.append("Verbal feedback", style="bold")
-        text.append(f" · {render.source_label(turn.feedback_source, turn.edited)}\n")
-        text.append((turn.verbal_feedback or "(none)") + "\n")
+        text.append(printable(f" · {render.source_label(turn.feedback_source, turn.edited)}\n"))
+        text.append(printable(turn.verbal_feedback or "(none)") + "\n")
         if turn.edited:
             text.append("\nSimulator draft it replaced\n", style="bold")
-            text.append((turn.feedback_draft or "") + "\n")
+            text.append(printable(turn.feedback_draft or "") + "\n")
     return text
 
 

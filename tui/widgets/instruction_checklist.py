@@ -14,6 +14,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from convtui.core.codeif.instructions import Instruction, checked_by
+from convtui.tui import render
 from convtui.tui.viewmodels import ResultView
 
 
@@ -98,7 +99,7 @@ class InstructionChecklist(DataTable):
                 Text(verdict, style="green" if row.followed else "red"),
                 given,
                 row.instruction.category,
-                Text(words, overflow="ellipsis", no_wrap=True),
+                render.shown(words, overflow="ellipsis", no_wrap=True),
             )
         if composing is not None and not self.has_focus:
             # Unless the person is moving through the list, the row in view is the one the

@@ -13,6 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from convtui.tui import render
 from convtui.tui.viewmodels import TurnView
 
 
@@ -71,7 +72,7 @@ class SimulatedFeedback(VerticalScroll):
     def _show(self, idx: int, text: str, *, where: str = "on turn") -> None:
         self.border_title = f"Feedback · {self._persona} {where} {idx}"
         body = text or "(it stayed silent: no feedback on this turn)"
-        self.query_one("#simulated-text", Static).update(Text(body))
+        self.query_one("#simulated-text", Static).update(render.shown(body))
         self.scroll_home(animate=False)
 
     def _wait(self, why: str) -> None:

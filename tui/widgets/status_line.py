@@ -51,4 +51,4 @@ class StatusLine(Static):
             self._model,
             self._feedback,
         ]
-        return Text(" · ".join(parts), no_wrap=True, overflow="ellipsis")
+        return render.shown(" · ".join(parts), no_wrap=True, overflow="ellipsis")

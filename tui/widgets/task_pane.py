@@ -6,7 +6,9 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown
 
+from convtui.core.printable import printable
 from convtui.core.tasks import Task
+from convtui.tui import render
 
 
 def task_markdown(task: Task, *, with_reference: bool) -> str:
@@ -26,8 +28,8 @@ class TaskPane(VerticalScroll):
 
     def __init__(self, task: Task, *, with_reference: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
-        self._markdown = task_markdown(task, with_reference=with_reference)
-        self.border_title = f"Task {task.id}"
+        self._markdown = printable(task_markdown(task, with_reference=with_reference))
+        self.border_title = render.title(f"Task {task.id}")
         self.can_focus = True
 
     def compose(self) -> ComposeResult:

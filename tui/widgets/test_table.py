@@ -65,17 +65,17 @@ class TestResultsTable(DataTable):
         self._detail = result.detail if result else ""
         if result is None:
             self.border_title = "Tests"
-            self.border_subtitle = note
+            self.border_subtitle = render.title(note)
             return
         for row in result.rows:
             self.add_row(
                 Text(render.status_word(row.status)),
-                Text(row.name),
+                render.shown(row.name),
                 Text(render.duration(row.duration_s), justify="right"),
-                Text(row.first_line, overflow="ellipsis", no_wrap=True),
+                render.shown(row.first_line, overflow="ellipsis", no_wrap=True),
             )
         self.border_title = f"Tests · {render.status_word(result.status)} · {result.summary}"
-        self.border_subtitle = note or result.detail
+        self.border_subtitle = render.title(note or result.detail)
 
     def action_open_traceback(self) -> None:
         if self._rows and 0 <= self.cursor_row < len(self._rows):

@@ -9,6 +9,8 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from convtui.tui import render
+
 
 class TurnTimeline(OptionList):
     help = (
@@ -61,7 +63,9 @@ class TurnTimeline(OptionList):
 
     def set_turns(self, labels: list[str], highlighted: int | None, max_turns: int) -> None:
         self.clear_options()
-        self.add_options(Option(label, id=f"turn-{i}") for i, label in enumerate(labels))
+        self.add_options(
+            Option(render.title(label), id=f"turn-{i}") for i, label in enumerate(labels)
+        )
         if highlighted is not None and 0 <= highlighted < len(labels):
             self.highlighted = highlighted
         self.border_subtitle = f"{len(labels)} / {max_turns}"
