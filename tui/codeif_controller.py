@@ -217,4 +217,16 @@ class CodeifController(SessionController):
                 if edited or offered is None
                 else offered_source(offered.category),
             )
-        self._record(turn, status, self._cache_keys[played.plan.number])
+        # What the person's words were about, kept with them if another window recorded
+        # this round first.
+        about = offered.category if offered is not None else None
+        if about is None and answer is not None:
+            about = answer.instruction
+        self._record(turn, status, self._cache_keys[played.plan.number], about)
+
+    def _drop_unrecorded(self) -> None:
+        super()._drop_unrecorded()
+        # The rounds this window made past the store's are not the session's: played on,
+        # the store's last round must not be taken for one of them (``choose``'s "fresh").
+        self._made.clear()
+        self._cache_keys.clear()

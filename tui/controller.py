@@ -31,6 +31,7 @@ from convtui.sessions.studies import start_assignment
 from convtui.tui import messages as msg
 from convtui.tui.calls import WatchedJournal, read_calls
 from convtui.tui.human import Answer, PersonUser, ShownSimulator
+from convtui.tui.refusal import Refusal
 from convtui.tui.runner import AsyncRunner
 
 USER_MODES: tuple[UserMode, ...] = ("human", "novice", "expert", "assist:novice", "assist:expert")
@@ -41,6 +42,17 @@ STREAM_INTERVAL_S = 0.05
 
 class SessionError(ConvtuiError):
     """A session cannot be opened or resumed as asked."""
+
+
+class TurnTaken(Exception):
+    """The store refused a turn as already recorded: another window on the same session
+    recorded it first. Raised out of the turn loop, whose turns no longer match the store's."""
+
+    def __init__(self, turn: Turn, status: SessionStatus, instruction: str | None) -> None:
+        super().__init__(f"turn {turn.idx} is already recorded")
+        self.turn = turn
+        self.status = status
+        self.instruction = instruction
 
 
 @dataclass(frozen=True)
@@ -210,6 +222,12 @@ class SessionController:
         else:
             # A call left "started" died with the app that made it; it is made again.
             store.abandon_started_calls(session_id=self.session_id)
+        self._load()
+
+    def _load(self) -> None:
+        """Read the session's turns and the words kept for the next one, and show them."""
+        store = self.services.store
+        assert self.session_id is not None
         self.turns = store.load_turns(self.session_id)
         typed = store.typed_feedback(self.session_id, len(self.turns))
         self.post(msg.SessionOpened(self.session_id, tuple(self.turns), typed))
@@ -219,7 +237,15 @@ class SessionController:
         try:
             await self._check_models()
             await self._open()  # the store, not this object, knows which turns are recorded
-            await self._turns()
+            while True:
+                try:
+                    await self._turns()
+                    break
+                except TurnTaken as taken:
+                    ended = self._refused(taken)
+                    if ended is not None:
+                        self.post(msg.SessionFinished(ended))
+                        break
         except asyncio.CancelledError:
             self._abandon()
             self.post(msg.TurnCancelled(self.live_idx))
@@ -285,14 +311,68 @@ class SessionController:
                 await backend.check()
                 services.checked.add(backend.spec)
 
-    def _record(self, turn: Turn, status: SessionStatus, cache_key: str | None) -> None:
+    def _record(
+        self,
+        turn: Turn,
+        status: SessionStatus,
+        cache_key: str | None,
+        instruction: str | None = None,
+    ) -> None:
         """Write a finished turn, with the cache key of the execution it ran, and tell the
         screen; every turn of every controller is saved here, so the screen's view of the
-        session never runs ahead of the store."""
+        session never runs ahead of the store. Raises ``TurnTaken`` when the store already
+        holds the turn (``instruction``: CodeIF, what the person's words were about)."""
         assert self.session_id is not None
-        self.services.store.save_turn(self.session_id, turn, status, cache_key)
+        if not self.services.store.save_turn(self.session_id, turn, status, cache_key):
+            raise TurnTaken(turn, status, instruction)
         self.turns.append(turn)
         self.post(msg.TurnSaved(turn, status))
+
+    def _refused(self, taken: TurnTaken) -> SessionStatus | None:
+        """Another window recorded ``taken``'s turn first: the person's words for it wait for
+        the turn the store waits for, the screen hears what happened and is shown the store's
+        turns. Returns how the session ended in the store, if it has (nothing more is played
+        then)."""
+        store = self.services.store
+        assert self.session_id is not None
+        words = self._persons_words(taken.turn)
+        row = store.session(self.session_id)
+        ended = row.status if row.finished else None
+        kept_for = None
+        if words and ended is None:
+            kept_for = self._keep_refused(row.turns_done, words, taken.instruction)
+        refusal = Refusal(taken.turn.idx, words, kept_for, ended, taken.status)
+        self.post(msg.TurnRefused(refusal))
+        self._drop_unrecorded()
+        self._load()
+        return ended
+
+    def _persons_words(self, turn: Turn) -> str:
+        """What the person sent with ``turn`` ("" when a simulator plays the user)."""
+        if self._person is None:
+            return ""
+        said = turn.verbal_feedback or (turn.received.user if turn.received else None) or ""
+        return said if said.strip() else ""
+
+    def _keep_refused(self, idx: int, words: str, instruction: str | None) -> int | None:
+        """Keep ``words`` as unsent words for turn ``idx``; the turn kept for, or None when
+        the store took none (that turn got recorded, or the session ended, meanwhile)."""
+        store = self.services.store
+        assert self.session_id is not None
+        there = store.typed_feedback(self.session_id, idx)
+        if there is not None and words in there.text:
+            return idx
+        if there is not None and there.text not in words:
+            # The other window's unsent words for that turn are the person's too: both stay.
+            words = f"{there.text}\n\n{words}"
+        return idx if store.keep_typed(self.session_id, idx, words, instruction) else None
+
+    def _drop_unrecorded(self) -> None:
+        """Forget what this window played past the store's turns: the next play starts from
+        what the store holds, as a resumed session does."""
+        self._held_ask = None
+        self._executed_idx = -1
+        self._last_code = ""
 
     def _abandon(self) -> None:
         if self.session_id is not None:

@@ -12,6 +12,7 @@ from convtui.core.execution import ExecResult
 from convtui.core.session import SessionStatus, Turn
 from convtui.sessions.browse import CallLine
 from convtui.sessions.typed import TypedFeedback
+from convtui.tui.refusal import Refusal
 
 
 @dataclass
@@ -96,6 +97,15 @@ class TurnSaved(Message):
 
     turn: Turn
     status: SessionStatus
+
+
+@dataclass
+class TurnRefused(Message):
+    """The store already held the turn this window played (another window recorded it
+    first); nothing of this window's was saved for it. The store's turns follow
+    (``SessionOpened``), and the session goes on from them unless it has ended."""
+
+    refusal: Refusal
 
 
 @dataclass

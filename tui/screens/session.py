@@ -25,6 +25,7 @@ from convtui.core.codeif.instructions import Instruction
 from convtui.core.codeif.records import round_source
 from convtui.sessions.browse import CallLine
 from convtui.tui import messages as msg
+from convtui.tui import refusal as refusals
 from convtui.tui import render
 from convtui.tui.codeif_controller import MODE as CODEIF_MODE
 from convtui.tui.codeif_controller import CodeifController
@@ -310,6 +311,33 @@ class SessionScreen(Screen):
         self.phase = event.status if event.status != "running" else "starting"
         # Words left in the composer (ctrl+n sends none) now wait for the next turn.
         self._keep_typed_soon()
+        self._refresh()
+
+    @on(msg.TurnRefused)
+    def _refused(self, event: msg.TurnRefused) -> None:
+        # The store's turns come next (SessionOpened) and replace this window's: the live
+        # turn was never recorded, and the words the store kept come back from there.
+        refusal = event.refusal
+        self.live = None
+        self.viewed = None
+        self.unsent.saved()  # the other window's record dropped the words kept for the turn
+        composer = self.query_one(FeedbackComposer)
+        composer.sent()
+        if refusal.kept_for is None and refusal.words:
+            composer.restore(refusal.words)  # the store took them nowhere: here to copy
+        # An ended session's phase is set now, so the note below outlives the SessionFinished
+        # that follows.
+        self.phase = refusal.ended or "starting"
+        rounds = self.codeif
+        what = "round" if rounds else "turn"
+        self.notify(
+            refusals.notice(refusal, rounds=rounds),
+            title=f"this {what} was already recorded",
+            severity="warning",
+            markup=False,
+            timeout=60,
+        )
+        self.query_one(StatusLine).note = refusals.note(refusal, rounds=rounds)
         self._refresh()
 
     @on(msg.SessionFinished)
