@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from textual import on
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
+from textual.screen import Screen
 from textual.worker import Worker
 
 from convtui.core.errors import ConvtuiError
@@ -21,7 +23,7 @@ from convtui.tui import messages as msg
 from convtui.tui import render
 from convtui.tui.commands import SessionCommands, StoredSessions
 from convtui.tui.controller import Services, SessionPlan, StudyRef, UserMode
-from convtui.tui.launch import resumed_plan
+from convtui.tui.launch import resumed_plan, served_by_convtui
 from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.help import HelpModal, key_help
 from convtui.tui.screens.session import SessionScreen
@@ -45,6 +47,10 @@ class Launch:
     annotator: str | None = None
     study: StudyRef | None = None
 
+
+# Textual's system commands that write a file where the app runs: served, that is the study's
+# host, and the browser gets nothing (its server drops files sent to the page).
+HOST_ONLY_COMMANDS = frozenset({"Screenshot"})
 
 # Where an unfinished session stands once the app has closed, by the phase it was left in.
 UNFINISHED = {
@@ -161,6 +167,12 @@ class ConvTuiApp(App):
             timeout=timeout,
             markup=markup,
         )
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        served = served_by_convtui()
+        for command in super().get_system_commands(screen):
+            if not (served and command.title in HOST_ONLY_COMMANDS):
+                yield command
 
     def farewell(self) -> list[str]:
         """What the terminal is told once the app has closed: each session opened, where it

@@ -24,6 +24,7 @@ from convtui.sessions.browse import resolve_session_id
 from convtui.sessions.studies import AssignmentRow, annotators, load_study, next_assignment
 from convtui.tui.controller import Services, SessionError, SessionPlan, StudyRef, UserMode
 from convtui.tui.runner import AsyncRunner
+from convtui.tui.web.lifeline import SERVER_PID
 
 if TYPE_CHECKING:
     from convtui.tui.app import Launch
@@ -173,6 +174,13 @@ def served_by_textual() -> bool:
     """Whether the app draws to a browser page: `convtui serve` (textual-serve) starts it
     with pipes for stdin and stdout and names Textual's web driver."""
     return bool(os.environ.get("TEXTUAL_DRIVER"))
+
+
+def served_by_convtui() -> bool:
+    """Whether `convtui serve` started the app, for a browser: what the app saves or opens
+    then lands on the study's host, which the person at the browser never sees (the server
+    passes no files or links on to the page, tui/web/apps.py)."""
+    return bool(os.environ.get(SERVER_PID))
 
 
 def has_screen() -> bool:
