@@ -92,6 +92,7 @@ from convtui.study_options import (
     AnnotatorNameArg,
     FinishedOnlyOpt,
     ServeHostOpt,
+    ServeMaxAppsOpt,
     ServePortOpt,
     SessionStudyOpt,
     StudyDbOpt,
@@ -704,6 +705,7 @@ def serve(
     db: StudyDbOpt,
     host: ServeHostOpt = "127.0.0.1",
     port: ServePortOpt = 8000,
+    max_apps: ServeMaxAppsOpt = 32,
     data: DataOpt = None,
     model_name: ModelNameOpt = None,
     chat_template: ChatTemplateOpt = None,
@@ -725,7 +727,7 @@ def serve(
         from convtui.tui.launch import MachineOptions
 
         machine = MachineOptions("all", data, model_name, chat_template, python, jobs, isolation)
-        serve_command(ServeOptions(db, host, port, machine))
+        serve_command(ServeOptions(db, host, port, machine, max_apps))
 
 
 # --- convtui study: many annotators ---------------------------------------------------------------

@@ -65,6 +65,15 @@ ServeHostOpt = Annotated[
     ),
 ]
 ServePortOpt = Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")]
+ServeMaxAppsOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-apps",
+        min=1,
+        help="Most annotators' apps running at once; past it a person gets a 'full, try "
+        "again' page (each annotator runs one app: a new tab replaces the old).",
+    ),
+]
 # What `study export --format` writes: parquet, one row per turn and a dataset card
 # (sessions/study_share.py). A Literal, so a second format is one more value here.
 StudyExportFormat = Literal["parquet"]

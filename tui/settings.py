@@ -8,10 +8,13 @@ import json
 import os
 from pathlib import Path
 
+# Where the file is kept; `convtui serve` gives each annotator's app a folder of its own.
+CONFIG_DIR = "CONVTUI_CONFIG_DIR"
+
 
 def settings_path() -> Path:
-    if os.environ.get("CONVTUI_CONFIG_DIR"):
-        return Path(os.environ["CONVTUI_CONFIG_DIR"]) / "tui.json"
+    if os.environ.get(CONFIG_DIR):
+        return Path(os.environ[CONFIG_DIR]) / "tui.json"
     base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
     return Path(base) / "convtui" / "tui.json"
 

@@ -21,6 +21,7 @@ class ServeOptions:
     host: str
     port: int
     machine: MachineOptions  # passed on to each annotator's app
+    max_apps: int = 32
 
 
 def serve_command(options: ServeOptions) -> None:
@@ -35,7 +36,7 @@ def serve_command(options: ServeOptions) -> None:
     console = Console(stderr=True, highlight=False)
     with open_study(options.db) as (store, study):
         command = AppCommand(options.db.resolve(), sys.executable, options.machine.as_flags())
-        server = StudyServer(StudyGate(store, study), command)
+        server = StudyServer(StudyGate(store, study), command, max_apps=options.max_apps)
         url = f"http://{_url_host(options.host)}:{options.port}/"
         if not _loopback(options.host):
             console.print(

@@ -17,7 +17,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,13 +137,16 @@ def descendants(pid: int) -> list[int]:
 
 
 @contextmanager
-def served_study(db: Path, log_dir: Path, port: int | None = None) -> Iterator[ServedStudy]:
-    """`convtui serve --db DB` on a free loopback port until the block ends, run from the
-    database's folder (where a study's relative ``mock:`` file is found)."""
+def served_study(
+    db: Path, log_dir: Path, port: int | None = None, extra: Sequence[str] = ()
+) -> Iterator[ServedStudy]:
+    """`convtui serve --db DB [extra…]` on a free loopback port until the block ends, run
+    from the database's folder (where a study's relative ``mock:`` file is found)."""
     port = port or free_port()
     log_path = log_dir / f"serve-{port}-{time.monotonic_ns()}.log"
     env = {**os.environ, "CONVTUI_DATA_DIR": str(DATA)}
     command = [sys.executable, "-m", "convtui", "serve", "--db", str(db), "--port", str(port)]
+    command += extra
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=db.parent
@@ -166,7 +169,14 @@ def served_study(db: Path, log_dir: Path, port: int | None = None) -> Iterator[S
                 process.wait()
 
 
-def http(url: str, *, form: dict[str, str] | None = None, cookie: str = "") -> tuple[int, str]:
+def http(
+    url: str,
+    *,
+    form: dict[str, str] | None = None,
+    cookie: str = "",
+    headers: dict[str, str] | None = None,
+    method: str | None = None,
+) -> tuple[int, str]:
     """(status, body) of a GET, or of a form POST when ``form`` is given; redirects not
     followed."""
 
@@ -175,7 +185,8 @@ def http(url: str, *, form: dict[str, str] | None = None, cookie: str = "") -> t
             return None
 
     data = urllib.parse.urlencode(form).encode() if form is not None else None
-    request = urllib.request.Request(url, data=data, headers={"Cookie": cookie} if cookie else {})
+    sent = {**({"Cookie": cookie} if cookie else {}), **(headers or {})}
+    request = urllib.request.Request(url, data=data, headers=sent, method=method)
     opener = urllib.request.build_opener(NoRedirect)
     try:
         with opener.open(request, timeout=10) as answer:
@@ -204,6 +215,7 @@ class AnnotatorPage:
 
     page: Page
     requests: list[str] = field(default_factory=list)
+    console: list[str] = field(default_factory=list)
     frames: list[tuple[float, bytes]] = field(default_factory=list)
     _screen: Any = None
     _stream: Any = None
@@ -215,6 +227,7 @@ class AnnotatorPage:
         page = await context.new_page()
         opened = cls(page)
         page.on("request", lambda request: opened.requests.append(request.url))
+        page.on("console", lambda message: opened.console.append(message.text))
         await page.goto(url)
         return opened
 

@@ -7,22 +7,27 @@ the command line, and loads nothing from outside this server."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
+import math
 import shlex
 import signal
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import jinja2
 import textual_serve
 from aiohttp import WSMsgType, web
-from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 
+from convtui.tui.settings import CONFIG_DIR, settings_path
+from convtui.tui.web.apps import ENDED, AppProcess, Apps, Full, Peer
 from convtui.tui.web.gate import StudyGate
 from convtui.tui.web.lifeline import mark_server
+from convtui.tui.web.limits import MAX_MESSAGE_BYTES, InputRate, SignInThrottle, terminal_size
 
 log = logging.getLogger("convtui.serve")
 
@@ -32,6 +37,26 @@ COOKIE = "convtui_token"
 COOKIE_MAX_AGE_S = 14 * 24 * 3600
 TEMPLATES = Path(__file__).with_name("templates")
 STATIC = Path(textual_serve.__file__).with_name("static")
+# How many apps one host runs at once unless told otherwise (`serve --max-apps`).
+DEFAULT_MAX_APPS = 32
+# How often open apps' tokens are checked against the study: a replaced token ends its app
+# within this many seconds.
+TOKEN_CHECK_S = 1.0
+# The sign-in form is a token; nothing a page posts here needs more.
+MAX_FORM_BYTES = 4096
+WATCH = web.AppKey("token_watch", asyncio.Task)
+REVOKED_REASON = (
+    "Your token was replaced or withdrawn by the study's organiser, so this app is closed. "
+    "Everything you sent before is recorded; ask the organiser for your new token."
+)
+FULL_REASON = "The study's server is full right now. Please try again in a minute."
+# Nothing on our pages comes from elsewhere, no script is inline, and no other site frames
+# them. xterm.js sets its cells' styles itself, hence inline styles.
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; "
+    "base-uri 'none'"
+)
 
 
 @dataclass(frozen=True)
@@ -51,53 +76,48 @@ class AppCommand:
         return "exec " + shlex.join(argv)
 
 
-@dataclass
-class Running:
-    """The app process each annotator has open: a second tab (or a reload) replaces the
-    first, so two processes never write one session at once."""
-
-    services: dict[str, AppService] = field(default_factory=dict)
-
-    async def replace(self, annotator: str, service: AppService) -> None:
-        old = self.services.get(annotator)
-        if old is not None:
-            log.info("%s opened the app again: closing their earlier one", annotator)
-            await old.stop()
-        self.services[annotator] = service
-
-    def forget(self, annotator: str, service: AppService) -> None:
-        if self.services.get(annotator) is service:
-            del self.services[annotator]
-
-
 class StudyServer:
     """The aiohttp application serving one study."""
 
-    def __init__(self, gate: StudyGate, command: AppCommand, *, font_size: int = 16) -> None:
+    def __init__(
+        self,
+        gate: StudyGate,
+        command: AppCommand,
+        *,
+        font_size: int = 16,
+        max_apps: int = DEFAULT_MAX_APPS,
+        config_root: Path | None = None,
+    ) -> None:
         self.gate = gate
         self.command = command
         self.font_size = font_size
-        self.running = Running()
+        self.apps = Apps(max_apps)
+        self.throttle = SignInThrottle()
+        # Each annotator's remembered choices (the theme) are their own, not the host's.
+        self.config_root = config_root or settings_path().parent / "served" / gate.study.id
         self.downloads = DownloadManager()
         self.pages = jinja2.Environment(
             loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, keep_trailing_newline=True
         )
 
     def application(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(middlewares=[_one_line_errors], client_max_size=MAX_FORM_BYTES)
         app.add_routes(
             [
                 web.get("/", self.sign_in_page),
                 web.post("/sign-in", self.sign_in),
-                web.get("/sign-out", self.sign_out),
+                web.post("/sign-out", self.sign_out),
                 web.get("/app", self.app_page),
                 web.get("/ws", self.app_socket),
-                web.get("/page.css", self.stylesheet),
+                web.get("/page.css", self.own_file("page.css")),
+                web.get("/page.js", self.own_file("page.js")),
                 web.get("/favicon.ico", _no_icon),
                 # textual-serve's own files: the terminal script, xterm's CSS and the font.
                 web.static("/static", STATIC),
             ]
         )
+        app.on_response_prepare.append(_hardened)
+        app.on_startup.append(self._start_watch)
         app.on_shutdown.append(self._close_apps)
         return app
 
@@ -105,20 +125,19 @@ class StudyServer:
 
     def _page(self, name: str, status: int = 200, **values: object) -> web.Response:
         html = self.pages.get_template(name).render(study=self.gate.name, **values)
-        response = web.Response(text=html, content_type="text/html", status=status)
-        # Nothing on our pages may come from elsewhere, and no other site may frame them.
-        response.headers["Content-Security-Policy"] = (
-            "default-src 'self'; script-src 'self' 'unsafe-inline'; "
-            "style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'"
-        )
-        response.headers["Cache-Control"] = "no-store"
-        return response
+        return web.Response(text=html, content_type="text/html", status=status)
 
-    def _refused(self, reason: str) -> web.Response:
-        return self._page("refused.html", status=403, reason=reason)
+    def _refused(self, reason: str, status: int = 403) -> web.Response:
+        return self._page("refused.html", status=status, reason=reason)
 
     def _annotator(self, request: web.Request) -> str | None:
         return self.gate.annotator_for(request.cookies.get(COOKIE))
+
+    def own_file(self, name: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        async def send(_request: web.Request) -> web.StreamResponse:
+            return web.FileResponse(TEMPLATES / name)
+
+        return send
 
     async def sign_in_page(self, request: web.Request) -> web.StreamResponse:
         if self._annotator(request) is not None:
@@ -126,11 +145,26 @@ class StudyServer:
         return self._page("sign_in.html")
 
     async def sign_in(self, request: web.Request) -> web.StreamResponse:
+        if not _same_origin(request):
+            log.info("refused a sign-in posted from another site's page")
+            return self._refused("Sign in on this study's own page.")
+        address = request.remote or "unknown"
+        wait = self.throttle.wait_s(address)
+        if wait > 0:
+            log.info("refused a sign-in from %s: too many wrong tokens", address)
+            response = self._refused(
+                f"Too many wrong tokens from here: try again in {math.ceil(wait)} s.", 429
+            )
+            response.headers["Retry-After"] = str(math.ceil(wait))
+            return response
         form = await request.post()
         token = str(form.get("token", "")).strip()
         annotator = self.gate.annotator_for(token)
         if annotator is None:
-            log.info("refused a sign-in with %s token", "an unknown" if token else "no")
+            self.throttle.failed(address)
+            log.info(
+                "refused a sign-in from %s with %s token", address, "a wrong" if token else "no"
+            )
             return self._refused(
                 "That token does not open this study."
                 if token
@@ -149,6 +183,8 @@ class StudyServer:
         raise response
 
     async def sign_out(self, request: web.Request) -> web.StreamResponse:
+        if not _same_origin(request):
+            return self._refused("Sign out on this study's own page.")
         response = web.HTTPSeeOther("./")
         response.del_cookie(COOKIE)
         raise response
@@ -157,86 +193,170 @@ class StudyServer:
         annotator = self._annotator(request)
         if annotator is None:
             return self._refused("Your token is missing or no longer valid.")
+        if self.apps.full_for(annotator):
+            return self._full()
         size = request.query.get("fontsize", "")
         font_size = int(size) if size.isdigit() and 8 <= int(size) <= 40 else self.font_size
         return self._page("app.html", annotator=annotator, font_size=font_size)
 
-    async def stylesheet(self, _request: web.Request) -> web.StreamResponse:
-        return web.FileResponse(TEMPLATES / "page.css")
+    def _full(self) -> web.Response:
+        response = self._page("full.html", status=503, limit=self.apps.limit)
+        response.headers["Retry-After"] = "60"
+        return response
 
     # --- the app's socket --------------------------------------------------------------------
 
     async def app_socket(self, request: web.Request) -> web.StreamResponse:
-        annotator = self._annotator(request)
-        if annotator is None:
+        token = request.cookies.get(COOKIE)
+        annotator = self.gate.annotator_for(token)
+        if annotator is None or token is None:
             return self._refused("Your token is missing or no longer valid.")
         if not _same_origin(request):
             return self._refused("The app opens only from this study's own page.")
-        socket = web.WebSocketResponse(heartbeat=15)
+        # The size is read before anything is started or replaced: a page's bad numbers are
+        # refused here, and never cost the annotator the app they have running.
+        asked = request.query.get("width", "80"), request.query.get("height", "24")
+        size = terminal_size(*asked)
+        if size is None:
+            log.info("%s: refused an app of size %r", annotator, asked)
+            raise web.HTTPBadRequest(text="width and height must be numbers of cells")
+        width, height = size
+        socket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_MESSAGE_BYTES)
         await socket.prepare(request)
-
-        async def close() -> None:
-            await socket.close()
-
-        service = AppService(
+        app = AppProcess(
             self.command.for_annotator(annotator),
-            write_bytes=socket.send_bytes,
-            write_str=socket.send_str,
-            close=close,
-            download_manager=self.downloads,
+            annotator=annotator,
+            token=token,
+            peer=Peer(socket, request.transport),
+            downloads=self.downloads,
+            environment={CONFIG_DIR: str(self._config_dir(annotator))},
         )
-        await self.running.replace(annotator, service)
+        try:
+            await self.apps.open(app, width, height)
+        except Full:
+            await socket.send_str(json.dumps([ENDED, FULL_REASON]))
+            await socket.close()
+            return socket
         log.info("%s: app opened", annotator)
         try:
-            await service.start(
-                _cells(request.query.get("width"), 80), _cells(request.query.get("height"), 24)
-            )
-            await _relay(socket, service)
+            await _relay(socket, app)
         finally:
-            await service.stop()
-            self.running.forget(annotator, service)
+            await self.apps.close(app)
             log.info("%s: app closed", annotator)
         return socket
 
-    async def _close_apps(self, _app: web.Application) -> None:
-        await asyncio.gather(*(s.stop() for s in list(self.running.services.values())))
+    def _config_dir(self, annotator: str) -> Path:
+        # A name may hold anything a study file allowed: its digest is a safe folder name.
+        return self.config_root / hashlib.sha256(annotator.encode()).hexdigest()[:16]
+
+    # --- apps whose token changed ------------------------------------------------------------
+
+    async def _start_watch(self, app: web.Application) -> None:
+        app[WATCH] = asyncio.get_running_loop().create_task(self._watch_tokens())
+
+    async def _watch_tokens(self) -> None:
+        """End, within ``TOKEN_CHECK_S``, every app whose token `study token` replaced or
+        `study reassign` withdrew: the person's page says why, and the app records nothing
+        more."""
+        while True:
+            await asyncio.sleep(TOKEN_CHECK_S)
+            for app in self.apps.running():
+                try:
+                    holder = self.gate.annotator_for(app.token)
+                except Exception as exc:  # a busy store is asked again next time
+                    log.info("could not check tokens (%s); trying again", exc)
+                    break
+                if holder != app.annotator:
+                    log.info("%s: their token changed, closing their app", app.annotator)
+                    await self.apps.close(app, REVOKED_REASON)
+
+    async def _close_apps(self, app: web.Application) -> None:
+        app[WATCH].cancel()
+        await self.apps.close_all(
+            "The study's server is stopping. Everything you sent is recorded."
+        )
 
 
-async def _relay(socket: web.WebSocketResponse, service: AppService) -> None:
-    """The browser's keys, resizes and focus changes, to the app process."""
-    handlers: dict[str, Callable[[object], Awaitable[object]]] = {
-        "stdin": lambda data: service.send_bytes(str(data).encode("utf-8")),
-        "resize": lambda data: service.set_terminal_size(
-            _sized(data, "width", 80), _sized(data, "height", 24)
-        ),
-        "ping": lambda data: socket.send_json(["pong", data]),
-        "blur": lambda _data: service.blur(),
-        "focus": lambda _data: service.focus(),
-    }
+async def _relay(socket: web.WebSocketResponse, app: AppProcess) -> None:
+    """The browser's keys, resizes and focus changes, to the app process: within this
+    connection's rate, and a message that makes no sense is logged in a line and dropped."""
+    rate = InputRate()
+    dropped = 0
     async for message in socket:
         if message.type != WSMsgType.TEXT:
             continue
-        envelope = message.json()
+        if not rate.allows(len(message.data)):
+            dropped += 1
+            if dropped == 1 or dropped % 1000 == 0:
+                log.info(
+                    "%s: input past the rate limit dropped (%d so far)", app.annotator, dropped
+                )
+            continue
+        try:
+            envelope = json.loads(message.data)
+        except ValueError:
+            log.info("%s: ignored a message that is not JSON", app.annotator)
+            continue
         if not isinstance(envelope, list) or not envelope:
             continue
-        handler = handlers.get(str(envelope[0]))
-        if handler is not None:
-            await handler(envelope[1] if len(envelope) > 1 else None)
+        kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
+        if kind == "stdin" and isinstance(data, str):
+            await app.send_bytes(data.encode("utf-8", "replace"))
+        elif kind == "resize":
+            size = terminal_size(
+                *(data.get(k) if isinstance(data, dict) else None for k in ("width", "height"))
+            )
+            if size is None:
+                log.info("%s: ignored a resize to no size", app.annotator)
+            else:
+                await app.set_terminal_size(*size)
+        elif kind == "ping":
+            await socket.send_json(["pong", data])
+        elif kind == "blur":
+            await app.blur()
+        elif kind == "focus":
+            await app.focus()
 
 
 async def _no_icon(_request: web.Request) -> web.StreamResponse:
     return web.Response(status=204)
 
 
-def _cells(value: object, default: int) -> int:
-    """A terminal size in cells as the page sent it (a number, or the query's digits)."""
-    if isinstance(value, str) and value.isdigit():
-        value = int(value)
-    return value if isinstance(value, int) and 0 < value < 10_000 else default
+async def _hardened(request: web.Request, response: web.StreamResponse) -> None:
+    """Every response: no version of anything, no guessing of content types, our CSP."""
+    response.headers["Server"] = "convtui"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    # Not no-referrer: under it a browser posts our own forms with "Origin: null", which the
+    # sign-in's origin check must refuse.
+    response.headers["Referrer-Policy"] = "same-origin"
+    response.headers["Content-Security-Policy"] = CSP
+    if response.content_type == "text/html":
+        response.headers["Cache-Control"] = "no-store"
 
 
-def _sized(data: object, key: str, default: int) -> int:
-    return _cells(data.get(key) if isinstance(data, dict) else None, default)
+@web.middleware
+async def _one_line_errors(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """A client's mistake (a malformed form, a body too large) is a line in the log and an
+    answer, not a traceback."""
+    try:
+        return await handler(request)
+    except web.HTTPException as answer:
+        if answer.status >= 400:
+            log.info(
+                "%s %s from %s: %s", request.method, request.path, request.remote, answer.reason
+            )
+        raise
+    except (ValueError, UnicodeDecodeError) as exc:
+        log.info(
+            "%s %s from %s: bad request (%s)",
+            request.method,
+            request.path,
+            request.remote,
+            type(exc).__name__,
+        )
+        raise web.HTTPBadRequest() from None
 
 
 def _reached_over_https(request: web.Request) -> bool:
@@ -244,12 +364,22 @@ def _reached_over_https(request: web.Request) -> bool:
 
 
 def _same_origin(request: web.Request) -> bool:
-    """A socket opened by another site's page (which the browser would send our cookie with,
-    were it not SameSite) is refused: its Origin names another host."""
-    origin = request.headers.get("Origin")
+    """A form posted or a socket opened by another site's page is refused: its Origin (or,
+    where a browser sends none, its Referer) names another host. A request with neither
+    comes from no page at all (a script), which the token alone decides."""
+    origin = request.headers.get("Origin") or request.headers.get("Referer")
     if origin is None:
         return True
     return urlsplit(origin).netloc == request.host
+
+
+def _log_to_stderr() -> None:
+    """The server's log, a line per event, where the person who started it sees it."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
 
 
 async def serve_until_stopped(
@@ -258,6 +388,7 @@ async def serve_until_stopped(
     """Serve until SIGINT or SIGTERM; ``on_ready`` lines are printed once the port is bound
     (a script waiting for them knows the server answers)."""
     mark_server()
+    _log_to_stderr()
     runner = web.AppRunner(server.application(), access_log=None)
     await runner.setup()
     try:

@@ -1,0 +1,368 @@
+"""`convtui serve` against annotators whose connections misbehave, on real sockets: a real
+server process on loopback, the real `session --study` apps it starts (the scripted ``mock:``
+model, so nothing depends on what a model writes), a real SQLite study. Clients here are not
+browsers (aiohttp's client, or a socket driven by hand) because the faults are in the
+connection itself; what a page shows is tested in Chromium in test_served_study.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.browser import ServedStudy, http, served_study
+from support.raw_client import (
+    RawApp,
+    app_pids,
+    client_frame,
+    environment_of,
+    handshake,
+    reset,
+    sign_in_status,
+    stalled_socket,
+    wait_until,
+)
+from support.studies import study_spec, write_study
+
+pytestmark = pytest.mark.timeout(300)
+
+WRONG_CODE = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
+
+
+def make_study(tmp_path: Path) -> Path:
+    (tmp_path / "replies.jsonl").write_text(json.dumps({"purpose": "generate", "text": WRONG_CODE}))
+    db = tmp_path / "study.db"
+    write_study(db, study_spec(model="mock:replies.jsonl", turns=2))
+    return db
+
+
+def run(coroutine: object) -> object:
+    return asyncio.run(coroutine)  # type: ignore[arg-type]
+
+
+def one_app_of(served: ServedStudy, timeout: float = 20.0) -> int:
+    """The one app process running, once every other has ended."""
+    wait_until(lambda: len(app_pids(served)) == 1, timeout, f"one app: {app_pids(served)}")
+    return app_pids(served)[0]
+
+
+def no_traceback(served: ServedStudy) -> None:
+    log = served.log.read_text(errors="replace")
+    assert "Traceback" not in log, log[-3000:]
+
+
+# --- 1. a connection that ends badly never locks anyone out ---------------------------------
+
+
+def flood(raw: socket.socket) -> None:
+    """Make the app behind ``raw`` draw far more than the client's buffers take: it redraws
+    its whole 500x200 screen (about 250 KB) on every resize, and the client reads none of
+    it: some 20 MB, past what loopback's socket buffers hold, so the server's writes wait."""
+    for step in range(80):
+        width = 400 + (step % 2) * 100
+        raw.sendall(client_frame(json.dumps(["resize", {"width": width, "height": 200}])))
+        time.sleep(0.08)
+
+
+def signs_in_again(served: ServedStudy) -> None:
+    """The annotator's next connection gets a working app."""
+
+    async def again() -> None:
+        app = await RawApp.open(served, "token-of-ana")
+        try:
+            await app.drawn(timeout=30)
+            assert not app.closed.is_set()
+        finally:
+            await app.close()
+
+    run(again())
+
+
+def test_a_frozen_tab_never_locks_its_annotator_out(tmp_path: Path) -> None:
+    """A tab that stops reading and never says goodbye (a frozen laptop, a network gone
+    without a word): the annotator's next sign-in works, and the frozen one is cut off and
+    its app ended, not left blocked on its pipes."""
+    db = make_study(tmp_path)
+    with served_study(db, tmp_path) as served:
+        frozen = stalled_socket(served, "token-of-ana", 500, 200)
+        stuck = one_app_of(served)
+        flood(frozen)
+        signs_in_again(served)
+        assert stuck not in app_pids(served)
+        wait_until(lambda: app_pids(served) == [], 15, "every app ended")
+        # Frozen on its own, with no new tab to replace it: cut off once it has read
+        # nothing for a while, and its app ended.
+        frozen.close()
+        frozen = stalled_socket(served, "token-of-ana", 500, 200)
+        stuck = one_app_of(served)
+        flood(frozen)
+        wait_until(lambda: stuck not in app_pids(served), 30, "the frozen tab's app ended")
+        frozen.close()
+    no_traceback(served)
+
+
+def test_a_connection_dropped_mid_frame_frees_the_annotator(tmp_path: Path) -> None:
+    db = make_study(tmp_path)
+    with served_study(db, tmp_path) as served:
+        raw = stalled_socket(served, "token-of-ana", 500, 200)
+        stuck = one_app_of(served)
+        flood(raw)
+        reset(raw)
+        wait_until(lambda: stuck not in app_pids(served), 15, "the stuck app ended")
+        signs_in_again(served)
+        wait_until(lambda: app_pids(served) == [], 15, "every app ended")
+    no_traceback(served)
+
+
+# --- 2. one app per annotator, always --------------------------------------------------------
+
+
+def test_tabs_of_one_annotator_never_run_two_apps(tmp_path: Path) -> None:
+    db = make_study(tmp_path)
+    with served_study(db, tmp_path) as served:
+
+        async def three_at_once() -> None:
+            apps = await asyncio.gather(*(RawApp.open(served, "token-of-ana") for _ in range(3)))
+            try:
+                # However they raced, one app runs, and the tabs that lost were told why.
+                await asyncio.to_thread(one_app_of, served)
+                for _ in range(200):
+                    live = [a for a in apps if not a.closed.is_set()]
+                    if len(live) == 1:
+                        break
+                    await asyncio.sleep(0.1)
+                assert len(live) == 1, [a.told for a in apps]
+                await live[0].drawn()
+                assert all("another tab" in a.told[0] for a in apps if a is not live[0])
+            finally:
+                await asyncio.gather(*(a.close() for a in apps))
+
+        async def two_tabs_half_a_second_apart() -> None:
+            first = await RawApp.open(served, "token-of-ana")
+            await asyncio.sleep(0.5)
+            second = await RawApp.open(served, "token-of-ana")
+            try:
+                await first.ended(20)
+                assert first.told and "another tab" in first.told[0]
+                await second.drawn()
+                assert not second.closed.is_set()
+                await asyncio.to_thread(one_app_of, served)
+            finally:
+                await first.close()
+                await second.close()
+
+        run(three_at_once())
+        wait_until(lambda: app_pids(served) == [], 15, "every app ended")
+        run(two_tabs_half_a_second_apart())
+    no_traceback(served)
+
+
+# --- 4. a token that changes takes effect on open sockets ----------------------------------
+
+
+@pytest.mark.parametrize("change", ["token", "reassign"])
+def test_a_changed_token_ends_the_open_app(tmp_path: Path, change: str) -> None:
+    db = make_study(tmp_path)
+    with served_study(db, tmp_path) as served:
+
+        async def scenario() -> None:
+            ana = await RawApp.open(served, "token-of-ana")
+            ben = await RawApp.open(served, "token-of-ben")
+            try:
+                await ana.drawn()
+                await ben.drawn()
+                pid = next(
+                    p for p in app_pids(served) if b"ana" in Path(f"/proc/{p}/cmdline").read_bytes()
+                )
+                argv = [sys.executable, "-m", "convtui", "study", change, "ana", "--db", str(db)]
+                done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
+                assert done.returncode == 0, done.stderr
+                changed = time.monotonic()
+                await ana.ended(10)
+                assert time.monotonic() - changed < 5
+                assert ana.told and "token was replaced or withdrawn" in ana.told[0]
+                # Her app is gone: nothing more can be recorded under the old token.
+                await asyncio.to_thread(
+                    wait_until, lambda: pid not in app_pids(served), 10, "ana's app ended"
+                )
+                assert not ben.closed.is_set()  # nobody else is touched
+            finally:
+                await ana.close()
+                await ben.close()
+
+        run(scenario())
+        assert http(served.url + "app", cookie="convtui_token=token-of-ana")[0] == 403
+    no_traceback(served)
+
+
+# --- 6. limits ----------------------------------------------------------------------------
+
+
+def test_sizes_are_checked_before_any_app_is_touched(tmp_path: Path) -> None:
+    db = make_study(tmp_path)
+    with served_study(db, tmp_path) as served:
+
+        async def scenario() -> None:
+            ana = await RawApp.open(served, "token-of-ana")
+            try:
+                await ana.drawn()
+                pid = await asyncio.to_thread(one_app_of, served)
+                # Sizes that are no sizes: refused, and ana's running app goes on.
+                for query in ("width=%C2%B2&height=30", "width=abc&height=30", "width=-4"):
+                    raw, answer = handshake(served, "token-of-ana", query)
+                    raw.close()
+                    assert answer.startswith(b"HTTP/1.1 400"), (query, answer)
+                for bad in ({"width": "²", "height": 5}, {"width": [1]}, "x", None):
+                    await ana.send("resize", bad)
+                await ana.send("resize", {"width": 10**9, "height": 10**9})  # bounded
+                await ana.socket.send_str("not json at all")
+                await asyncio.sleep(1)
+                assert app_pids(served) == [pid] and not ana.closed.is_set()
+            finally:
+                await ana.close()
+
+        run(scenario())
+        wait_until(lambda: app_pids(served) == [], 15, "every app ended")
+        # A huge size is bounded, not obeyed.
+        stuck = stalled_socket(served, "token-of-ana", 10**6, 10**6)
+        pid = one_app_of(served)
+        env = environment_of(pid)
+        assert (env["COLUMNS"], env["ROWS"]) == ("500", "200")
+        reset(stuck)
+    no_traceback(served)
+
+
+def test_messages_past_the_size_or_the_rate_are_refused(tmp_path: Path) -> None:
+    db = make_study(tmp_path)
+    with served_study(db, tmp_path) as served:
+
+        async def scenario() -> None:
+            ana = await RawApp.open(served, "token-of-ana")
+            try:
+                await ana.drawn()
+                for _ in range(2000):  # far past any typist's rate, at once
+                    await ana.send("stdin", "x")
+                await asyncio.sleep(0.5)
+                assert not ana.closed.is_set()
+                await ana.socket.send_str(json.dumps(["stdin", "y" * 100_000]))
+                await ana.ended(10)
+                assert ana.close_code == 1009  # message too big
+            finally:
+                await ana.close()
+
+        run(scenario())
+        wait_until(lambda: app_pids(served) == [], 15, "the app ended with its socket")
+        log = served.log.read_text()
+        assert "ana: input past the rate limit dropped" in log
+    no_traceback(served)
+
+
+def test_a_full_server_says_so_and_starts_nothing(tmp_path: Path) -> None:
+    db = make_study(tmp_path)
+    with served_study(db, tmp_path, extra=["--max-apps", "1"]) as served:
+
+        async def scenario() -> None:
+            ana = await RawApp.open(served, "token-of-ana")
+            try:
+                await ana.drawn()
+                status, page = http(served.url + "app", cookie="convtui_token=token-of-ben")
+                assert status == 503 and "full right now" in page and "try again" in page
+                ben = await RawApp.open(served, "token-of-ben")
+                await ben.ended(10)
+                assert ben.told and "full" in ben.told[0]
+                await ben.close()
+                assert len(app_pids(served)) == 1
+                # Ana's own new tab replaces hers: that is not one more app.
+                again = await RawApp.open(served, "token-of-ana")
+                await again.drawn()
+                await again.close()
+            finally:
+                await ana.close()
+
+        run(scenario())
+    no_traceback(served)
+
+
+# --- 7. sign-in and sign-out not forgeable; failures throttled and logged ------------------
+
+
+def test_sign_in_and_out_are_not_forgeable_and_guessing_is_throttled(tmp_path: Path) -> None:
+    db = make_study(tmp_path)
+    with served_study(db, tmp_path) as served:
+        url = served.url
+        own = url.rstrip("/")
+        assert sign_in_status(served, "token-of-ana", origin="http://evil.example") == 403
+        assert sign_in_status(served, "token-of-ana", origin="null") == 403
+        assert sign_in_status(served, "token-of-ana", origin=own) == 303
+        cookie = "convtui_token=token-of-ana"
+        assert http(url + "sign-out", cookie=cookie)[0] == 405  # not a plain GET
+        forged = http(url + "sign-out", form={}, cookie=cookie, headers={"Origin": "http://x.y"})
+        assert forged[0] == 403
+        assert http(url + "sign-out", form={}, cookie=cookie, headers={"Origin": own})[0] == 303
+        # Client mistakes: a line each, never a traceback.
+        too_long = http(url + "sign-in", form={"token": "x" * 10_000}, headers={"Origin": own})
+        assert too_long[0] == 413
+        for n in range(5):
+            assert sign_in_status(served, f"guess-{n}", origin=own) == 403
+        status, page = http(
+            url + "sign-in", form={"token": "token-of-ana"}, headers={"Origin": own}
+        )
+        assert status == 429 and "try again in" in page  # even the right token, for now
+    log = served.log.read_text()
+    assert log.count("refused a sign-in from 127.0.0.1 with a wrong token") == 5
+    assert "too many wrong tokens" in log
+    assert "guess-" not in log and "token-of-ana" not in log  # tokens are never logged
+    assert "Traceback" not in log
+
+
+# --- 8. each annotator's settings are their own; headers --------------------------------
+
+
+def test_each_annotators_app_keeps_its_settings_apart(tmp_path: Path) -> None:
+    db = make_study(tmp_path)
+    with served_study(db, tmp_path) as served:
+
+        async def scenario() -> dict[str, str]:
+            apps = [await RawApp.open(served, f"token-of-{name}") for name in ("ana", "ben")]
+            try:
+                for app in apps:
+                    await app.drawn()
+                found = {}
+                for pid in app_pids(served):
+                    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                    name = argv[argv.index(b"--annotator") + 1].decode()
+                    found[name] = environment_of(pid)["CONVTUI_CONFIG_DIR"]
+                return found
+            finally:
+                for app in apps:
+                    await app.close()
+
+        dirs = run(scenario())
+    assert isinstance(dirs, dict) and set(dirs) == {"ana", "ben"}
+    assert dirs["ana"] != dirs["ben"]
+
+
+def test_every_answer_is_hardened(tmp_path: Path) -> None:
+    import urllib.error
+    import urllib.request
+
+    db = make_study(tmp_path)
+    with served_study(db, tmp_path) as served:
+        for path in ("", "page.css", "page.js", "static/js/textual.js", "nowhere"):
+            try:
+                answer = urllib.request.urlopen(served.url + path, timeout=10)
+            except urllib.error.HTTPError as refused:
+                answer = refused
+            headers = answer.headers
+            assert headers["X-Content-Type-Options"] == "nosniff", path
+            assert headers["Server"] == "convtui", path  # no version of anything
+            policy = headers["Content-Security-Policy"]
+            script = next(p for p in policy.split(";") if p.strip().startswith("script-src"))
+            assert "unsafe-inline" not in script and "unsafe-eval" not in script
+        status, page = http(served.url + "app", cookie="convtui_token=token-of-ana")
+        assert status == 200 and "<script>" not in page and "onclick" not in page

@@ -1,0 +1,67 @@
+"""What a person's page does when the text or the study turns against it, in a real browser
+(Debian's chromium, headless, via Playwright) on a real `convtui serve`: a model reply that
+tries to paint the screen and retitle the tab is shown, not obeyed; the page runs under a
+policy that allows no inline script, and breaks none of it; a token replaced while the app is
+open ends the app within seconds and the page says why. The scripted ``mock:`` model writes
+the reply, so nothing depends on what a model writes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.browser import AnnotatorPage, ServedStudy, browser, served_study
+from support.raw_client import app_pids
+from support.studies import study_spec, write_study
+
+pytestmark = pytest.mark.timeout(300)
+
+PAINT = "\x1b[2J\x1b[H\x1b[42mALL TESTS PASSED\x1b]0;pwned\x07"
+HOSTILE_CODE = f"```python\ndef task_func(*args, **kwargs):\n    return '{PAINT}'\n```"
+
+
+def test_the_page_shows_hostile_text_obeys_no_inline_script_and_says_why_it_closed(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "replies.jsonl").write_text(
+        json.dumps({"purpose": "generate", "text": HOSTILE_CODE})
+    )
+    db = tmp_path / "study.db"
+    write_study(db, study_spec(model="mock:replies.jsonl", turns=2))
+
+    async def scenario(served: ServedStudy) -> None:
+        async with browser() as chromium:
+            page = await AnnotatorPage.open(chromium, served.url)
+            assert await page.sign_in("token-of-ana") == 200
+            title = await page.page.title()
+            await page.wait_for("waiting for your feedback", timeout=60)
+            # The Code tab shows the reply's escapes as characters.
+            await page.page.focus(".xterm-helper-textarea")
+            shown = await page.wait_for("␛[2J␛[H␛[42mALL TESTS PASSED")
+            received = b"".join(data for _at, data in page.frames)
+            assert PAINT.encode() not in received and b"\x1b]0;pwned" not in received
+            assert await page.page.title() == title == "pilot · ana · convtui"
+            assert "pwned" in shown
+            # No script of ours was refused by the page's policy (none is inline).
+            assert not [m for m in page.console if "Content Security Policy" in m]
+            # The organiser replaces her token: the app ends within seconds, saying why.
+            changed = time.monotonic()
+            argv = [sys.executable, "-m", "convtui", "study", "token", "ana", "--db", str(db)]
+            await asyncio.to_thread(subprocess.run, argv, check=True, capture_output=True)
+            await page.page.wait_for_selector("body.-closed", timeout=10_000)
+            assert time.monotonic() - changed < 8
+            why = await page.page.text_content("#why")
+            assert why is not None and "token was replaced or withdrawn" in why
+            assert await page.page.is_visible("#why")
+            deadline = time.monotonic() + 10
+            while app_pids(served) and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            assert app_pids(served) == []
+
+    with served_study(db, tmp_path) as served:
+        asyncio.run(scenario(served))

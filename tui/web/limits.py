@@ -1,0 +1,105 @@
+"""What one browser may ask of `convtui serve`: a terminal of bounded size, messages of bounded
+size at a bounded rate, and a few failed sign-ins a minute. Anything past a limit is dropped
+or refused here, before it reaches an annotator's running app."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+# A terminal larger than any screen shows is only a way to make the app draw (and the server
+# relay) more than anyone reads.
+MAX_COLUMNS = 500
+MAX_ROWS = 200
+MIN_COLUMNS = 20
+MIN_ROWS = 5
+# A key press is a few bytes; a paste of a whole solution is a few kilobytes. 64 KiB leaves
+# room for a long paste and none for a flood.
+MAX_MESSAGE_BYTES = 64 * 1024
+# A fast typist sends about 15 keys a second, a paste one message: 100 messages and 128 KiB a
+# second, with a burst of twice that, never hold back a person.
+MESSAGES_PER_S = 100.0
+BYTES_PER_S = 128 * 1024.0
+BURST_S = 2.0
+# Sign-ins: five wrong tokens a minute from one address is a person mistyping; more is
+# guessing.
+SIGN_IN_FAILURES = 5
+SIGN_IN_WINDOW_S = 60.0
+
+_DIGITS = re.compile(r"[0-9]{1,9}")
+
+
+def parse_cells(value: object, low: int, high: int) -> int | None:
+    """A terminal size in cells as a page sent it (a JSON number, or the query's ASCII
+    digits), kept within ``low``..``high``; None when it is not a size at all."""
+    if isinstance(value, str) and _DIGITS.fullmatch(value):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return None
+    return max(low, min(high, value))
+
+
+def terminal_size(width: object, height: object) -> tuple[int, int] | None:
+    """(columns, rows) within the bounds; None unless both are sizes."""
+    columns = parse_cells(width, MIN_COLUMNS, MAX_COLUMNS)
+    rows = parse_cells(height, MIN_ROWS, MAX_ROWS)
+    return None if columns is None or rows is None else (columns, rows)
+
+
+@dataclass
+class Bucket:
+    """A token bucket: ``rate`` a second, holding at most ``rate * BURST_S``."""
+
+    rate: float
+    level: float = -1.0
+    at: float = field(default_factory=time.monotonic)
+
+    def take(self, amount: float, now: float | None = None) -> bool:
+        now = time.monotonic() if now is None else now
+        full = self.rate * BURST_S
+        self.level = full if self.level < 0 else min(full, self.level + (now - self.at) * self.rate)
+        self.at = now
+        if amount > self.level:
+            return False
+        self.level -= amount
+        return True
+
+
+@dataclass
+class InputRate:
+    """One connection's allowance of messages and bytes."""
+
+    messages: Bucket = field(default_factory=lambda: Bucket(MESSAGES_PER_S))
+    data: Bucket = field(default_factory=lambda: Bucket(BYTES_PER_S))
+
+    def allows(self, size: int, now: float | None = None) -> bool:
+        return self.messages.take(1, now) and self.data.take(size, now)
+
+
+@dataclass
+class SignInThrottle:
+    """Failed sign-ins per client address: past ``SIGN_IN_FAILURES`` in the window, that
+    address is refused (even with a right token) until the oldest failure leaves it."""
+
+    failures: dict[str, deque[float]] = field(default_factory=dict)
+
+    def wait_s(self, address: str, now: float | None = None) -> float:
+        """Seconds ``address`` must wait before it may try again; 0 when it may now."""
+        now = time.monotonic() if now is None else now
+        recent = self.failures.get(address)
+        if recent is None:
+            return 0.0
+        while recent and now - recent[0] >= SIGN_IN_WINDOW_S:
+            recent.popleft()
+        if not recent:
+            del self.failures[address]
+            return 0.0
+        if len(recent) < SIGN_IN_FAILURES:
+            return 0.0
+        return SIGN_IN_WINDOW_S - (now - recent[0])
+
+    def failed(self, address: str, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        self.failures.setdefault(address, deque()).append(now)

@@ -1,0 +1,27 @@
+// The study page's own script (no script on our pages is inline: the CSP allows none).
+(() => {
+  const terminal = document.getElementById("terminal");
+  // The app's socket is beside this page, whatever host, prefix or TLS proxy it is reached
+  // through: ws for http, wss for https.
+  terminal.dataset.sessionWebsocketUrl =
+    new URL("ws", window.location.href).href.replace(/^http/, "ws");
+  document.getElementById("reopen").addEventListener("click", () => window.location.reload());
+  // When the server ends the app on purpose (another tab took over, the token changed, the
+  // server is full or stopping) it says why in one message before closing: show that.
+  const Native = window.WebSocket;
+  function Told(url, protocols) {
+    const socket = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    socket.addEventListener("message", (event) => {
+      if (typeof event.data !== "string") return;
+      let message;
+      try { message = JSON.parse(event.data); } catch (error) { return; }
+      if (Array.isArray(message) && message[0] === "convtui_ended") {
+        document.getElementById("why").textContent = String(message[1]);
+      }
+    });
+    return socket;
+  }
+  Told.prototype = Native.prototype;
+  Object.assign(Told, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });
+  window.WebSocket = Told;
+})();
