@@ -18,6 +18,7 @@ import pytest
 from support.browser import ServedStudy, http, served_study
 from support.raw_client import (
     RawApp,
+    annotator_of,
     app_pids,
     client_frame,
     environment_of,
@@ -323,28 +324,45 @@ def test_sign_in_and_out_are_not_forgeable_and_guessing_is_throttled(tmp_path: P
 # --- 8. each annotator's settings are their own; headers --------------------------------
 
 
-def test_each_annotators_app_keeps_its_settings_apart(tmp_path: Path) -> None:
+def test_a_theme_chosen_in_one_app_is_that_annotators_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "host-config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    monkeypatch.delenv("CONVTUI_CONFIG_DIR", raising=False)
     db = make_study(tmp_path)
     with served_study(db, tmp_path) as served:
 
-        async def scenario() -> dict[str, str]:
-            apps = [await RawApp.open(served, f"token-of-{name}") for name in ("ana", "ben")]
+        async def scenario() -> dict[str, Path]:
+            ana = await RawApp.open(served, "token-of-ana")
+            ben = await RawApp.open(served, "token-of-ben")
             try:
-                for app in apps:
-                    await app.drawn()
-                found = {}
-                for pid in app_pids(served):
-                    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-                    name = argv[argv.index(b"--annotator") + 1].decode()
-                    found[name] = environment_of(pid)["CONVTUI_CONFIG_DIR"]
-                return found
+                await ana.drawn()
+                await ben.drawn()
+                folders = {
+                    annotator_of(pid): Path(environment_of(pid)["CONVTUI_CONFIG_DIR"])
+                    for pid in app_pids(served)
+                }
+                # Ana picks a theme through the command palette, as a person would.
+                await asyncio.sleep(2)
+                for keys in ("\x10", "theme", "\r", "nord", "\r"):
+                    await ana.send("stdin", keys)
+                    await asyncio.sleep(1.0)
+                mine = folders["ana"] / "tui.json"
+                for _ in range(100):
+                    if mine.exists():
+                        break
+                    await asyncio.sleep(0.1)
+                return folders
             finally:
-                for app in apps:
-                    await app.close()
+                await ana.close()
+                await ben.close()
 
-        dirs = run(scenario())
-    assert isinstance(dirs, dict) and set(dirs) == {"ana", "ben"}
-    assert dirs["ana"] != dirs["ben"]
+        folders = run(scenario())
+    assert isinstance(folders, dict) and folders["ana"] != folders["ben"]
+    assert json.loads((folders["ana"] / "tui.json").read_text())["theme"] == "nord"
+    assert not (folders["ben"] / "tui.json").exists()  # ben's app keeps its own
+    assert not (home / "convtui" / "tui.json").exists()  # and the host's is untouched
 
 
 def test_every_answer_is_hardened(tmp_path: Path) -> None:
