@@ -11,6 +11,15 @@
   const Native = window.WebSocket;
   function Told(url, protocols) {
     const socket = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    // Keys typed while the socket still opens are held and sent once it is open: the page
+    // has focus from the start, and nothing a person types then is lost.
+    const send = socket.send.bind(socket);
+    const held = [];
+    socket.send = (data) => {
+      if (socket.readyState === Native.CONNECTING) held.push(data);
+      else send(data);
+    };
+    socket.addEventListener("open", () => held.splice(0).forEach(send));
     socket.addEventListener("message", (event) => {
       if (typeof event.data !== "string") return;
       let message;
@@ -22,6 +31,12 @@
     return socket;
   }
   Told.prototype = Native.prototype;
+  // The terminal takes the keys as soon as it exists (textual.js makes it on load), without
+  // a click first; the app hears of the focus as the socket opens.
+  window.addEventListener("load", () => {
+    const keys = document.querySelector(".xterm-helper-textarea");
+    if (keys) keys.focus();
+  });
   Object.assign(Told, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });
   window.WebSocket = Told;
 })();

@@ -1,0 +1,36 @@
+"""The served page takes keys from the moment it is ready: after sign-in a person types
+without clicking first (issue 34). Real Chromium (headless, via Playwright) on a real
+`convtui serve`, with the scripted ``mock:`` model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from support.browser import AnnotatorPage, ServedStudy, browser, served_study
+from support.studies import study_spec, write_study
+
+pytestmark = pytest.mark.timeout(300)
+
+WRONG_CODE = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
+
+
+def test_keys_typed_after_sign_in_reach_the_app_without_a_click(tmp_path: Path) -> None:
+    (tmp_path / "replies.jsonl").write_text(json.dumps({"purpose": "generate", "text": WRONG_CODE}))
+    db = tmp_path / "study.db"
+    write_study(db, study_spec(model="mock:replies.jsonl", turns=2))
+
+    async def scenario(served: ServedStudy) -> None:
+        async with browser() as chromium:
+            page = await AnnotatorPage.open(chromium, served.url)
+            assert await page.sign_in("token-of-ana") == 200
+            await page.wait_for("waiting for your feedback", timeout=60)
+            focused = await page.page.evaluate("document.activeElement.className")
+            assert "xterm-helper-textarea" in focused
+            await page.type("no click needed")  # no focus() or click() before it
+            await page.wait_for("no click needed", timeout=10)
+
+    with served_study(db, tmp_path) as served:
+        asyncio.run(scenario(served))
