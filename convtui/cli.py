@@ -320,6 +320,8 @@ def session(
             extract,
             chat_template,
             annotator,
+            suite,
+            data,
         )
         exit_code = run_session(options, load_catalog(suite, data))
     raise typer.Exit(exit_code)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from textual import on
 from textual.app import App, SystemCommand
@@ -23,7 +22,7 @@ from convtui.tui import messages as msg
 from convtui.tui import render
 from convtui.tui.commands import SessionCommands, StoredSessions
 from convtui.tui.controller import Services, SessionPlan, StudyRef, UserMode
-from convtui.tui.launch import resumed_plan, served_by_convtui
+from convtui.tui.launch import MachineOptions, resume_command, resumed_plan, served_by_convtui
 from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.help import HelpModal, key_help
 from convtui.tui.screens.session import SessionScreen
@@ -46,6 +45,8 @@ class Launch:
     error: str = ""
     annotator: str | None = None
     study: StudyRef | None = None
+    machine: MachineOptions = field(default_factory=MachineOptions)
+    """How this machine opened the backends, executor and catalog (resume commands repeat it)."""
 
 
 # Textual's system commands that write a file where the app runs: served, that is the study's
@@ -178,7 +179,6 @@ class ConvTuiApp(App):
         """What the terminal is told once the app has closed: each session opened, where it
         stands, and the command that opens it again (the app's screen is gone by then, and
         the id is what --resume needs)."""
-        db = shlex.quote(str(self.services.store.path))
         lines = []
         for session_id, screen in self.opened.items():
             turns = len(screen.recorded)
@@ -188,12 +188,18 @@ class ConvTuiApp(App):
             else:
                 how, verb = UNFINISHED.get(screen.phase, UNFINISHED["busy"]), "Continue it"
             task = screen.plan.task.id
-            model = shlex.quote(screen.plan.config.model)
             lines += [
                 f"Session {session_id} ({task}): {turns} turn{'s' * (turns != 1)} recorded, {how}.",
-                f"  {verb}: convtui session --resume {session_id} --db {db} --model {model}",
+                f"  {verb}: {self.resume_command(session_id, screen.plan)}",
             ]
         return lines
+
+    def resume_command(self, session_id: str, plan: SessionPlan) -> str:
+        """What to paste in a shell to open this session again."""
+        launch = self.launch
+        return resume_command(
+            session_id, self.services.store.path, plan.config, launch.machine, launch.config.model
+        )
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < 100, "-narrow")
@@ -271,10 +277,11 @@ class ConvTuiApp(App):
                 screen.stop()
                 then()
 
-        question = (
-            f"Leave this session? {screen.unsaved_work} is not saved; "
-            f"`convtui session --resume {screen.controller.session_id}` continues the session."
-        )
+        question = f"Leave this session? {screen.unsaved_work} is not saved."
+        session_id = screen.controller.session_id
+        if session_id is not None:
+            command = self.resume_command(session_id, screen.plan)
+            question += f" This continues the session:\n{command}"
         self.push_screen(ConfirmModal(question, yes="Leave"), confirmed)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import shlex
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -53,6 +54,22 @@ class SessionOptions:
     extract: ExtractMode | None = None
     chat_template: Path | None = None
     annotator: str | None = None  # None: the login name (default_annotator)
+    suite: str = "all"
+    data: Path | None = None
+
+    @property
+    def machine(self) -> MachineOptions:
+        """What else opened this app's backends, executor and catalog: a command that
+        resumes one of its sessions must give them again."""
+        return MachineOptions(
+            self.suite,
+            self.data,
+            self.model_name,
+            self.chat_template,
+            self.python,
+            self.jobs,
+            self.isolation,
+        )
 
 
 def omega_for(feedback: str, user: UserMode) -> FeedbackConfig:
@@ -150,16 +167,26 @@ def plan_launch(
 
     user = options.user
     who = options.annotator or default_annotator()
+    machine = options.machine
     if options.resume:
-        return Launch(catalog, config, user, resumed_plan(store, catalog, options.resume))
+        plan = resumed_plan(store, catalog, options.resume)
+        return Launch(catalog, config, user, plan, machine=machine)
     if options.task:
         try:
             plan = SessionPlan(catalog.get(options.task), config, user, annotator=who)
-            return Launch(catalog, config, user, plan, annotator=who)
+            return Launch(catalog, config, user, plan, annotator=who, machine=machine)
         except UnknownTaskError as exc:
             error = f"{exc}; pick one here"
-            return Launch(catalog, config, user, query=options.task, error=error, annotator=who)
-    return Launch(catalog, config, user, annotator=who)
+            return Launch(
+                catalog,
+                config,
+                user,
+                query=options.task,
+                error=error,
+                annotator=who,
+                machine=machine,
+            )
+    return Launch(catalog, config, user, annotator=who, machine=machine)
 
 
 def default_annotator() -> str:
@@ -241,6 +268,21 @@ class MachineOptions:
             ("--isolation", None if self.isolation == "auto" else self.isolation),
         ]
         return tuple(item for flag, value in given if value for item in (flag, str(value)))
+
+
+def resume_command(
+    session_id: str, db: Path, config: SessionConfig, machine: MachineOptions, opened_model: str
+) -> str:
+    """The command that opens a recorded session again, whole: the store, the models its
+    config names and what this machine opened them with (``opened_model`` is the model the
+    app was started on: its --model-name and --chat-template belong to that model only)."""
+    if config.model != opened_model:
+        machine = replace(machine, model_name=None, chat_template=None)
+    words = ["convtui", "session", "--resume", session_id, "--db", str(db.absolute())]
+    words += ["--model", config.model]
+    if config.simulator and config.simulator != config.model:
+        words += ["--simulator", config.simulator]
+    return shlex.join([*words, *machine.as_flags()])
 
 
 @dataclass(frozen=True)
@@ -339,7 +381,9 @@ def run_study_session(options: StudySessionOptions) -> int:
         raise
     services = Services(store, models, executor, AsyncRunner())
     try:
-        launch = Launch(catalog, config, user, plan, annotator=study.annotator, study=study)
+        launch = Launch(
+            catalog, config, user, plan, annotator=study.annotator, study=study, machine=machine
+        )
         return run_tui(services, launch)
     finally:
         services.close()

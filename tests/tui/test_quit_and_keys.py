@@ -5,16 +5,43 @@ store)."""
 
 from __future__ import annotations
 
+import shlex
 from functools import partialmethod
+from pathlib import Path
 
 import pytest
+from support.cli import invoke
 from textual.app import App
 from textual.pilot import Pilot
-from tui_harness import AppFactory, awaiting_feedback, play, rows
+from textual.widgets import Static
+from tui_harness import ASCENDING, WRONG, AppFactory, awaiting_feedback, play, rows, wait_until
 
+import convtui.tui
+import convtui.tui.launch
 from convtui.tui import run_tui
 from convtui.tui.app import ConvTuiApp
+from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.widgets.timeline import TurnTimeline
+
+
+def opened_by(command: str, monkeypatch: pytest.MonkeyPatch) -> tuple[str | None, Path, str]:
+    """Run ``command`` as pasted, through the command line, up to the app it would open:
+    the session that app resumes, the database it opened and its model."""
+    opened: list[tuple[str | None, Path, str]] = []
+
+    def app_would_run(services, launch) -> int:
+        plan = launch.plan
+        opened.append((plan and plan.resume_id, services.store.path, services.models.coder.spec))
+        return 0
+
+    monkeypatch.setattr(convtui.tui, "run_tui", app_would_run)
+    monkeypatch.setattr(convtui.tui.launch, "has_screen", lambda: True)
+    argv = shlex.split(command)
+    assert argv[:2] == ["convtui", "session"], command
+    done = invoke(*argv[1:])
+    assert done.returncode == 0, done.stderr
+    [what] = opened
+    return what
 
 
 def test_quitting_prints_the_session_and_the_command_that_resumes_it(
@@ -34,10 +61,36 @@ def test_quitting_prints_the_session_and_the_command_that_resumes_it(
 
     [(session_id, model)] = rows(apps.db, "SELECT id, model FROM sessions")
     out = capsys.readouterr().out.splitlines()
-    assert out == [
-        f"Session {session_id} (BigCodeBench/2): 1 turn recorded, waiting for your feedback.",
-        f"  Continue it: convtui session --resume {session_id} --db {apps.db} --model {model}",
-    ]
+    assert out[0] == (
+        f"Session {session_id} (BigCodeBench/2): 1 turn recorded, waiting for your feedback."
+    )
+    verb, command = out[1].split(": ", 1)
+    assert verb == "  Continue it"
+    assert opened_by(command, monkeypatch) == (session_id, apps.db, model)
+
+
+def test_the_leave_dialog_names_a_command_that_resumes_the_session(
+    apps: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Quitting while a turn runs asks first, and gives the command that continues the
+    session: pasted, it opens that session, in that database, on that model."""
+    said: list[str] = []
+
+    async def quit_mid_turn(pilot: Pilot) -> None:
+        await awaiting_feedback(pilot)
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: pilot.app.screen.phase == "generating", "turn 1")
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmModal), "the dialog")
+        said.append(str(pilot.app.screen.query_one(Static).render()))
+        await pilot.press("n")
+
+    model = apps.script([WRONG, ASCENDING], delay_s=3.0)
+    play(apps, quit_mid_turn, model=model)
+    [(session_id,)] = rows(apps.db, "SELECT id FROM sessions")
+    question, command = said[0].split("\n")
+    assert question.startswith("Leave this session? The running turn is not saved.")
+    assert opened_by(command, monkeypatch) == (session_id, apps.db, model)
 
 
 def test_a_session_that_ended_is_named_with_how_it_ended(apps: AppFactory) -> None:
