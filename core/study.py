@@ -103,6 +103,16 @@ class StudySpec:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> StudySpec:
+        tasks = data.get("tasks")
+        misplaced = sorted(set(tasks) & (_KEYS - _TASK_KEYS)) if isinstance(tasks, dict) else []
+        if misplaced:
+            # TOML puts every key after a table's header into that table, so a [tasks] written
+            # first swallows the study's own keys; "missing 'model'" would send people looking
+            # for a key that is there.
+            raise StudyError(
+                f"{', '.join(map(repr, misplaced))} sit inside the [tasks] table, which takes "
+                "every key after its header: move [tasks] and its keys to the end of the file"
+            )
         unknown = sorted(set(data) - _KEYS)
         if unknown:
             raise StudyError(f"unknown key(s) {', '.join(unknown)}; a study takes {_sorted(_KEYS)}")

@@ -212,6 +212,13 @@ BAD_FILES = [
     (STUDY.replace("overlap = 2", "overlap = 4"), "overlap 4 needs 1 to 3"),
     (STUDY.replace("name = ", "name = ["), "not valid TOML"),
     (STUDY.replace("turns = 2", 'protocol = "convcodeworld"'), "use protocol convtui"),
+    # A [tasks] table written first takes every key after it: the file does name a model.
+    (
+        '[tasks]\nids = "0-5"\n' + STUDY.replace(f"tasks = {json.dumps(TASKS)}\n", ""),
+        "'annotators', 'feedback', 'model', 'name', 'overlap', 'seed', 'turns' sit inside the "
+        "[tasks] table, which takes every key after its header: move [tasks] and its keys to "
+        "the end of the file",
+    ),
 ]
 
 
