@@ -167,6 +167,19 @@ class StudySpec:
                 "protocol convtui"
             )
 
+    def in_file_order(self, task_ids: Sequence[str]) -> list[str]:
+        """``task_ids`` (as the catalog spells them) in the order the study file lists its
+        tasks; under a filter, the catalog's: by suite, then by number (never as strings,
+        which put 13 before 2)."""
+        listed = self.tasks if isinstance(self.tasks, tuple) else ()
+        place = {_id_key(t): i for i, t in reversed(list(enumerate(listed)))}
+
+        def key(task_id: str) -> tuple[int, tuple[str, int, str]]:
+            parsed = _id_key(task_id)
+            return place.get(parsed, len(place)), parsed
+
+        return sorted(task_ids, key=key)
+
     def config(self) -> SessionConfig:
         """The config every session of the study runs under, built as `convtui session`
         builds it from the same options (tui/launch.py ``session_config``): the protocol's
@@ -180,6 +193,14 @@ class StudySpec:
             simulator=simulator_for(self.model, self.simulator, (omega,)),
             turns=self.turns,
         )
+
+
+def _id_key(task_id: str) -> tuple[str, int, str]:
+    """``BigCodeBench/13``, ``bigcodebench/13`` and ``13`` alike (a bare number is
+    BigCodeBench's, as the catalog reads it), and a number compared as one."""
+    prefix, _sep, number = task_id.strip().rpartition("/")
+    suite = prefix.lower() or "bigcodebench"
+    return (suite, int(number), "") if number.isdecimal() else (suite, -1, number)
 
 
 def _sorted(keys: frozenset[str]) -> str:

@@ -132,6 +132,24 @@ def test_status_follows_the_sessions_of_the_assignments(tmp_path: Path) -> None:
     assert "per annotator" in shown.stdout and "per task" in shown.stdout
 
 
+def test_status_lists_the_tasks_in_the_study_files_order(tmp_path: Path) -> None:
+    """The file lists 2, 3, 8, 13, 16, 19 (two of them by number alone); the dealing shuffles
+    them, and status shows them as the file has them, as text and as JSON."""
+    db, _tokens = init(tmp_path)
+    in_file = [f"BigCodeBench/{n}" for n in (2, 3, 8, 13, 16, 19)]
+    assert [t["task_id"] for t in status(db)["tasks"]] == in_file
+    shown = convtui("study", "status", "--db", str(db), columns=120).stdout
+    assert sorted(in_file, key=shown.index) == in_file
+    # A filter lists them in the catalog's order: by number, not as strings (10 after 9).
+    other = tmp_path / "filter"
+    other.mkdir()
+    text = STUDY.replace(f"tasks = {json.dumps(TASKS)}\n", "") + '[tasks]\nids = "0-11"\n'
+    made = convtui("study", "init", str(study_file(other, text)), "--db", str(other / "s.db"))
+    assert made.returncode == 0, made.stderr
+    shown_ids = [t["task_id"] for t in status(other / "s.db")["tasks"]]
+    assert shown_ids == [f"BigCodeBench/{n}" for n in range(12)]
+
+
 def test_a_new_token_replaces_the_old_one(tmp_path: Path) -> None:
     db, tokens = init(tmp_path)
     done = convtui("study", "token", "ben", "--db", str(db))

@@ -213,7 +213,7 @@ def study_progress(store: Store, study: StudyRow) -> StudyProgress:
     """The study's progress (``study status``, and the first part of ``study report``)."""
     people = annotators(store, study.id)
     rows = assignments(store, study.id)
-    tasks = study_tasks(store, study.id)
+    tasks = study.spec.in_file_order(study_tasks(store, study.id))
     progress = [
         AnnotatorProgress(
             name,
