@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from rich.text import Text
+
 from convtui.benchmarks.output import console, print_json, warning_line
 from convtui.benchmarks.reports.codeif_report import (
     CodeifGroup,
@@ -35,6 +37,7 @@ from convtui.benchmarks.reports.report import (
     Report,
     StaticColumn,
     build_report,
+    model_notes,
     pass_table,
     report_file_names,
     summary_table,
@@ -113,6 +116,9 @@ def report_command(
     screen = console()
     for warning in report.warnings:  # a header above the tables they qualify
         screen.print(warning_line(warning), soft_wrap=True)
+    models = [c.model for c in (*report.columns, *static, *codeif[0])]
+    for note in model_notes(models):
+        screen.print(Text.assemble(("note: ", "bold"), note), soft_wrap=True)
     if report.columns:
         screen.print(pass_table(report))
         screen.print(

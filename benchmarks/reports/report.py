@@ -112,6 +112,21 @@ class StaticColumn:
         }
 
 
+# The default model of every command: what a first run of the README's set-up reports on.
+EMBEDDED_MODEL = "local:smollm2"
+EMBEDDED_MODEL_NOTE = (
+    f"{EMBEDDED_MODEL} is the embedded 135M-parameter model, far too small to solve these "
+    "tasks: its scores near 0 are expected. It is the default so every command runs "
+    "offline; for scores that mean something, give --model a served model or an API (see "
+    "Models in the README)."
+)
+
+
+def model_notes(models: Iterable[str]) -> tuple[str, ...]:
+    """What a reader must know about the models reported before reading their scores."""
+    return (EMBEDDED_MODEL_NOTE,) if EMBEDDED_MODEL in set(models) else ()
+
+
 @dataclass(frozen=True)
 class Report:
     columns: tuple[Column, ...]

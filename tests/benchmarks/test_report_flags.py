@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -102,3 +103,23 @@ def test_report_without_plot_never_imports_matplotlib(two_settings_db):
         [sys.executable, "-c", probe], capture_output=True, text=True, env=env(), check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_a_report_on_the_embedded_model_says_in_a_line_why_it_solves_nothing(
+    two_settings_db, tmp_path
+):
+    """The README's first command reports on local:smollm2; its zeros are expected, and the
+    report says so (here the scripted run, renamed: what is reported is the model's name)."""
+    plain = convtui("report", "--db", str(two_settings_db), "--out", str(tmp_path))
+    assert plain.returncode == 0, plain.stderr
+    assert "local:smollm2" not in plain.stdout
+    db = tmp_path / "results.db"
+    with sqlite3.connect(two_settings_db) as source, sqlite3.connect(db) as conn:
+        source.backup(conn)
+        conn.execute("UPDATE sessions SET model = 'local:smollm2'")
+    done = convtui("report", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    [line] = [line for line in done.stdout.splitlines() if "local:smollm2 is" in line]
+    assert line.startswith("note: local:smollm2 is the embedded 135M-parameter model")
+    assert "far too small to solve these tasks" in line and "--model" in line
+    assert done.stdout.index(line) < done.stdout.index("Pass@1")
