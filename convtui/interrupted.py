@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from convtui.core.plural import counted
+
 INTERRUPTED_EXIT = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl+C
 
 
@@ -38,8 +40,8 @@ def kept(db: Path) -> str:
         return f"{db} holds no run yet"
     run = found[0]
     return (
-        f"run {run['id']} in {db}: {run['finished']} of {run['sessions']} session(s) finished, "
-        f"{run['turns']} turn(s) recorded"
+        f"run {run['id']} in {db}: {run['finished']} of {counted(run['sessions'], 'session')} "
+        f"finished, {counted(run['turns'], 'turn')} recorded"
     )
 
 

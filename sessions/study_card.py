@@ -12,6 +12,7 @@ from importlib import resources
 from string import Template
 from typing import Any
 
+from convtui.core.plural import counted
 from convtui.sessions.study_dataset import COLUMNS, PARQUET_PATH, card_features, shown_type
 from convtui.sessions.study_export import StudySession, StudyTranscripts
 
@@ -130,7 +131,8 @@ def _unfinished(transcripts: StudyTranscripts) -> str:
     if not open_:
         return "Every session in the table had ended when it was exported."
     return (
-        f"{len(open_)} session(s) had not ended when exported (`session_status` `running`, "
+        f"{counted(len(open_), 'session')} had not ended when exported (`session_status` "
+        "`running`, "
         "or `planned` before its first turn): their rows are the turns recorded so far, "
         "and the session may have gone on since."
     )

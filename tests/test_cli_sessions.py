@@ -156,7 +156,7 @@ def test_export_all_leaves_unfinished_sessions_out_and_says_so(db: Path, tmp_pat
     (line,) = out.read_text(encoding="utf-8").splitlines()
     assert json.loads(line)["session"]["task_id"] == "BigCodeBench/13"
     said = " ".join(done.stdout.split())
-    assert "1 unfinished session(s) (planned or running) left out" in said
+    assert "1 unfinished session (planned or running) left out" in said
     assert "--include-unfinished" in said
     # On stdout the export stays clean: the note goes to stderr.
     streamed = convtui("sessions", "export", "--db", str(db), "--all")

@@ -132,6 +132,22 @@ def test_status_follows_the_sessions_of_the_assignments(tmp_path: Path) -> None:
     assert "per annotator" in shown.stdout and "per task" in shown.stdout
 
 
+def test_one_of_each_is_counted_in_the_singular(tmp_path: Path) -> None:
+    """ "1 tasks, 1 annotators … (1 assignments)" read wrong: one of a thing is singular."""
+    text = (
+        STUDY.replace(json.dumps(TASKS), '["BigCodeBench/2"]')
+        .replace('["ana", "ben", "cy"]', '["ana"]')
+        .replace("overlap = 2", "overlap = 1")
+    )
+    db = tmp_path / "study.db"
+    made = convtui("study", "init", str(study_file(tmp_path, text)), "--db", str(db), columns=120)
+    assert made.returncode == 0, made.stderr
+    assert "1 task, 1 annotator, each task to 1 of them (1 assignment)." in made.stdout
+    joined = convtui("study", "add-annotator", "ben", "--tasks", "1", "--db", str(db))
+    assert joined.returncode == 0, joined.stderr
+    assert "ben joins study 'pilot' with 1 assignment." in joined.stdout
+
+
 def test_status_lists_the_tasks_in_the_study_files_order(tmp_path: Path) -> None:
     """The file lists 2, 3, 8, 13, 16, 19 (two of them by number alone); the dealing shuffles
     them, and status shows them as the file has them, as text and as JSON."""

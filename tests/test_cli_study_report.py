@@ -186,7 +186,7 @@ def test_the_tables_say_what_was_scored_and_the_figures_are_written(study, tmp_p
     assert "7/8 assignments done" in out and "per annotator" in out
     assert "MRR and Recall (%)" in out and "all annotators" in out and "66.7" in out
     assert "expert simulated by" in out and "16.7 / 33.3 (3)" in out
-    assert "3 overlapped task(s) (finished by two or more annotators), 3 pair(s)" in out
+    assert "3 overlapped tasks (finished by two or more annotators), 3 pairs of sessions" in out
     assert "0.444" in out and "0.265" in out and "unsolved = 4" in out
     names = ["study-scores.png", "study-scores.svg", "study-solved.png", "study-solved.svg"]
     assert sorted(p.name for p in (tmp_path / "fig").iterdir()) == names

@@ -181,7 +181,6 @@ class ConvTuiApp(App):
         the id is what --resume needs)."""
         lines = []
         for session_id, screen in self.opened.items():
-            turns = len(screen.recorded)
             if screen.finished:
                 how = f"ended: {render.PHASES.get(screen.phase, screen.phase)}"
                 verb = "Open it read-only"
@@ -189,7 +188,7 @@ class ConvTuiApp(App):
                 how, verb = UNFINISHED.get(screen.phase, UNFINISHED["busy"]), "Continue it"
             task = screen.plan.task.id
             lines += [
-                f"Session {session_id} ({task}): {turns} turn{'s' * (turns != 1)} recorded, {how}.",
+                f"Session {session_id} ({task}): {screen.position()}, {how}.",
                 f"  {verb}: {self.resume_command(session_id, screen.plan)}",
             ]
         return lines

@@ -11,8 +11,10 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
 from convtui.core.loaders import suite_of
+from convtui.core.plural import counted
 from convtui.core.printable import printable
 from convtui.sessions.browse import SessionSummary, list_sessions
+from convtui.tui import render
 
 if TYPE_CHECKING:
     from convtui.tui.app import ConvTuiApp
@@ -71,7 +73,7 @@ class SessionCommands(Provider):
 
 
 class StoredSessions(Provider):
-    """Interactive sessions still open in the store: "resume: BigCodeBench/2 · 1/3 turns"."""
+    """Interactive sessions still open in the store: "resume: BigCodeBench/2 · turn 1 · 2 of 3"."""
 
     async def startup(self) -> None:
         # Read once when the palette opens, off the UI thread; every keystroke searches these.
@@ -96,10 +98,12 @@ class StoredSessions(Provider):
             # Rounds that give instructions, no Ω; their limit comes from the task's
             # instructions (the session's header shows it), not from the stored turn budget.
             # A round is recorded once the person answers it.
-            answered = f"{s.turns_done} round{'s' * (s.turns_done != 1)} answered"
+            answered = f"{counted(s.turns_done, 'round')} answered"
             return f"resume: {s.task_id} · {answered} · {s.user_kind} · {s.id}"
         return (
-            f"resume: {s.task_id} · {s.turns_done}/{s.max_turns} turns · {s.feedback} · "
+            # The turn it resumes at, counted as its status line will count it.
+            f"resume: {s.task_id} · {render.turn_position(s.turns_done, s.max_turns)} · "
+            f"{s.feedback} · "
             f"{s.user_kind} · {s.id}"
         )
 

@@ -15,6 +15,7 @@ from rich.text import Text
 from textual.content import Content
 from textual.highlight import HighlightTheme, highlight
 
+from convtui.core.plural import counted
 from convtui.core.printable import printable
 from convtui.sessions.browse import CallLine
 from convtui.tui.viewmodels import TurnView
@@ -158,7 +159,7 @@ def round_position(idx: int | None, limit: int) -> str:
 def codeif_summary(instructions: int, limit: int) -> str:
     """What a CodeIF-Bench session is, in place of the Ω label it has no use for: the person
     gives instructions, each round's code is checked against all of them."""
-    return f"{instructions} instructions · at most {limit} rounds"
+    return f"{counted(instructions, 'instruction')} · at most {counted(limit, 'round')}"
 
 
 def composer_note(phase: str) -> str:

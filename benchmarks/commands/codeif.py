@@ -45,6 +45,7 @@ from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.isolation import verdict_warning
 from convtui.core.loop import cached_execute
 from convtui.core.omega import FeedbackConfig
+from convtui.core.plural import counted
 from convtui.core.protocol import build_config
 from convtui.core.services import open_models
 from convtui.core.session import SessionConfig
@@ -132,7 +133,7 @@ def _print_played(
         )
     else:
         console().print(
-            f"run {run_id} (CodeIF-Bench, {mode}): {played} conversation(s) played"
+            f"run {run_id} (CodeIF-Bench, {mode}): {counted(played, 'conversation')} played"
             f"{', resumed' if resumed else ''}; {failed} failed on model errors. "
             f"Browse: convtui sessions list --db {options.target.db}",
             soft_wrap=True,
@@ -291,8 +292,8 @@ def _print_scored(
         return
     console().print(
         f"run {run_id} (CodeIF-Bench, static, scored from {scored.path.name} as "
-        f"{scored.model}): {sessions} conversation(s) scored"
-        f"{', resumed' if resumed else ''}, {scored.rounds} round(s) in the file. "
+        f"{scored.model}): {counted(sessions, 'conversation')} scored"
+        f"{', resumed' if resumed else ''}, {counted(scored.rounds, 'round')} in the file. "
         f"Tables: convtui report --db {options.target.db}",
         soft_wrap=True,
     )

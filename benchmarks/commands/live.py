@@ -28,6 +28,7 @@ from convtui.benchmarks.settings import (
 from convtui.core.errors import ConvtuiError
 from convtui.core.isolation import verdict_warning
 from convtui.core.omega import FeedbackConfig
+from convtui.core.plural import counted
 from convtui.core.services import ModelOptions, open_models
 from convtui.core.session import SessionConfig
 from convtui.core.tasks import Task
@@ -58,7 +59,7 @@ def bench_live_command(
         )
     else:
         console().print(
-            f"run {result.run_id}: {result.sessions} session(s) played"
+            f"run {result.run_id}: {counted(result.sessions, 'session')} played"
             f"{', resumed' if result.resumed else ''}; {result.failed} failed on "
             f"model errors. Tables: convtui report --db {target.db}"
         )

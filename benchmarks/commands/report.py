@@ -51,6 +51,7 @@ from convtui.benchmarks.reports.static_report import (
     static_summary_table,
 )
 from convtui.core.errors import ConvtuiError
+from convtui.core.plural import noun
 from convtui.sessions import Store
 from convtui.sessions.results import (
     SessionOutcome,
@@ -83,7 +84,7 @@ def report_command(
         if not report.columns and not static and not codeif[0]:
             raise ConvtuiError(
                 f"no benchmark sessions in {db}"
-                + (f" for run(s) {', '.join(run_ids)}" if run_ids else "")
+                + (f" for {noun(len(run_ids), 'run')} {', '.join(run_ids)}" if run_ids else "")
                 + ": run convtui bench live, bench static or bench codeif first"
             )
         step("writing tables")
@@ -116,7 +117,11 @@ def report_command(
     screen = console()
     for warning in report.warnings:  # a header above the tables they qualify
         screen.print(warning_line(warning), soft_wrap=True)
-    models = [c.model for c in (*report.columns, *static, *codeif[0])]
+    models = [
+        *(c.model for c in report.columns),
+        *(c.model for c in static),
+        *(g.model for g in codeif[0]),
+    ]
     for note in model_notes(models):
         screen.print(Text.assemble(("note: ", "bold"), note), soft_wrap=True)
     if report.columns:

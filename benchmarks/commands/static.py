@@ -21,6 +21,7 @@ from convtui.core.isolation import verdict_warning
 from convtui.core.loaders import SUITE_PREFIX, load_catalog
 from convtui.core.models.base import ModelBackend
 from convtui.core.omega import parse_feedback
+from convtui.core.plural import counted
 from convtui.core.services import open_models
 from convtui.core.session import ContextMode, ProtocolName, SessionConfig
 from convtui.core.tasks import Task
@@ -86,8 +87,9 @@ def bench_static_command(options: StaticOptions) -> int:
         screen = console()
         for r in results:
             screen.print(
-                f"run {r.run_id}: replayed {r.log_set.name} ({len(r.log_set.sessions)} "
-                f"task(s)); {r.sessions} session(s) played{', resumed' if r.resumed else ''}; "
+                f"run {r.run_id}: replayed {r.log_set.name} "
+                f"({counted(len(r.log_set.sessions), 'task')}); "
+                f"{counted(r.sessions, 'session')} played{', resumed' if r.resumed else ''}; "
                 f"{r.failed} failed on model errors",
                 soft_wrap=True,
             )

@@ -19,6 +19,7 @@ from convtui.core import metrics
 from convtui.core.errors import ConvtuiError
 from convtui.core.isolation import verdict_warning
 from convtui.core.omega import ALL_CONFIGS
+from convtui.core.plural import noun
 
 _ORDER = {c.label: i for i, c in enumerate(ALL_CONFIGS)}
 
@@ -143,8 +144,7 @@ class Report:
             if warning is not None:
                 runs[warning].append(run_id)
         return tuple(
-            f"run{'s' if len(ids) > 1 else ''} {', '.join(ids)}: {warning}"
-            for warning, ids in runs.items()
+            f"{noun(len(ids), 'run')} {', '.join(ids)}: {warning}" for warning, ids in runs.items()
         )
 
     def to_json(self) -> dict:

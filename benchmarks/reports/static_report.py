@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from convtui.benchmarks.reports.report import STATIC_PASS_RULE, StaticColumn
 from convtui.core import metrics
+from convtui.core.plural import counted
 
 COMPENSATE_INIT = True  # print_results' CLI default, with which its tables were published
 
@@ -93,9 +94,7 @@ def _feedback_by(group: Sequence[Replayed]) -> str:
         return source
     annotators = {r.annotator or "unnamed" for r in group}
     n, m = len(annotators), len(group)
-    return (
-        f"human feedback ({n} annotator{'s' if n != 1 else ''}, {m} session{'s' if m != 1 else ''})"
-    )
+    return f"human feedback ({counted(n, 'annotator')}, {counted(m, 'session')})"
 
 
 def static_pass_csv(columns: Sequence[StaticColumn]) -> str:

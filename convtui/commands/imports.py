@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from convtui.benchmarks.output import console, print_json
+from convtui.core.plural import counted
 from convtui.sessions import Store
 from convtui.sessions.ccw_import import ImportedSet, import_logs
 
@@ -22,7 +23,8 @@ def import_command(folder: Path, db: Path, as_json: bool, data: Path | None = No
         what = "already in" if s.already else "imported into"
         restored = "; as recorded, from convtui's export manifest" if s.restored else ""
         screen.print(
-            f"{s.name}: {s.sessions} sessions, {s.turns} turns each at most, {what} {db} "
+            f"{s.name}: {counted(s.sessions, 'session')}, {counted(s.turns, 'turn')} each at most, "
+            f"{what} {db} "
             f"as run {s.run_id} ({s.model}, {s.feedback}, --protocol {s.protocol}{restored})",
             soft_wrap=True,
         )

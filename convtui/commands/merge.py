@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from convtui.benchmarks.output import console, print_json
+from convtui.core.plural import counted, noun
 from convtui.sessions.merge import MergeResult, merge_files
 
 
@@ -19,10 +20,14 @@ def merge_command(sources: list[Path], db: Path, as_json: bool) -> list[MergeRes
     screen = console()
     for r in results:
         if r.sessions_added:
-            said = f"[bold]{r.sessions_added}[/bold] session(s) added"
+            said = f"[bold]{r.sessions_added}[/bold] {noun(r.sessions_added, 'session')} added"
         else:
             said = "nothing to add"
-        linked = f", {r.assignments_linked} assignment(s) linked" if r.assignments_linked else ""
+        linked = (
+            f", {counted(r.assignments_linked, 'assignment')} linked"
+            if r.assignments_linked
+            else ""
+        )
         screen.print(
             f"{escape(r.source)}: {said}, {r.sessions_present} already present{linked}"
             f" → {escape(str(db))}",

@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from convtui.benchmarks.views import seconds, status_text
+from convtui.core.plural import counted
 from convtui.core.session import Turn
 from convtui.sessions.browse import CallLine, SessionDetail, SessionSummary
 
@@ -76,7 +77,7 @@ def session_table(
     wide = width >= 100
     # No vertical rules: a listing must stay readable in an ordinary terminal.
     table = Table(
-        title=f"{len(sessions)} sessions, newest first",
+        title=f"{counted(len(sessions), 'session')}, newest first",
         header_style="bold",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
@@ -230,9 +231,7 @@ def _endpoints(calls: Sequence[CallLine]) -> str:
     for call in calls:
         if call.endpoint and not call.reused and call.status == "ok":
             counts[call.endpoint] = counts.get(call.endpoint, 0) + 1
-    return ", ".join(
-        f"{url} ({n} call{'s' if n != 1 else ''})" for url, n in sorted(counts.items())
-    )
+    return ", ".join(f"{url} ({counted(n, 'call')})" for url, n in sorted(counts.items()))
 
 
 def _received(turn: Turn) -> list[RenderableType]:
@@ -280,22 +279,25 @@ def export_view(result: ExportResult) -> RenderableType:
 
 def left_out_note(result: ExportResult) -> Text:
     return Text(
-        f"{result.unfinished_left_out} unfinished session(s) (planned or running) left out; "
+        f"{counted(result.unfinished_left_out, 'unfinished session')} (planned or running) "
+        "left out; "
         "--include-unfinished exports them as they are"
     )
 
 
 def _export_view(result: ExportResult) -> RenderableType:
     if result.format == "jsonl":
-        return Text(f"{result.sessions} session(s) written to {result.out} (JSONL)")
+        return Text(f"{counted(result.sessions, 'session')} written to {result.out} (JSONL)")
     if result.format == "codeif":
         return Text(
-            f"{result.sessions} conversation(s), {result.rounds} round(s) written to "
+            f"{counted(result.sessions, 'conversation')}, {counted(result.rounds or 0, 'round')} "
+            "written to "
             f"{result.out} (CodeIF-Bench completions)"
         )
     table = Table(
         title=Text(
-            f"{result.sessions} session(s) in {len(result.sets)} log set(s) under {result.out}"
+            f"{counted(result.sessions, 'session')} in {counted(len(result.sets), 'log set')} "
+            f"under {result.out}"
         ),
         header_style="bold",
     )

@@ -23,6 +23,7 @@ from convtui.commands.session_views import (
 )
 from convtui.core.errors import ConvtuiError
 from convtui.core.loaders import load_catalog
+from convtui.core.plural import counted
 from convtui.core.session import SessionStatus
 from convtui.sessions import Store
 from convtui.sessions.browse import (
@@ -195,8 +196,8 @@ def _finished_only(store: Store, ids: Sequence[str]) -> tuple[list[str], int]:
     finished = [row.id for row in rows if row.finished]
     if rows and not finished:
         raise ConvtuiError(
-            f"the {len(rows)} session(s) selected are all unfinished (planned or running): "
-            "pass --include-unfinished to export them as they are"
+            f"the {counted(len(rows), 'session')} selected are all unfinished (planned or "
+            "running): pass --include-unfinished to export them as they are"
         )
     return finished, len(rows) - len(finished)
 

@@ -19,6 +19,7 @@ from convtui.benchmarks.output import console, print_json
 from convtui.benchmarks.settings import TaskSelection, suite_for
 from convtui.commands.session_views import session_status
 from convtui.core.errors import ConvtuiError
+from convtui.core.plural import counted
 from convtui.core.study import (
     Assignment,
     StudyError,
@@ -80,8 +81,9 @@ def init_command(spec_path: Path, db: Path, data: Path | None, as_json: bool) ->
     screen = console()
     screen.print(
         Text(
-            f"Study {spec.name!r} in {db}: {len(tasks)} tasks, {len(spec.annotators)} "
-            f"annotators, each task to {spec.overlap} of them ({len(given)} assignments)."
+            f"Study {spec.name!r} in {db}: {counted(len(tasks), 'task')}, "
+            f"{counted(len(spec.annotators), 'annotator')}, each task to {spec.overlap} of them "
+            f"({counted(len(given), 'assignment')})."
         ),
         soft_wrap=True,
     )
@@ -324,7 +326,8 @@ def add_annotator_command(db: Path, name: str, count: int, as_json: bool) -> Non
         print_json({"study": study.name, "annotator": name, "tasks": theirs, "token": token})
         return
     screen = console()
-    screen.print(Text(f"{name} joins study {study.name!r} with {len(theirs)} assignment(s)."))
+    dealt = counted(len(theirs), "assignment")
+    screen.print(Text(f"{name} joins study {study.name!r} with {dealt}."))
     screen.print(token_table([(name, theirs, token)]))
     screen.print(tokens_note(db), soft_wrap=True)
 

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from convtui.benchmarks.output import console, print_json
 from convtui.commands.study import open_study
+from convtui.core.plural import counted
 from convtui.sessions.study_share import StudyExport, export_study
 from convtui.study_options import StudyExportFormat
 
@@ -37,8 +38,10 @@ def export_command(
     still_open = f", {done.unfinished_sessions} still open" if done.unfinished_sessions else ""
     console().print(
         Text(
-            f"Study {done.study!r}: {done.rows} turns of {done.sessions} sessions{still_open} "
-            f"by {len(done.annotators)} annotators over {len(done.tasks)} tasks → "
+            f"Study {done.study!r}: {counted(done.rows, 'turn')} of "
+            f"{counted(done.sessions, 'session')}{still_open} by "
+            f"{counted(len(done.annotators), 'annotator')} over "
+            f"{counted(len(done.tasks), 'task')} → "
             f"{', '.join(str(path) for path in done.files)}"
         ),
         soft_wrap=True,

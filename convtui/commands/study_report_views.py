@@ -14,6 +14,7 @@ from rich.text import Text
 from convtui.benchmarks.output import console
 from convtui.commands.study import annotator_table
 from convtui.commands.study_scores import AnnotatorScores, Scoring
+from convtui.core.plural import counted
 from convtui.core.study_agreement import Agreement, Alpha
 from convtui.core.study_outcomes import Scores
 
@@ -68,7 +69,7 @@ def print_report(report: StudyReport, plots: Sequence[Path] = ()) -> None:
         screen.print(scoring_table(scoring))
         if scoring.failed:
             screen.print(
-                f"{scoring.failed} replayed session(s) failed on model errors: the same "
+                f"{counted(scoring.failed, 'replayed session')} failed on model errors: the same "
                 "command again retries them",
                 soft_wrap=True,
             )
@@ -125,8 +126,8 @@ def _pair(scores: Scores | None) -> list[str]:
 def agreement_line(found: Agreement) -> str:
     agreed = "" if found.agreed is None else f"; {100 * found.agreed:.1f}% of them agree on solved"
     return (
-        f"Agreement: {len(found.tasks)} overlapped task(s) (finished by two or more "
-        f"annotators), {found.pairs} pair(s) of sessions{agreed}"
+        f"Agreement: {counted(len(found.tasks), 'overlapped task')} (finished by two or more "
+        f"annotators), {counted(found.pairs, 'pair of sessions')}{agreed}"
     )
 
 

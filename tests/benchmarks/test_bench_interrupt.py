@@ -63,7 +63,7 @@ def test_ctrl_c_says_what_was_kept_and_the_command_that_goes_on(tmp_path) -> Non
         (run_id,) = conn.execute("SELECT id FROM runs").fetchone()
         recorded = conn.execute("SELECT count(*) FROM turns").fetchone()[0]
     assert kept.startswith(f"interrupted: kept run {run_id} in {db}: ")
-    assert f"{recorded} turn(s) recorded" in kept
+    assert f"{recorded} turn{'s' * (recorded != 1)} recorded" in kept
     assert again == "go on where it stopped: convtui " + " ".join(args)
     done = subprocess.run(
         [sys.executable, "-m", "convtui", *args, "--json"],

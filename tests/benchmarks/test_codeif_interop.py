@@ -58,7 +58,7 @@ def exported(tmp_path_factory):
     out = folder / "completions.jsonl"
     done = cli("sessions", "export", "--format", "codeif", "--db", str(db), "--out", str(out))
     assert done.returncode == 0, done.stderr
-    assert "1 conversation(s), 8 round(s)" in " ".join(done.stdout.split())
+    assert "1 conversation, 8 rounds" in " ".join(done.stdout.split())
     return db, out, task, model
 
 

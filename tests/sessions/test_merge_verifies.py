@@ -101,7 +101,7 @@ def test_the_untouched_copy_merges_and_links_both_assignments(offline: Offline) 
     done = offline.merge()
 
     assert done.returncode == 0, done.stderr
-    assert "2 session(s) added" in done.stdout and "2 assignment(s) linked" in done.stdout
+    assert "2 sessions added" in done.stdout and "2 assignments linked" in done.stdout
     assert fingerprint(offline.copy) == before
     with Store.open(offline.study) as store:
         linked = {

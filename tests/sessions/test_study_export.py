@@ -156,7 +156,7 @@ def test_the_card_says_what_the_study_was_and_that_open_sessions_are_in(
     assert f'path: "{PARQUET}"' in front
     assert "`CF,EF:full,VF:expert`" in prose and "`assist:expert`" in prose
     assert "4 rows from 3 sessions" in prose
-    assert "1 session(s) had not ended" in prose
+    assert "1 session had not ended" in prose
     assert "| ana | 2 | 3 | 1 |" in prose and "| ben | 1 | 1 | 0 |" in prose
     assert "BigCodeBench" in prose and "CodeIF-Bench" in prose
     assert "| `feedback` |" in prose

@@ -21,6 +21,7 @@ import convtui.tui.launch
 from convtui.tui import run_tui
 from convtui.tui.app import ConvTuiApp
 from convtui.tui.screens.confirm import ConfirmModal
+from convtui.tui.widgets.status_line import StatusLine
 from convtui.tui.widgets.timeline import TurnTimeline
 
 
@@ -47,10 +48,13 @@ def opened_by(command: str, monkeypatch: pytest.MonkeyPatch) -> tuple[str | None
 def test_quitting_prints_the_session_and_the_command_that_resumes_it(
     apps: AppFactory, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    status: list[str] = []
+
     async def quit_while_waiting(pilot: Pilot) -> None:
         await awaiting_feedback(pilot)
         await pilot.press("ctrl+n")
-        await awaiting_feedback(pilot, turn=1)
+        screen = await awaiting_feedback(pilot, turn=1)
+        status.append(str(screen.query_one(StatusLine).render()))
         await pilot.press("ctrl+q")
 
     # run_tui as the command line calls it, on a headless driver the pilot presses keys in.
@@ -61,8 +65,10 @@ def test_quitting_prints_the_session_and_the_command_that_resumes_it(
 
     [(session_id, model)] = rows(apps.db, "SELECT id, model FROM sessions")
     out = capsys.readouterr().out.splitlines()
+    # Turns counted as the status line counted them when the person quit.
+    assert status[0].startswith("turn 1 · 2 of 3 · ")
     assert out[0] == (
-        f"Session {session_id} (BigCodeBench/2): 1 turn recorded, waiting for your feedback."
+        f"Session {session_id} (BigCodeBench/2): turn 1 · 2 of 3, waiting for your feedback."
     )
     verb, command = out[1].split(": ", 1)
     assert verb == "  Continue it"
@@ -106,7 +112,7 @@ def test_a_session_that_ended_is_named_with_how_it_ended(apps: AppFactory) -> No
     app = play(apps, give_up)
     [(session_id,)] = rows(apps.db, "SELECT id FROM sessions")
     said = app.farewell()
-    assert said[0] == f"Session {session_id} (BigCodeBench/2): 1 turn recorded, ended: given up."
+    assert said[0] == f"Session {session_id} (BigCodeBench/2): turn 0 · 1 of 3, ended: given up."
     assert said[1].startswith(f"  Open it read-only: convtui session --resume {session_id} ")
 
 

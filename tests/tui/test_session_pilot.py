@@ -40,6 +40,7 @@ from convtui.tui.screens.help import HelpModal
 from convtui.tui.screens.session import SessionScreen
 from convtui.tui.screens.task_picker import TaskPickerScreen
 from convtui.tui.widgets.composer import FeedbackComposer
+from convtui.tui.widgets.status_line import StatusLine
 from convtui.tui.widgets.timeline import TurnTimeline
 
 pytestmark = pytest.mark.slow
@@ -395,10 +396,15 @@ def test_the_palette_resumes_a_recorded_session(apps: AppFactory):
 
             await wait_until(pilot, lambda: top_hit().startswith("resume: BigCodeBench/2"), "hit")
             assert session_id in top_hit()
+            offered = top_hit()
             await pilot.press("enter")
             await wait_until(pilot, lambda: isinstance(pilot.app.screen, SessionScreen), "resume")
             screen = await awaiting_feedback(pilot, turn=1)
             assert screen.controller.session_id == session_id
+            # The palette counted the turns as the status line counts them once resumed.
+            status = str(screen.query_one(StatusLine).render())
+            assert status.startswith("turn 1 · 2 of 3 · ")
+            assert offered.startswith("resume: BigCodeBench/2 · turn 1 · 2 of 3 · ")
             assert [t.verbal_feedback for t in screen.recorded] == ["Use statistics.mean."]
             assert not any(isinstance(s, TaskPickerScreen) for s in pilot.app.screen_stack)
 

@@ -23,6 +23,7 @@ from textual.widgets import Footer, Static, TextArea
 from convtui.core.codeif.conversation import offered_message, rounds_limit
 from convtui.core.codeif.instructions import Instruction
 from convtui.core.codeif.records import round_source
+from convtui.core.plural import counted
 from convtui.sessions.browse import CallLine
 from convtui.tui import messages as msg
 from convtui.tui import refusal as refusals
@@ -144,7 +145,9 @@ class SessionScreen(Screen):
                         self._persona, inside_turn=self._user_inside_turn, id="simulated-feedback"
                     )
         # The status line's tail is short: the title says the rest.
-        tail = f"{len(self.instructions)} instructions" if self.codeif else config.feedback.label
+        tail = (
+            counted(len(self.instructions), "instruction") if self.codeif else config.feedback.label
+        )
         yield StatusLine(config.model, tail, rounds=self.codeif, id="status-line")
         yield Footer(compact=True)
 
@@ -522,6 +525,12 @@ class SessionScreen(Screen):
             calls=self.calls.get(turn.idx, ()),
             user_inside_turn=self._user_inside_turn,
         )
+
+    def position(self) -> str:
+        """Where the session stands, as the status line says it (``turn 1 · 2 of 11``): the
+        one way turns are counted wherever the app speaks of them."""
+        shown = render.round_position if self.codeif else render.turn_position
+        return shown(self._current_turn(), self.budget)
 
     def _current_turn(self) -> int | None:
         """The turn in play: the live one, else the next to run, or once the session ended
