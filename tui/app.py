@@ -278,7 +278,11 @@ class ConvTuiApp(App):
 
         question = f"Leave this session? {screen.unsaved_work} is not saved."
         session_id = screen.controller.session_id
-        if session_id is not None:
+        if served_by_convtui():
+            # A command names the host's paths, and the person at the browser has no shell
+            # there: what continues it for them is the page.
+            question += " Signing in again continues the session where it stopped."
+        elif session_id is not None:
             command = self.resume_command(session_id, screen.plan)
             question += f" This continues the session:\n{command}"
         self.push_screen(ConfirmModal(question, yes="Leave"), confirmed)

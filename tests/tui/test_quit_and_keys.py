@@ -5,6 +5,7 @@ store)."""
 
 from __future__ import annotations
 
+import os
 import shlex
 from functools import partialmethod
 from pathlib import Path
@@ -21,6 +22,7 @@ import convtui.tui.launch
 from convtui.tui import run_tui
 from convtui.tui.app import ConvTuiApp
 from convtui.tui.screens.confirm import ConfirmModal
+from convtui.tui.web.lifeline import SERVER_PID
 from convtui.tui.widgets.status_line import StatusLine
 from convtui.tui.widgets.timeline import TurnTimeline
 
@@ -75,6 +77,17 @@ def test_quitting_prints_the_session_and_the_command_that_resumes_it(
     assert opened_by(command, monkeypatch) == (session_id, apps.db, model)
 
 
+async def leave_dialog_text(pilot: Pilot, said: list[str]) -> None:
+    """Start turn 1, quit while it runs, note what the dialog asks, and stay."""
+    await awaiting_feedback(pilot)
+    await pilot.press("ctrl+n")
+    await wait_until(pilot, lambda: pilot.app.screen.phase == "generating", "turn 1")
+    await pilot.press("ctrl+q")
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmModal), "the dialog")
+    said.append(str(pilot.app.screen.query_one(Static).render()))
+    await pilot.press("n")
+
+
 def test_the_leave_dialog_names_a_command_that_resumes_the_session(
     apps: AppFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -83,13 +96,7 @@ def test_the_leave_dialog_names_a_command_that_resumes_the_session(
     said: list[str] = []
 
     async def quit_mid_turn(pilot: Pilot) -> None:
-        await awaiting_feedback(pilot)
-        await pilot.press("ctrl+n")
-        await wait_until(pilot, lambda: pilot.app.screen.phase == "generating", "turn 1")
-        await pilot.press("ctrl+q")
-        await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmModal), "the dialog")
-        said.append(str(pilot.app.screen.query_one(Static).render()))
-        await pilot.press("n")
+        await leave_dialog_text(pilot, said)
 
     model = apps.script([WRONG, ASCENDING], delay_s=3.0)
     play(apps, quit_mid_turn, model=model)
@@ -97,6 +104,24 @@ def test_the_leave_dialog_names_a_command_that_resumes_the_session(
     question, command = said[0].split("\n")
     assert question.startswith("Leave this session? The running turn is not saved.")
     assert opened_by(command, monkeypatch) == (session_id, apps.db, model)
+
+
+def test_a_served_apps_leave_dialog_names_no_command_and_no_path(
+    apps: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a browser (`convtui serve`) the person has no shell on the host, and the host's
+    paths are not theirs to see: signing in again is what continues."""
+    monkeypatch.setenv(SERVER_PID, str(os.getpid()))
+    said: list[str] = []
+
+    async def quit_mid_turn(pilot: Pilot) -> None:
+        await leave_dialog_text(pilot, said)
+
+    play(apps, quit_mid_turn, model=apps.script([WRONG, ASCENDING], delay_s=3.0))
+    assert said[0] == (
+        "Leave this session? The running turn is not saved. Signing in again continues the "
+        "session where it stopped."
+    )
 
 
 def test_a_session_that_ended_is_named_with_how_it_ended(apps: AppFactory) -> None:
