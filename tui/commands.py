@@ -10,11 +10,14 @@ from typing import TYPE_CHECKING, cast
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
-from convtui.core.loaders import suite_of
+from convtui.core.codeif.conversation import rounds_limit
+from convtui.core.codeif.instructions import instructions
+from convtui.core.loaders import TaskCatalog, suite_of
 from convtui.core.plural import counted
 from convtui.core.printable import printable
 from convtui.sessions.browse import SessionSummary, list_sessions
 from convtui.tui import render
+from convtui.tui.codeif_controller import MODE as CODEIF_MODE
 
 if TYPE_CHECKING:
     from convtui.tui.app import ConvTuiApp
@@ -85,21 +88,28 @@ class StoredSessions(Provider):
             interactive=True,
             limit=200,
         )
-        self._hits = [(self._title(s), partial(app.resume_session, s.id), s) for s in found]
+        catalog = app.launch.catalog
+        self._hits = [
+            (self._title(s, catalog), partial(app.resume_session, s.id), s) for s in found
+        ]
 
     @staticmethod
-    def _title(s: SessionSummary) -> str:
+    def _title(s: SessionSummary, catalog: TaskCatalog | None = None) -> str:
         # The palette reads a hit as markup; a merged session's task id is outside text.
-        return escape(printable(StoredSessions._words(s)))
+        return escape(printable(StoredSessions._words(s, catalog)))
 
     @staticmethod
-    def _words(s: SessionSummary) -> str:
+    def _words(s: SessionSummary, catalog: TaskCatalog | None) -> str:
         if suite_of(s.task_id) == "codeif":
             # Rounds that give instructions, no Ω; their limit comes from the task's
             # instructions (the session's header shows it), not from the stored turn budget.
-            # A round is recorded once the person answers it.
-            answered = f"{counted(s.turns_done, 'round')} answered"
-            return f"resume: {s.task_id} · {answered} · {s.user_kind} · {s.id}"
+            # A round is recorded once the person answers it, so the next is turns_done.
+            if catalog is not None and s.task_id in catalog:
+                limit = rounds_limit(instructions(catalog.get(s.task_id)), CODEIF_MODE)
+                where = render.round_position(s.turns_done, limit)
+            else:  # a merged session of a task this app did not load
+                where = f"{counted(s.turns_done, 'round')} answered"
+            return f"resume: {s.task_id} · {where} · {s.user_kind} · {s.id}"
         return (
             # The turn it resumes at, counted as its status line will count it.
             f"resume: {s.task_id} · {render.turn_position(s.turns_done, s.max_turns)} · "

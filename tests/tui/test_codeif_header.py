@@ -40,11 +40,12 @@ def test_the_header_shows_instructions_and_rounds_not_omega(apps: AppFactory) ->
     assert f"round 1 of at most {limit}" in status
     assert "of 3" not in status
     assert status.endswith(f"· {len(order)} instructions")
-    # The palette's entry for resuming it speaks of rounds too, not Ω or a turn budget
-    # (round 1 waits for the person's answer, so none is recorded yet).
+    # The palette's entry for resuming it speaks of rounds too, not Ω or a turn budget, and
+    # counts them as the status line does (round 1 waits for the person's answer).
     [session] = list_sessions(apps.store(), status=("running",), interactive=True)
-    entry = StoredSessions._title(session)
-    assert entry == f"resume: {TASK} · 0 rounds answered · {session.user_kind} · {session.id}"
+    entry = StoredSessions._title(session, apps.catalog)
+    where = f"round 1 of at most {limit}"
+    assert entry == f"resume: {TASK} · {where} · {session.user_kind} · {session.id}"
     assert seen["timeline"] == f"1 / {limit}"
 
 
