@@ -14,6 +14,7 @@ from rich.text import Text
 
 from convtui.benchmarks.runs.doctor import DoctorReport
 from convtui.core.execution import ExecResult, TestOutcome
+from convtui.core.plural import counted
 from convtui.core.tasks import Task
 
 _STATUS_STYLE = {
@@ -91,7 +92,10 @@ def doctor_view(report: DoctorReport) -> RenderableType:
         for node in report.nodes:
             summary.add_row(
                 Text(f"  {node['host']} {node['node'][:8]}"),
-                Text(f"{node['slots']} slots · {node['isolation_detail']} · {node['python']}"),
+                Text(
+                    f"{counted(node['slots'], 'slot')} · {node['isolation_detail']} · "
+                    f"{node['python']}"
+                ),
             )
     else:
         summary.add_row("isolation", report.isolation_detail or report.isolation)

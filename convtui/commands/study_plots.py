@@ -22,6 +22,7 @@ from convtui.benchmarks.reports.plots import PANEL_H, PANEL_W, new_figure, save_
 from convtui.benchmarks.reports.report import report_file_names
 from convtui.commands.study_report import StudyReport
 from convtui.commands.study_scores import Scoring
+from convtui.core.plural import counted
 from convtui.core.study_agreement import Alpha, outcome_matrix
 from convtui.core.study_outcomes import Scores
 
@@ -98,7 +99,7 @@ def _solved_figure(report: StudyReport):
     ax.set_title(
         "solved (first passing turn) or ✗ unsolved; blank: no finished session\n"
         f"alpha solved: {_alpha(found.solved)} · alpha turns: {_alpha(found.turns)} "
-        f"({len(found.tasks)} overlapped tasks, {found.pairs} pairs)",
+        f"({counted(len(found.tasks), 'overlapped task')}, {counted(found.pairs, 'pair')})",
         fontsize=8,
     )
     return figure
