@@ -149,9 +149,7 @@ class StudyApp(ConvTuiApp):
         self.push_screen(AssignmentsModal(title, rows, note))
 
     def farewell(self) -> list[str]:
-        db = shlex.quote(str(self.services.store.path))
-        who = shlex.quote(self.study.annotator)
-        return [
-            *super().farewell(),
-            f"Your assignments go on with: convtui session --study {db} --annotator {who}",
-        ]
+        db = str(self.services.store.path.absolute())
+        words = ["convtui", "session", "--study", db, "--annotator", self.study.annotator]
+        command = shlex.join([*words, *self.launch.machine.as_flags()])
+        return [*super().farewell(), f"Your assignments go on with: {command}"]

@@ -6,6 +6,7 @@ fixture's), real sandbox, a real SQLite study database in tmp_path."""
 from __future__ import annotations
 
 import asyncio
+import shlex
 from dataclasses import replace
 
 import pytest
@@ -27,7 +28,7 @@ from convtui.core.study import StudySpec
 from convtui.sessions import Store
 from convtui.sessions.studies import assignments, load_study, start_assignment
 from convtui.tui.controller import StudyRef
-from convtui.tui.launch import next_plan, session_config, study_ref
+from convtui.tui.launch import MachineOptions, next_plan, session_config, study_ref
 from convtui.tui.screens.assignments import AssignmentsModal
 from convtui.tui.screens.session import SessionScreen
 
@@ -114,7 +115,21 @@ def test_an_annotator_is_moved_from_assignment_to_assignment_until_done(apps) ->
     # Each session is the one attached to its own assignment; ben's are untouched.
     assert held(apps, "ana") == [(task, sid, "done") for task, sid in opened]
     assert all(sid is None and state == "pending" for _t, sid, state in held(apps, "ben"))
-    assert "convtui session --study" in app.farewell()[-1]
+    # As pasted, the command opens ana's assignments in this study's database, on what this
+    # machine opened the app with (a host without a sandbox runs with --isolation none).
+    app.launch = replace(app.launch, machine=MachineOptions(isolation="none"))
+    said, command = app.farewell()[-1].split(": ", 1)
+    assert said == "Your assignments go on with"
+    assert shlex.split(command) == [
+        "convtui",
+        "session",
+        "--study",
+        str(apps.db.absolute()),
+        "--annotator",
+        "ana",
+        "--isolation",
+        "none",
+    ]
 
 
 def test_f4_lists_the_assignments_and_a_started_one_is_resumed(apps) -> None:
