@@ -106,6 +106,9 @@ class ExecResult:
     # The text of the exception that ended the run outside any test (str(exc)), as the
     # sandbox reported it; ``detail`` says the same in convtui's words.
     error_message: str = ""
+    # The traceback of that exception, its frames tidied as the tests' are (source lines
+    # quoted): what convtui's own protocol shows for it, where BigCodeBench showed str(exc).
+    error_traceback: str = ""
 
     @property
     def passed(self) -> bool:
@@ -119,6 +122,8 @@ class ExecResult:
         data = asdict(self)
         if not self.error_message:  # results from before the field keep their hash
             del data["error_message"]
+        if not self.error_traceback:
+            del data["error_traceback"]
         for test in data["tests"]:  # so do tests without failing subtests
             if not test["issues"]:
                 del test["issues"]

@@ -123,7 +123,9 @@ class ExecResultLike(Protocol):
     ``status`` is one of ``pass``, ``fail``, ``error``, ``timeout``, ``crash``, ``env_error``;
     ``detail`` is convtui's message for a module-level failure; ``error_message`` the
     exception's own text, ``str(exc)``, which is what BCB stores as ``ALL`` (empty when no
-    exception ended the run, or for results recorded before it was kept).
+    exception ended the run, or for results recorded before it was kept); ``error_traceback``
+    that exception's traceback, quoting the failing line (empty likewise, and for code that
+    does not compile).
     """
 
     @property
@@ -134,6 +136,9 @@ class ExecResultLike(Protocol):
 
     @property
     def error_message(self) -> str: ...
+
+    @property
+    def error_traceback(self) -> str: ...
 
     @property
     def tests(self) -> Sequence[OutcomeLike]: ...
@@ -200,15 +205,17 @@ def failure_details(
     (``test_case_10`` before ``test_case_2``). Snippet suites (CodeIF) run in list order: pass
     ``sort_by_name=False``. Tests that never ran are listed among the errors only when some
     test ran and failed; otherwise a failed run is module-level and the dict is
-    ``{"ALL": detail}`` (empty for a timeout, as BCB's was). A test whose subtests failed
-    gives one entry per failing subtest, then one for its own failure if it had one, each in
-    its group (see :func:`_issues`).
+    ``{"ALL": detail}`` (empty for a timeout, as BCB's was), or, where the code raised while
+    loading, ``{"ALL": traceback}`` (the exception's type and the line it came from). A test
+    whose subtests failed gives one entry per failing subtest, then one for its own failure
+    if it had one, each in its group (see :func:`_issues`).
 
     ``bcb_messages``: the entries read as BigCodeBench's: the ALL entry is the exception's own
-    text where there is one (``invalid syntax (__test__.py, line 4)`` rather than convtui's
-    sentence), and a subtest's entry is named by BigCodeBench's key (:func:`bcb_subtest_key`,
-    ``test_x (length=5)``, mangled where the description holds a dot); without it, the
-    subtest's full name. Tracebacks are normalised to end with a newline, as unittest's do.
+    text where there is one (``invalid syntax (__test__.py, line 4)`` or ``name 'x' is not
+    defined``, never a traceback), and a subtest's entry is named by BigCodeBench's key
+    (:func:`bcb_subtest_key`, ``test_x (length=5)``, mangled where the description holds a
+    dot); without it, the subtest's full name. Tracebacks are normalised to end with a
+    newline, as unittest's do.
     """
     return {key: text for key, (_, text) in _entries(result, sort_by_name, bcb_messages).items()}
 
@@ -242,8 +249,13 @@ def _entries(result: ExecResultLike, sort_by_name: bool, bcb: bool) -> dict[str,
     elif result.status in _MODULE_FAILURE_STATUSES or (result.status == "fail" and result.detail):
         # A "fail" with no failing test is convtui's own verdict (tampering detected); its
         # detail is the only thing worth showing.
-        own = bcb and result.error_message
-        details["ALL"] = ("ALL", result.error_message if own else result.detail)
+        if bcb:
+            text = result.error_message or result.detail
+        else:
+            # convtui's protocol: what a person would see running the code, the exception's
+            # type and the line that raised it, not a bare "name 'x' is not defined".
+            text = result.error_traceback or result.detail
+        details["ALL"] = ("ALL", text)
     return details
 
 

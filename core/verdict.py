@@ -251,12 +251,17 @@ def decide(
             )
 
     def result(
-        status: RunStatus, detail: str = "", missing: str | None = None, tampered: bool = False
+        status: RunStatus,
+        detail: str = "",
+        missing: str | None = None,
+        tampered: bool = False,
+        error_traceback: str = "",
     ) -> ExecResult:
         return ExecResult(
             status=status,
             detail=detail,
             error_message=str(module_error.get("msg", "")) if module_error else "",
+            error_traceback=error_traceback,
             missing_module=missing,
             tampered=tampered,
             tests=tuple(tests),
@@ -292,9 +297,12 @@ def decide(
         if module_error.get("timeout"):
             return result("timeout", "the code did not finish loading in time")
         detail = _not_compiling(module_error, code)
-        if detail is None:
-            detail = module_error.get("msg", "") or module_error.get("exc", "")
-        return result("error", detail)
+        if detail is not None:
+            # Its traceback would point into the harness's module of code + tests; the loop
+            # sends compilation feedback for such code anyway.
+            return result("error", detail)
+        detail = module_error.get("msg", "") or module_error.get("exc", "")
+        return result("error", detail, error_traceback=str(module_error.get("tb", "")))
     tampered = [n for n in plan.canaries if reported.get(n, {}).get("status") == "pass"]
     silent = [n for n in plan.canaries if n not in reported]
     if tampered or silent or unexpected:

@@ -181,6 +181,7 @@ def execution_columns(result: ExecResult) -> dict[str, Any]:
         "missing_module": result.missing_module,
         "tampered": int(result.tampered),
         "error_message": result.error_message,
+        "error_traceback": result.error_traceback,
         "result_hash": result_hash(result),
     }
 
@@ -256,4 +257,5 @@ def exec_result_from_rows(row: Mapping[str, Any], tests: Iterable[Mapping[str, A
         missing_module=row["missing_module"],
         tampered=bool(row["tampered"]),
         error_message=row.get("error_message") or "",
+        error_traceback=row.get("error_traceback") or "",
     )

@@ -370,6 +370,14 @@ def m010_typed_feedback(db: Database) -> None:
     )
 
 
+@_migration
+def m011_error_tracebacks(db: Database) -> None:
+    """The traceback of the exception that ended a run outside any test (the code raised
+    while loading), which convtui's protocol shows as execution feedback where BigCodeBench
+    showed ``error_message``; empty otherwise."""
+    db.executescript("ALTER TABLE executions ADD COLUMN error_traceback TEXT NOT NULL DEFAULT '';")
+
+
 SCHEMA_VERSION = _NAMES[-1]  # the last migration: what a fully migrated DB has applied
 
 

@@ -41,7 +41,7 @@ def execution_record(result: ExecResult | None) -> dict[str, Any] | None:
     if result is None:
         return None
     passed, total = result.counts()
-    return {
+    record: dict[str, Any] = {
         "status": result.status,
         "detail": result.detail,
         "error_message": result.error_message,
@@ -53,6 +53,10 @@ def execution_record(result: ExecResult | None) -> dict[str, Any] | None:
         "tampered": result.tampered,
         "tests": [_test_record(test) for test in result.tests],
     }
+    # Only where there is one, so transcripts of other runs keep their bytes.
+    if result.error_traceback:
+        record["error_traceback"] = result.error_traceback
+    return record
 
 
 def execution_from_record(record: Mapping[str, Any] | None) -> ExecResult | None:
@@ -81,6 +85,7 @@ def execution_from_record(record: Mapping[str, Any] | None) -> ExecResult | None
         missing_module=record["missing_module"],
         tampered=record["tampered"],
         error_message=record["error_message"],
+        error_traceback=record.get("error_traceback", ""),
     )
 
 

@@ -62,6 +62,34 @@ def test_code_that_does_not_compile_reads_as_bigcodebench_under_convcodeworld(
     assert under_ours.result.detail.startswith("the code does not compile")
 
 
+# Python 2 idiom at module level: compiles, then raises while the code loads, before any test.
+LOAD_ERROR = (
+    "import random\nimport statistics\nfor k, v in iteritems({}):\n    pass\n"
+    "def task_func(LETTERS):\n    return {}\n"
+)
+
+
+def test_an_error_while_the_code_loads_is_a_traceback_under_convtui_and_str_exc_under_ccw(
+    bigcodebench, executor
+):
+    task = bigcodebench.get("BigCodeBench/2")
+    ccw = FeedbackSettings("full", "ccw", source_lines=False, compile_compat="ccw")
+    ours = FeedbackSettings("full", "first-tests")
+
+    under_ccw, under_ours = evaluated(executor, task, (LOAD_ERROR, ccw), (LOAD_ERROR, ours))
+    assert under_ccw.compiled.ok and under_ccw.result.status == "error"
+    # BigCodeBench's details["ALL"] = str(e), which ConvCodeWorld shows as it is.
+    assert under_ccw.execution_feedback == "ALL\nname 'iteritems' is not defined\n"
+    # convtui: the exception's type and the line that raised it, quoted.
+    text = under_ours.execution_feedback
+    assert text is not None
+    assert text.startswith("ALL\nTraceback (most recent call last):\n"), text
+    assert '  File "__test__.py", line 3, in <module>\n    for k, v in iteritems({}):\n' in text
+    assert text.endswith("NameError: name 'iteritems' is not defined\n\n"), text
+    # A later turn renders the stored result alike.
+    assert render_execution(task, under_ours.result, ours, trim=None) == text
+
+
 # BigCodeBench/1's test_generated_string_properties runs five subtests, one per length:
 #     for length in [10, 50, 100, 150, 5]:
 #         with self.subTest(length=length): ...

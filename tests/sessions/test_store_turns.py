@@ -181,3 +181,29 @@ def test_the_exception_text_of_a_module_error_round_trips(store: Store, session_
     assert loaded.execution is not None
     assert loaded.execution.error_message == "expected ':' (__test__.py, line 6)"
     assert loaded == saved[0]
+
+
+def test_the_traceback_of_an_error_while_loading_round_trips(store: Store, session_id: str) -> None:
+    """convtui's protocol renders a load error from its traceback (m011), so a resumed or
+    replayed session must read the same one back."""
+    from convtui.core.execution import TestOutcome
+
+    tb = (
+        "Traceback (most recent call last):\n"
+        '  File "__test__.py", line 3, in <module>\n'
+        "    for k, v in iteritems({}):\n"
+        "NameError: name 'iteritems' is not defined\n"
+    )
+    raised = ExecResult(
+        "error",
+        (TestOutcome("test_one", "not_run"),),
+        detail="name 'iteritems' is not defined",
+        error_message="name 'iteritems' is not defined",
+        error_traceback=tb,
+    )
+    saved = replace(turn(0), execution=raised)
+    store.save_turn(session_id, saved, "running", "key-0")
+    (loaded,) = store.load_turns(session_id)
+    assert loaded.execution is not None
+    assert loaded.execution.error_traceback == tb
+    assert loaded == saved

@@ -28,6 +28,8 @@ class Result:
     status: str
     detail: str = ""
     tests: tuple[Outcome, ...] = ()
+    error_message: str = ""
+    error_traceback: str = ""
 
 
 # --- candidates, replies and execution results ----------------------------------------------------
