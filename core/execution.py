@@ -17,7 +17,7 @@ TestStatus = Literal["pass", "fail", "error", "timeout", "skipped", "missing", "
 RUN_STATUSES: tuple[RunStatus, ...] = ("pass", "fail", "error", "timeout", "crash", "env_error")
 
 # Bumped whenever verdict semantics or feedback-relevant text change: part of the cache key.
-RUNNER_VERSION = "3"
+RUNNER_VERSION = "4"
 
 
 @dataclass(frozen=True)
