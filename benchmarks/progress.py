@@ -1,10 +1,15 @@
 """The progress bar the headless runs (bench live, static and codeif, doctor) draw on stderr
-while they work: one look for all of them, and one rule for when it is left out."""
+while they work: one look for all of them, and one rule for when it is left out. Where stderr
+is not a terminal (a pipe, a file, a CI log) rich draws no bar, so a plain line says how far
+the run got every ``CONVTUI_PROGRESS_EVERY`` seconds (30 by default; 0 turns it off)."""
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Sequence
+from typing import Any
 
 from rich.progress import (
     BarColumn,
@@ -20,13 +25,108 @@ from rich.progress import (
 from convtui.benchmarks.output import console
 from convtui.sessions import SessionRow
 
+DEFAULT_EVERY_S = 30.0
+
+
+def plain_every_s() -> float:
+    """Seconds between plain progress lines: ``CONVTUI_PROGRESS_EVERY``, else 30; 0 (or
+    less) turns them off; a value that is not a number keeps the default."""
+    try:
+        return float(os.environ.get("CONVTUI_PROGRESS_EVERY", DEFAULT_EVERY_S))
+    except ValueError:
+        return DEFAULT_EVERY_S
+
+
+def elapsed_text(seconds: float) -> str:
+    """``45s``, ``1m20s``, ``2h05m00s``: as short as the span allows."""
+    hours, rest = divmod(int(seconds), 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m{secs:02d}s"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
+class RunProgress(Progress):
+    """rich's bar, plus a plain line now and then where the bar cannot be seen (the output
+    is not a terminal), as pip and pytest do for logs: ``12/40 sessions done, 3 solved,
+    elapsed 1m20s · <the bar's description>``. A line per interval rather than per
+    session, so a run whose sessions each take minutes still shows it is alive."""
+
+    def __init__(
+        self,
+        *columns: ProgressColumn,
+        unit: str | None,
+        every_s: float | None,
+        counts_solved: bool,
+        **options: Any,
+    ) -> None:
+        super().__init__(*columns, **options)
+        self._unit = unit
+        self._every_s = every_s
+        self._counts_solved = counts_solved
+        self._solved: dict[TaskID, int] = {}
+        self._started_at = time.monotonic()
+        self._stopping = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def solved(self, task: TaskID, count: int = 1) -> None:
+        """``count`` more sessions of ``task``'s line solved."""
+        with self._lock:
+            self._solved[task] = self._solved.get(task, 0) + count
+
+    def start(self) -> None:
+        super().start()
+        self._started_at = time.monotonic()
+        if self._every_s is not None and self._ticker is None:
+            self._stopping.clear()
+            self._ticker = threading.Thread(
+                target=self._tick, args=(self._every_s,), name="convtui-progress", daemon=True
+            )
+            self._ticker.start()
+
+    def stop(self) -> None:
+        if self._ticker is not None:
+            self._stopping.set()
+            self._ticker.join()
+            self._ticker = None
+        super().stop()
+
+    def plain_lines(self) -> list[str]:
+        """One line per bar line: what is done so far, as the plain output shows it."""
+        elapsed = elapsed_text(time.monotonic() - self._started_at)
+        unit = f" {self._unit}" if self._unit else ""
+        lines = []
+        for task in self.tasks:
+            total = f"/{int(task.total)}" if task.total is not None else ""
+            parts = [f"{int(task.completed)}{total}{unit} done"]
+            if self._counts_solved:
+                parts.append(f"{self._solved.get(task.id, 0)} solved")
+            parts.append(f"elapsed {elapsed}")
+            line = ", ".join(parts)
+            lines.append(f"{line} · {task.description}" if task.description else line)
+        return lines
+
+    def _tick(self, every_s: float) -> None:
+        while not self._stopping.wait(every_s):
+            for line in self.plain_lines():
+                self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
 
 def progress_bar(
-    unit: str | None = None, *, quiet: bool = False, transient: bool = False
-) -> Progress:
+    unit: str | None = None,
+    *,
+    quiet: bool = False,
+    transient: bool = False,
+    counts_solved: bool = False,
+) -> RunProgress:
     """A bar on stderr: its line's description, the bar, done/total (followed by ``unit``, what
     is counted, when given), time taken and time left; ``transient``: gone once done. Not
-    drawn when ``quiet`` (the command prints JSON) or on CI, whose log it would only fill."""
+    drawn when ``quiet`` (the command prints JSON) or on CI, whose log it would only fill.
+    Where stderr is not a terminal and not ``quiet``, plain lines instead (:class:`RunProgress`;
+    ``counts_solved``: they say how many sessions were solved, which the caller reports
+    through ``RunProgress.solved``)."""
     columns: list[ProgressColumn] = [
         TextColumn("{task.description}"),
         BarColumn(),
@@ -34,18 +134,27 @@ def progress_bar(
     ]
     if unit is not None:
         columns.append(TextColumn(unit))
-    return Progress(
+    screen = console(stderr=True)
+    every_s = plain_every_s()
+    plain = not quiet and not screen.is_terminal and every_s > 0
+    return RunProgress(
         *columns,
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        console=console(stderr=True),
+        unit=unit,
+        every_s=every_s if plain else None,
+        counts_solved=counts_solved,
+        console=screen,
         disable=quiet or os.environ.get("CI") == "true",
         transient=transient,
     )
 
 
-def sessions_task(bar: Progress, description: str, sessions: Sequence[SessionRow]) -> TaskID:
-    """The bar's line for a run's sessions, those a resumed run finished already counted."""
-    return bar.add_task(
+def sessions_task(bar: RunProgress, description: str, sessions: Sequence[SessionRow]) -> TaskID:
+    """The bar's line for a run's sessions, those a resumed run finished (and solved) already
+    counted."""
+    task = bar.add_task(
         description, total=len(sessions), completed=sum(s.finished for s in sessions)
     )
+    bar.solved(task, sum(s.status == "solved" for s in sessions))
+    return task

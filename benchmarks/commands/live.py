@@ -120,7 +120,7 @@ def _with_isolation(options: LiveOptions, label: str) -> LiveOptions:
 
 async def _play(store, run_id, resumed, options, tasks, executor, backend, simulator):
     sessions = store.run_sessions(run_id)
-    with progress_bar("sessions", quiet=options.target.as_json) as bar:
+    with progress_bar("sessions", quiet=options.target.as_json, counts_solved=True) as bar:
         what = "resuming run" if resumed else "run"
         tick = sessions_task(bar, f"{what} {run_id}", sessions)
 
@@ -133,6 +133,8 @@ async def _play(store, run_id, resumed, options, tasks, executor, backend, simul
                 )
             else:
                 bar.advance(tick, 1)
+                if event.session_status == "solved":
+                    bar.solved(tick)
 
         result = await run_live(
             store,

@@ -219,7 +219,7 @@ async def _play_all(
     ]
     sessions = [row for *_, opened in planned for row in store.run_sessions(opened.run_id)]
     done: list[ReplayedSet] = []
-    with progress_bar("sessions", quiet=options.target.as_json) as bar:
+    with progress_bar("sessions", quiet=options.target.as_json, counts_solved=True) as bar:
         tick = sessions_task(bar, "replaying", sessions)
 
         def progress(event: TurnProgress) -> None:
@@ -228,6 +228,8 @@ async def _play_all(
                 bar.update(tick, description=f"{event.task_id} turn {event.turn.idx} {mark}")
             else:
                 bar.advance(tick, 1)
+                if event.session_status == "solved":
+                    bar.solved(tick)
 
         for log_set, config, opened in planned:
             run_tasks = [tasks[row.task_id] for row in log_set.sessions]

@@ -23,8 +23,16 @@ def convtui_argv(*args: str) -> list[str]:
 
 
 def env(**extra: str) -> dict[str, str]:
-    """The environment of a real process: the data folder, no progress bars, 120 columns."""
-    return {**os.environ, "CONVTUI_DATA_DIR": str(DATA), "CI": "true", "COLUMNS": "120", **extra}
+    """The environment of a real process: the data folder, no progress bars nor progress
+    lines (a slow machine would add one to what a test reads), 120 columns."""
+    return {
+        **os.environ,
+        "CONVTUI_DATA_DIR": str(DATA),
+        "CI": "true",
+        "CONVTUI_PROGRESS_EVERY": "0",
+        "COLUMNS": "120",
+        **extra,
+    }
 
 
 def run_process(
@@ -49,7 +57,7 @@ def invoke(
     that ``convtui/errors.py`` gives (typer's exits, ``sys.exit``), stdout and stderr apart,
     and an unexpected exception's traceback on stderr with exit code 1 (as Python prints it).
     ``environ`` is laid over this process's environment for the call (None unsets);
-    by default the data folder, CI and 120 columns, as ``env()``."""
+    by default the data folder, CI, no progress lines and 120 columns, as ``env()``."""
     from typer.testing import CliRunner
 
     from convtui.cli import app
@@ -57,6 +65,7 @@ def invoke(
     overrides: dict[str, str | None] = {
         "CONVTUI_DATA_DIR": str(DATA),
         "CI": "true",
+        "CONVTUI_PROGRESS_EVERY": "0",
         "COLUMNS": "120",
         **(environ or {}),
     }
