@@ -106,7 +106,9 @@ def traceback_text(status: str, traceback: str, run_detail: str = "") -> str:
         status, f"(no traceback: the test's status is {status_word(status)})"
     )
     if status != "pass" and run_detail:
-        text += f"\n\nThe run: {run_detail}"
+        # A traceback starts on its own line, so its frames stay aligned.
+        several = "\n" in run_detail.strip()
+        text += f"\n\nThe run:\n{run_detail.rstrip()}" if several else f"\n\nThe run: {run_detail}"
     return text
 
 

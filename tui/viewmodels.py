@@ -31,6 +31,8 @@ class ResultView:
     detail: str
     rows: tuple[TestRow, ...]
     duration_s: float
+    run_traceback: str = ""
+    """The traceback of what the code raised while loading, before any test ran."""
 
     @property
     def summary(self) -> str:
@@ -69,7 +71,15 @@ class TurnView:
 def result_view(result: ExecResult) -> ResultView:
     passed, total = result.counts()
     rows = tuple(TestRow(t.name, t.status, t.duration_s, t.traceback) for t in result.tests)
-    return ResultView(result.status, passed, total, result.detail, rows, result.duration_s)
+    return ResultView(
+        result.status,
+        passed,
+        total,
+        result.detail,
+        rows,
+        result.duration_s,
+        run_traceback=result.error_traceback,
+    )
 
 
 def turn_view(turn: Turn) -> TurnView:

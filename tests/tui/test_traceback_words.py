@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
-from tui_harness import BROKEN, AppFactory, awaiting_feedback, play, wait_until
+from tui_harness import BROKEN, HEADER, AppFactory, awaiting_feedback, fenced, play, wait_until
 
 from convtui.core.execution import TestStatus
 from convtui.tui import render
@@ -34,6 +34,30 @@ def test_enter_on_a_test_that_never_ran_says_so_and_why(apps: AppFactory) -> Non
     assert "passed" not in shown["text"], shown["text"]
     assert "never ran" in shown["text"]
     assert "does not compile: SyntaxError" in shown["text"]
+
+
+def test_enter_on_a_test_the_load_error_stopped_shows_where_the_code_raised(
+    apps: AppFactory,
+) -> None:
+    # Compiles, then raises at module level (a Python 2 idiom) before any test runs.
+    loads_badly = fenced(
+        HEADER + "for k, v in iteritems({}):\n    pass\ndef task_func(LETTERS):\n    return {}\n"
+    )
+    model = apps.script([loads_badly], name="load-error.jsonl")
+    shown: dict[str, str] = {}
+
+    async def scenario(pilot: Pilot) -> None:
+        screen = await awaiting_feedback(pilot)
+        table = screen.query_one(TestResultsTable)
+        table.focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, TracebackModal), "it")
+        shown["text"] = str(pilot.app.screen.query_one("#traceback-text", Static).render())
+
+    play(apps, scenario, model=model)
+    assert "never ran" in shown["text"]
+    assert "    for k, v in iteritems({}):" in shown["text"], shown["text"]
+    assert "NameError: name 'iteritems' is not defined" in shown["text"], shown["text"]
 
 
 @pytest.mark.parametrize(

@@ -62,7 +62,9 @@ class TestResultsTable(DataTable):
         self.clear(columns=True)
         self._add_columns(result.rows if result else ())
         self._rows = result.rows if result else ()
-        self._detail = result.detail if result else ""
+        # A test that never ran because the code raised while loading is explained by where
+        # it raised, as the execution feedback shows it, not by the bare message.
+        self._detail = (result.run_traceback or result.detail) if result else ""
         if result is None:
             self.border_title = "Tests"
             self.border_subtitle = render.title(note)
