@@ -183,6 +183,21 @@ def test_check_execution_feedback_quotes_candidate_lines_only_under_convtui(tmp_
     assert "return 1 / 0" not in theirs
 
 
+def test_check_shows_an_error_while_loading_as_each_protocol_feeds_it_to_the_model():
+    """Code that raises at import: convtui's feedback is the traceback with the quoted line;
+    ConvCodeWorld's is BigCodeBench's str(exc), as the turn loop under it renders."""
+    code = "d = {}\nfor k, v in d.iteritems():\n    pass\ndef task_func(LETTERS):\n    return {}\n"
+    ours = json.loads(checked("BigCodeBench/2", code, "--json", "--protocol", "convtui").stdout)
+    theirs = json.loads(
+        checked("BigCodeBench/2", code, "--json", "--protocol", "convcodeworld").stdout
+    )
+    assert "in <module>\n    for k, v in d.iteritems():\n" in ours["execution_feedback"]
+    assert (
+        "AttributeError: 'dict' object has no attribute 'iteritems'" in (ours["execution_feedback"])
+    )
+    assert theirs["execution_feedback"] == "ALL\n'dict' object has no attribute 'iteritems'\n"
+
+
 def test_check_renders_no_execution_feedback_for_code_that_does_not_compile(tmp_path):
     candidate = tmp_path / "broken.py"
     candidate.write_text("def task_func(LETTERS):\n    counts = {\n    return counts\n")

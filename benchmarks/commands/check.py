@@ -42,6 +42,7 @@ def check_command(
             partial_rule=rules.partial_rule or chosen.partial_rule,
             extract=rules.extract or chosen.extract,
             source_lines=chosen.ef_source_lines,
+            compile_compat="ccw" if rules.protocol == "convcodeworld" else "convtui",
             source="stdin" if str(code) == "-" else f"--code file {code}",
         )
     if as_json:

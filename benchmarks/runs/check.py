@@ -10,7 +10,7 @@ from convtui.core.evaluate import FeedbackSettings, evaluate
 from convtui.core.execution import ExecRequest, ExecResult
 from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.extract import ExtractMode, extract_code, holds_code
-from convtui.core.feedback import PartialRule
+from convtui.core.feedback import CompileCompat, PartialRule
 from convtui.core.omega import FeedbackConfig
 from convtui.core.tasks import Task
 
@@ -52,6 +52,7 @@ def check_candidate(
     partial_rule: PartialRule = "ccw",
     extract: ExtractMode = "robust",
     source_lines: bool = True,
+    compile_compat: CompileCompat = "convtui",
     source: str = "the candidate",
 ) -> CheckOutcome:
     """Run ``reply`` (a model reply or plain Python, named ``source`` in errors) against the
@@ -68,7 +69,10 @@ def check_candidate(
         reply, header=task.import_header, entry_point=task.entry_point, mode=extract
     )
     settings = FeedbackSettings(
-        execution=omega.execution, partial_rule=partial_rule, source_lines=source_lines
+        execution=omega.execution,
+        partial_rule=partial_rule,
+        source_lines=source_lines,
+        compile_compat=compile_compat,
     )
 
     async def execute(request: ExecRequest) -> ExecResult:
