@@ -3,6 +3,7 @@ the values those tests do not care about filled in, and the study written to a d
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -41,3 +42,17 @@ def write_study(
     hashes = {name: token_hash(f"token-of-{name}{salt}") for name in spec.annotators}
     with Store.open(db) as store:
         return create_study(store, spec, config or spec.config(), given, hashes)
+
+
+# A reply the scripted model gives that fails every test: each session waits for feedback.
+WRONG_CODE = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
+
+
+def scripted_study(folder: Path, reply: str = WRONG_CODE, **changes: Any) -> Path:
+    """The pilot study (two feedback turns, with ``changes``) in ``folder/study.db``, its
+    model the scripted ``mock:replies.jsonl`` in the same folder, always answering
+    ``reply``; a served study's tests run the server from that folder."""
+    (folder / "replies.jsonl").write_text(json.dumps({"purpose": "generate", "text": reply}))
+    db = folder / "study.db"
+    write_study(db, study_spec(**{"model": "mock:replies.jsonl", "turns": 2, **changes}))
+    return db

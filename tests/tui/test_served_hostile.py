@@ -28,18 +28,9 @@ from support.raw_client import (
     stalled_socket,
     wait_until,
 )
-from support.studies import study_spec, write_study
+from support.studies import scripted_study
 
 pytestmark = pytest.mark.timeout(300)
-
-WRONG_CODE = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
-
-
-def make_study(tmp_path: Path) -> Path:
-    (tmp_path / "replies.jsonl").write_text(json.dumps({"purpose": "generate", "text": WRONG_CODE}))
-    db = tmp_path / "study.db"
-    write_study(db, study_spec(model="mock:replies.jsonl", turns=2))
-    return db
 
 
 def run(coroutine: object) -> object:
@@ -88,7 +79,7 @@ def test_a_frozen_tab_never_locks_its_annotator_out(tmp_path: Path) -> None:
     """A tab that stops reading and never says goodbye (a frozen laptop, a network gone
     without a word): the annotator's next sign-in works, and the frozen one is cut off and
     its app ended, not left blocked on its pipes."""
-    db = make_study(tmp_path)
+    db = scripted_study(tmp_path)
     with served_study(db, tmp_path) as served:
         frozen = stalled_socket(served, "token-of-ana", 500, 200)
         stuck = one_app_of(served)
@@ -108,7 +99,7 @@ def test_a_frozen_tab_never_locks_its_annotator_out(tmp_path: Path) -> None:
 
 
 def test_a_connection_dropped_mid_frame_frees_the_annotator(tmp_path: Path) -> None:
-    db = make_study(tmp_path)
+    db = scripted_study(tmp_path)
     with served_study(db, tmp_path) as served:
         raw = stalled_socket(served, "token-of-ana", 500, 200)
         stuck = one_app_of(served)
@@ -124,7 +115,7 @@ def test_a_connection_dropped_mid_frame_frees_the_annotator(tmp_path: Path) -> N
 
 
 def test_tabs_of_one_annotator_never_run_two_apps(tmp_path: Path) -> None:
-    db = make_study(tmp_path)
+    db = scripted_study(tmp_path)
     with served_study(db, tmp_path) as served:
 
         async def three_at_once() -> None:
@@ -168,7 +159,7 @@ def test_tabs_of_one_annotator_never_run_two_apps(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("change", ["token", "reassign"])
 def test_a_changed_token_ends_the_open_app(tmp_path: Path, change: str) -> None:
-    db = make_study(tmp_path)
+    db = scripted_study(tmp_path)
     with served_study(db, tmp_path) as served:
 
         async def scenario() -> None:
@@ -205,7 +196,7 @@ def test_a_changed_token_ends_the_open_app(tmp_path: Path, change: str) -> None:
 
 
 def test_sizes_are_checked_before_any_app_is_touched(tmp_path: Path) -> None:
-    db = make_study(tmp_path)
+    db = scripted_study(tmp_path)
     with served_study(db, tmp_path) as served:
 
         async def scenario() -> None:
@@ -239,7 +230,7 @@ def test_sizes_are_checked_before_any_app_is_touched(tmp_path: Path) -> None:
 
 
 def test_messages_past_the_size_or_the_rate_are_refused(tmp_path: Path) -> None:
-    db = make_study(tmp_path)
+    db = scripted_study(tmp_path)
     with served_study(db, tmp_path) as served:
 
         async def scenario() -> None:
@@ -264,7 +255,7 @@ def test_messages_past_the_size_or_the_rate_are_refused(tmp_path: Path) -> None:
 
 
 def test_a_full_server_says_so_and_starts_nothing(tmp_path: Path) -> None:
-    db = make_study(tmp_path)
+    db = scripted_study(tmp_path)
     with served_study(db, tmp_path, extra=["--max-apps", "1"]) as served:
 
         async def scenario() -> None:
@@ -293,7 +284,7 @@ def test_a_full_server_says_so_and_starts_nothing(tmp_path: Path) -> None:
 
 
 def test_sign_in_and_out_are_not_forgeable_and_guessing_is_throttled(tmp_path: Path) -> None:
-    db = make_study(tmp_path)
+    db = scripted_study(tmp_path)
     with served_study(db, tmp_path) as served:
         url = served.url
         own = url.rstrip("/")
@@ -330,7 +321,7 @@ def test_a_theme_chosen_in_one_app_is_that_annotators_alone(
     home = tmp_path / "host-config"
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
     monkeypatch.delenv("CONVTUI_CONFIG_DIR", raising=False)
-    db = make_study(tmp_path)
+    db = scripted_study(tmp_path)
     with served_study(db, tmp_path) as served:
 
         async def scenario() -> dict[str, Path]:
@@ -369,7 +360,7 @@ def test_every_answer_is_hardened(tmp_path: Path) -> None:
     import urllib.error
     import urllib.request
 
-    db = make_study(tmp_path)
+    db = scripted_study(tmp_path)
     with served_study(db, tmp_path) as served:
         for path in ("", "page.css", "page.js", "static/js/textual.js", "nowhere"):
             try:

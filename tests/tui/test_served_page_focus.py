@@ -5,22 +5,17 @@ without clicking first (issue 34). Real Chromium (headless, via Playwright) on a
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import pytest
 from support.browser import AnnotatorPage, ServedStudy, browser, served_study
-from support.studies import study_spec, write_study
+from support.studies import scripted_study
 
 pytestmark = pytest.mark.timeout(300)
 
-WRONG_CODE = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
-
 
 def test_keys_typed_after_sign_in_reach_the_app_without_a_click(tmp_path: Path) -> None:
-    (tmp_path / "replies.jsonl").write_text(json.dumps({"purpose": "generate", "text": WRONG_CODE}))
-    db = tmp_path / "study.db"
-    write_study(db, study_spec(model="mock:replies.jsonl", turns=2))
+    db = scripted_study(tmp_path)
 
     async def scenario(served: ServedStudy) -> None:
         async with browser() as chromium:

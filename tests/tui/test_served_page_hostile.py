@@ -8,7 +8,6 @@ the reply, so nothing depends on what a model writes."""
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 from support.browser import AnnotatorPage, ServedStudy, browser, served_study
 from support.raw_client import app_pids
-from support.studies import study_spec, write_study
+from support.studies import scripted_study
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -28,11 +27,7 @@ HOSTILE_CODE = f"```python\ndef task_func(*args, **kwargs):\n    return '{PAINT}
 def test_the_page_shows_hostile_text_obeys_no_inline_script_and_says_why_it_closed(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "replies.jsonl").write_text(
-        json.dumps({"purpose": "generate", "text": HOSTILE_CODE})
-    )
-    db = tmp_path / "study.db"
-    write_study(db, study_spec(model="mock:replies.jsonl", turns=2))
+    db = scripted_study(tmp_path, HOSTILE_CODE)
 
     async def scenario(served: ServedStudy) -> None:
         async with browser() as chromium:
