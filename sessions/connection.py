@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 import warnings
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -82,9 +83,21 @@ def connect(path: Path, busy_timeout_s: float) -> Database:
     return db
 
 
-def enable_wal(db: Database, path: Path) -> None:
-    """WAL is a property of the file: set once, it holds for every later connection."""
-    db.enable_wal()
+def enable_wal(db: Database, path: Path, wait_s: float = 30.0) -> None:
+    """WAL is a property of the file: set once, it holds for every later connection.
+
+    Switching needs the file to itself, and SQLite answers "database is locked" at once
+    rather than waiting its busy timeout when another connection opening the same new file
+    holds it: the switch is tried again for up to ``wait_s``."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            db.enable_wal()
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
     if db.journal_mode != "wal":
         # Network file systems cannot share WAL's memory map; the store still works, with
         # readers and the writer blocking each other.

@@ -78,8 +78,8 @@ class Store:
             raise StoreError("the convtui store needs a file; :memory: is not supported")
         target = Path(path)
         refuse_foreign_file(target)
-        created = not target.exists()
         target.parent.mkdir(parents=True, exist_ok=True)
+        created = _create(target)
         connections = Connections(target, busy_timeout_s)
         try:
             db = connections.get()
@@ -537,3 +537,14 @@ def _who(
     if given is None:
         return ("simulator" if verbal and simulator else "none"), (simulator if verbal else None)
     return given, (simulator if given in ("simulator", "assist") else None)
+
+
+def _create(path: Path) -> bool:
+    """Whether this call made the file. Exclusive, so that of several processes opening one
+    new file at once only one counts as its creator, and only that one may remove it again
+    (removing it under the others' open connections would fail their every read)."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except FileExistsError:
+        return False
+    return True

@@ -194,3 +194,25 @@ def test_runs_recorded_before_m007_are_told_apart_by_their_new_columns(tmp_path:
 
     assert found == {**BEFORE_M007, ("live", fixture_script().SELECTION): ("bigcodebench", "live")}
     assert selections == [selection for _, selection in BEFORE_M007]  # identities untouched
+
+
+def test_of_many_openers_of_one_new_file_one_made_it(tmp_path: Path) -> None:
+    """Only the opener that made the file may remove it again after a failed command: under
+    load, one opener's failure used to remove the file under the seven others' open
+    connections (each then failed with "disk I/O error")."""
+    path = tmp_path / "results.db"
+    made: list[bool] = []
+    start = threading.Barrier(8)
+
+    def open_it() -> None:
+        start.wait()
+        store = Store.open(path)
+        made.append(store._created)
+        store.close()
+
+    threads = [threading.Thread(target=open_it) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(made) == [False] * 7 + [True]
