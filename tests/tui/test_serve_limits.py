@@ -46,3 +46,11 @@ def test_sign_in_throttle_counts_failures_per_address_within_the_window() -> Non
     assert throttle.wait_s("10.0.0.1", now=SIGN_IN_WINDOW_S + 0.5) == 0
     assert throttle.wait_s("10.0.0.1", now=10 * SIGN_IN_WINDOW_S) == 0
     assert "10.0.0.1" not in throttle.failures  # forgotten, not kept forever
+
+
+def test_addresses_that_failed_long_ago_are_forgotten_once_there_are_many() -> None:
+    throttle = SignInThrottle()
+    for n in range(1000):
+        throttle.failed(f"10.1.{n // 256}.{n % 256}", now=0.0)
+    throttle.failed("10.9.9.9", now=SIGN_IN_WINDOW_S + 1)
+    assert list(throttle.failures) == ["10.9.9.9"]

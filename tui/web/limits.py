@@ -28,6 +28,8 @@ BURST_S = 2.0
 SIGN_IN_FAILURES = 5
 SIGN_IN_WINDOW_S = 60.0
 
+# How many addresses' failures are kept before the stale ones are forgotten.
+_ADDRESSES_KEPT = 1000
 _DIGITS = re.compile(r"[0-9]{1,9}")
 
 
@@ -102,4 +104,9 @@ class SignInThrottle:
 
     def failed(self, address: str, now: float | None = None) -> None:
         now = time.monotonic() if now is None else now
+        if len(self.failures) >= _ADDRESSES_KEPT:
+            # Many addresses that failed once and never came back: forget those whose last
+            # failure has left the window, so guessing from many addresses costs no memory.
+            for stale in [a for a, t in self.failures.items() if now - t[-1] >= SIGN_IN_WINDOW_S]:
+                del self.failures[stale]
         self.failures.setdefault(address, deque()).append(now)
