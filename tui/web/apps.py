@@ -96,10 +96,6 @@ class AppProcess(AppService):
         self._ending: asyncio.Task[None] | None = None
         self._sending_since: float | None = None
 
-    @property
-    def pid(self) -> int | None:
-        return None if self._process is None else self._process.pid
-
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
         return {**super()._build_environment(width, height), **self._extra_environment}
 
@@ -198,9 +194,6 @@ class Apps:
         self.limit = limit
         self._open: dict[str, AppProcess] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-
-    def __len__(self) -> int:
-        return len(self._open)
 
     def full_for(self, annotator: str) -> bool:
         """Whether opening an app for ``annotator`` would pass the limit (replacing their own
