@@ -37,6 +37,20 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class ProjectRun:
+    """A run inside a project (CodeIF-Bench's repository tasks): the child copies ``root``
+    into its own run directory, writes ``files`` (path in the project, text) over the copy
+    (the candidate spliced into its file, the benchmark's tests put into theirs) and runs
+    pytest there with ``python``, the project's own environment. ``root`` stays read-only;
+    ``digest`` names the tree and the environment in the result cache."""
+
+    root: str
+    python: str
+    files: tuple[tuple[str, str], ...]
+    digest: str
+
+
+@dataclass(frozen=True)
 class ExecRequest:
     """One candidate against one set of tests.
 
@@ -47,6 +61,8 @@ class ExecRequest:
     ``as_main``: the candidate's module is named ``__main__``, as when a harness runs it with
     ``python file.py`` (CodeIF-Bench's): an ``if __name__ == "__main__":`` block then runs,
     and what it raises counts. BigCodeBench loads it as a module, which is the default.
+    ``project``: for tests of kind ``pytest``, the project they run in; ``code`` is then
+    already spliced into ``project.files`` and kept here for the record and the cache key.
     """
 
     code: str
@@ -56,6 +72,7 @@ class ExecRequest:
     limits: Limits = field(default_factory=Limits)
     task_id: str = ""
     as_main: bool = False
+    project: ProjectRun | None = None  # tests of kind "pytest" run inside it
 
 
 # What unittest files for a test: assertion failures, errors, and (ours) per-test timeouts.

@@ -74,6 +74,9 @@ LIGHT_PRELOAD: tuple[str, ...] = (
     "configparser", "fnmatch", "codecs", "zlib", "secrets", "calendar", "faker",
 )  # fmt: skip
 _LIGHT_OK = frozenset(sys.stdlib_module_names) | {"faker"}
+# A project's zygote: pytest, imported once, before the fork (each run then pays only for
+# collecting and running its tests).
+PROJECT_PRELOAD: tuple[str, ...] = ("pytest", "unittest", "unittest.mock", "json", "re")
 # Libraries whose modules a full zygote imports the first time a task's own code names them,
 # before forking that task's run (sandbox/zygote.py): seconds of start-up that a zygote which
 # never meets them does not pay, and that no run pays twice. Only libraries that start no
@@ -138,10 +141,17 @@ _spawn = _Spawner().popen
 class _Zygote:
     """One zygote process and its pipes; used by one thread at a time."""
 
-    def __init__(self, isolation: Isolation, python: str, preload: Sequence[str]) -> None:
+    def __init__(
+        self,
+        isolation: Isolation,
+        python: str,
+        preload: Sequence[str],
+        readable: Sequence[str] = (),
+    ) -> None:
         self.isolation = isolation
         self.python = python
         self.preload = list(preload)
+        self.readable = list(readable)  # host folders its runs read (a project's tree)
         self.proc: subprocess.Popen[bytes] | None = None
         self.runs = 0
         self.hello: dict = {}
@@ -166,7 +176,11 @@ class _Zygote:
         self._log = tempfile.TemporaryFile()  # noqa: SIM115
         seed = seed_env(self.python)
         argv = zygote_argv(
-            self.isolation, self.python, self.base, self.preload, readable=list(seed.values())
+            self.isolation,
+            self.python,
+            self.base,
+            self.preload,
+            readable=[*seed.values(), *self.readable],
         )
         try:
             self.proc = _spawn(
@@ -322,8 +336,13 @@ class Executor(BatchRunner):
         profile = _profile(request)
         if profile == "full":
             payload["preload"] = _on_demand(request)
+        if request.project is not None:
+            payload["project"] = {
+                "root": request.project.root,
+                "files": [list(f) for f in request.project.files],
+            }
         slot = self._free.get()
-        zygote = slot[profile]
+        zygote = self._zygote(slot, profile, request)
         try:
             if zygote.proc is None or zygote.proc.poll() is not None:
                 zygote.start()
@@ -336,6 +355,24 @@ class Executor(BatchRunner):
             return None
         finally:
             self._free.put(slot)
+
+    def _zygote(self, slot: dict[str, _Zygote], profile: str, request: ExecRequest) -> _Zygote:
+        """The slot's zygote for ``profile``; a project's run gets one of its own, started
+        with the project's environment and able to read the project's tree."""
+        if request.project is None:
+            return slot[profile]
+        key = f"project:{request.project.python}:{request.project.root}"
+        if key not in slot:
+            zygote = _Zygote(
+                self.isolation,
+                request.project.python,
+                PROJECT_PRELOAD,
+                readable=[request.project.root],
+            )
+            slot[key] = zygote
+            with self._lock:
+                self._all.append(zygote)
+        return slot[key]
 
     def warm_up(self, profiles: Sequence[str] = ("light", "full")) -> None:
         """Start the zygotes of ``profiles`` now, side by side, rather than at their first

@@ -36,6 +36,13 @@ def execution_key(request: ExecRequest, isolation: str, fingerprint: str) -> str
             "limits": request.limits.as_dict(),
             # Absent when False, so every key made before the field existed stays valid.
             **({"as_main": True} if request.as_main else {}),
+            # A project by what it holds, not where it lies: the same tree and environment
+            # give the same key on every machine.
+            **(
+                {"project": [request.project.digest, request.project.files]}
+                if request.project
+                else {}
+            ),
             "isolation": isolation,
             "runner": RUNNER_VERSION,
             "env": fingerprint,

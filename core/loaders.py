@@ -1,7 +1,8 @@
 """Turn dataset rows into :class:`~convtui.core.tasks.Task` objects and select among them.
 
 Two suites: ``bigcodebench`` (BigCodeBench v0.1.0_hf, 1,140 unittest tasks) and ``codeif``
-(CodeIF-Bench level 1, 50 function tasks with follow-up instructions). Files are found by
+(CodeIF-Bench: 50 level-1 function tasks with follow-up instructions, and 74 repository tasks
+of levels 1 to 3, read by :mod:`convtui.core.repo_rows`). Files are found by
 :mod:`convtui.core.datasets`; this module only parses and indexes them.
 """
 
@@ -18,8 +19,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
-from convtui.core.datasets import DATASETS, locate
+from convtui.core.datasets import CODEIF_FILES, DATASETS, locate
 from convtui.core.errors import ConvtuiError, UnknownTaskError
+from convtui.core.repo_rows import is_repo_row, parse_repo_row
 from convtui.core.tasks import Requirement, Task, TestSpec
 from convtui.core.tasks import Suite as Suite
 from convtui.core.tasks import SuiteOrAll as SuiteOrAll
@@ -261,8 +263,25 @@ def parse_codeif(row: dict[str, Any], where: str = "CodeIF row") -> Task:
 
 
 def load_codeif(path: Path) -> list[Task]:
-    """All tasks of a CodeIF-Bench JSONL file, in file order."""
-    return [parse_codeif(row, f"{path}:{i}") for i, row in enumerate(read_jsonl(path), start=1)]
+    """All tasks of a CodeIF-Bench JSONL file, function or repository rows, in file order."""
+    tasks: list[Task] = []
+    place = 0
+    for i, row in enumerate(read_jsonl(path), start=1):
+        if is_repo_row(row):
+            place += 1
+            tasks.append(parse_repo_row(row, place, f"{path}:{i}"))
+        else:
+            tasks.append(parse_codeif(row, f"{path}:{i}"))
+    return tasks
+
+
+def codeif_files(data: Path | str | None = None) -> list[Path]:
+    """The CodeIF-Bench files to read: ``data`` when it is one file (any of them, the ``-v0``
+    ones included), else the function file and the three repository-level files found as
+    :func:`convtui.core.datasets.locate` finds a dataset (``data`` a folder holding them)."""
+    if data is not None and Path(data).expanduser().is_file():
+        return [Path(data).expanduser()]
+    return [locate(source, data) for source in CODEIF_FILES]
 
 
 LOADERS: dict[str, Callable[[Path], list[Task]]] = {
@@ -416,8 +435,17 @@ class TaskCatalog:
         return f"unknown task {task_id!r} ({hint}; ids run {spans}); {LIST_TASKS_HINT}"
 
     def _span(self, suite: str) -> str:
-        numbers = [n for (s, n) in self._by_key if s == suite]
-        return f"{SUITE_PREFIX[suite]}/{min(numbers)} to {SUITE_PREFIX[suite]}/{max(numbers)}"
+        # Grouped by thousands: CodeIF-Bench's repository levels are numbered 1001-, 2001-
+        # and 3001- (core/repo_rows.py), far from its function tasks.
+        groups: dict[int, list[int]] = {}
+        for s, n in self._by_key:
+            if s == suite:
+                groups.setdefault(n // 1000 if suite == "codeif" else 0, []).append(n)
+        prefix = SUITE_PREFIX[suite]
+        return ", ".join(
+            f"{prefix}/{min(numbers)} to {prefix}/{max(numbers)}"
+            for _, numbers in sorted(groups.items())
+        )
 
     def select(
         self,
@@ -482,5 +510,9 @@ def load_catalog(suite: str = "bigcodebench", data: Path | str | None = None) ->
         )
     tasks: list[Task] = []
     for name in suites:
-        tasks.extend(LOADERS[name](locate(DATASETS[name], data)))
+        if name == "codeif":
+            for path in codeif_files(data):
+                tasks.extend(load_codeif(path))
+        else:
+            tasks.extend(LOADERS[name](locate(DATASETS[name], data)))
     return TaskCatalog(tasks)

@@ -1,13 +1,14 @@
 """Tasks: the unit of work convtui runs. A task has a prompt, a code header, tests and a
-ground-truth solution; tests are either a unittest module (BigCodeBench) or a list of named
-assert snippets (CodeIF-Bench)."""
+ground-truth solution; tests are a unittest module (BigCodeBench), a list of named assert
+snippets (CodeIF-Bench's function tasks) or pytest ids inside a project (its repository
+tasks, which also say where in the project their function lives: :class:`ProjectSite`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
 
-TestKind = Literal["unittest", "snippets"]
+TestKind = Literal["unittest", "snippets", "pytest"]
 # The benchmarks a task comes from; what --suite takes adds "all" (declared here, where
 # ``convtui --help`` can read them without loading the data-file code).
 Suite = Literal["bigcodebench", "codeif"]
@@ -21,6 +22,9 @@ class TestSpec:
     ``unittest``: ``source`` is a module defining ``class TestCases(unittest.TestCase)``.
     ``snippets``: ``snippets`` holds ``(name, code)`` pairs, each one test that passes when its
     code runs without raising.
+    ``pytest``: ``snippets`` holds ``(pytest id, code)`` pairs run inside the task's project:
+    ``code`` is a test function CodeIF-Bench wrote, put into the module or class the id names
+    before the run, or empty for a test the project itself holds.
     """
 
     __test__ = False  # not a pytest test class, whatever its name
@@ -44,6 +48,35 @@ class Requirement:
 
 
 @dataclass(frozen=True)
+class ProjectSite:
+    """Where a repository task's function lives in its project, in DevEval's layout (paths
+    relative to the folder that holds every project, ``Source_Code``), and the context the
+    benchmark gives the model about it."""
+
+    level: int  # CodeIF-Bench's level: 1 (standalone), 2 (class or file context), 3 (cross-file)
+    namespace: str  # the function's dotted name, the key the benchmark's own files use
+    project_path: str  # "Database/sqlitedict"
+    completion_path: str  # "Database/sqlitedict/sqlitedict.py"
+    signature_line: int  # 1-based: the candidate replaces signature_line..body_end
+    body_start: int
+    body_end: int
+    indent: int  # the columns the function's ``def`` sits at
+    context: str = ""  # L-2: the class or file around the function
+    intra_context: str = ""  # L-3: the function's own file
+    cross_context: tuple[tuple[str, str], ...] = ()  # L-3: (dotted name, source of its file)
+
+    @property
+    def project(self) -> str:
+        """The project's own name (``sqlitedict``)."""
+        return self.project_path.rsplit("/", 1)[-1]
+
+    @property
+    def file_in_project(self) -> str:
+        """The completion file relative to the project's root."""
+        return self.completion_path[len(self.project_path) :].lstrip("/")
+
+
+@dataclass(frozen=True)
 class Task:
     id: str
     suite: Literal["bigcodebench", "codeif"]
@@ -56,6 +89,7 @@ class Task:
     complete_prompt: str = ""
     requirements: tuple[Requirement, ...] = field(default=())
     instruction_order: tuple[str, ...] = ()
+    site: ProjectSite | None = None  # repository tasks only
 
     @property
     def number(self) -> int:

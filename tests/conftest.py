@@ -85,11 +85,11 @@ def catalog() -> TaskCatalog:
 
 @pytest.fixture(scope="session")
 def codeif() -> TaskCatalog:
-    """CodeIF-Bench's catalog (skips where the data is missing)."""
+    """CodeIF-Bench's 50 function tasks (skips where the data is missing); the repository
+    levels need their projects (tests/core/test_repo_rows.py, tests/projects/)."""
     from convtui.core.loaders import load_catalog
 
-    data_file("CodeIF-Bench-L1-function.jsonl")
-    return load_catalog("codeif", DATA)
+    return load_catalog("codeif", data_file("CodeIF-Bench-L1-function.jsonl"))
 
 
 # --- other fixtures ----------------------------------------------------------------------------

@@ -10,6 +10,8 @@ from convtui.core.tasks import Task
 
 BASE = "Base"  # the initial instruction's category, as the benchmark's own logs name it
 FUNCTIONALITY_EXTENSION = "Functionality Extension"
+CONTEXT_USAGE = "Context Usage Verification"
+CONTEXT_CORRECTNESS = "Context Usage Correctness Verification"
 CATEGORIES: tuple[str, ...] = (
     "Input-Output Conditions",
     "Exception Handling",
@@ -18,6 +20,10 @@ CATEGORIES: tuple[str, ...] = (
     "Annotation Coverage",
     "Code Complexity",
     "Code Standard",
+    # The repository levels' two (L-2, L-3): does the code use the context it was given, and
+    # use it correctly.
+    CONTEXT_USAGE,
+    CONTEXT_CORRECTNESS,
 )
 
 

@@ -50,7 +50,8 @@ def bcb() -> TaskCatalog:
 
 @pytest.fixture(scope="module")
 def codeif() -> TaskCatalog:
-    return load_catalog("codeif", DATA_DIR)
+    """The 50 function tasks (the repository levels: tests/core/test_repo_rows.py)."""
+    return load_catalog("codeif", CODEIF_FILE)
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +171,7 @@ def test_codeif_ids(codeif: TaskCatalog) -> None:
 
 def test_both_suites(bcb: TaskCatalog, codeif: TaskCatalog) -> None:
     both = load_catalog("all", DATA_DIR)
-    assert len(both) == 1190
+    assert len(both) == 1140 + 50 + 20 + 40 + 14
     assert both.suites == ("bigcodebench", "codeif")
     assert both.ids[1139] == "BigCodeBench/1139" and both.ids[1140] == "CodeIF/11"
     assert both.get("13").id == "BigCodeBench/13"  # bare numbers mean BigCodeBench

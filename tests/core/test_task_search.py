@@ -49,7 +49,7 @@ def words(task: Task) -> list[str]:
 def test_empty_query_gives_every_task_in_catalog_order_up_to_the_limit(
     index: TaskIndex, catalog: TaskCatalog
 ) -> None:
-    assert len(index) == 1190
+    assert len(index) == 1140 + 124
     assert ids(index.search("", limit=None)) == catalog.ids
     assert ids(index.search("   ")) == catalog.ids[:200]
     assert ids(index.search("", limit=3)) == ["BigCodeBench/0", "BigCodeBench/1", "BigCodeBench/2"]

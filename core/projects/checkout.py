@@ -1,0 +1,145 @@
+"""A project as a repository task's run uses it: where its tree and environment lie under the
+projects root, what identifies them in the result cache, whether a task can run there, and
+the files a run writes over its copy.
+
+Under the root: ``Source_Code/<Domain>/<Project>`` (DevEval's layout, from its archive or
+rebuilt) and ``envs/<Domain>__<Project>`` (a virtual environment with the project's
+dependencies and pytest, built once).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from convtui.core.execution import ProjectRun
+from convtui.core.projects.splice import SpliceError, insert_tests, module_of, splice
+from convtui.core.tasks import ProjectSite, Task, TestSpec
+
+SOURCE_DIR = "Source_Code"
+ENVS_DIR = "envs"
+
+
+def project_dir(root: Path, site: ProjectSite) -> Path:
+    """The project's tree under the projects root."""
+    return root / SOURCE_DIR / site.project_path
+
+
+def env_dir(root: Path, project_path: str) -> Path:
+    """The project's environment under the projects root."""
+    return root / ENVS_DIR / project_path.replace("/", "__")
+
+
+def env_python(root: Path, project_path: str) -> Path:
+    """The interpreter of the project's environment."""
+    return env_dir(root, project_path) / "bin" / "python"
+
+
+@cache
+def _tree_digest(path: str, python: str) -> str:
+    """A digest of every file of the project (name and content) and of its environment's
+    interpreter path and installed distributions' names: what a verdict depends on."""
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", ".git", ".pytest_cache"))
+        for name in sorted(files):
+            if name.endswith(".pyc"):
+                continue
+            full = os.path.join(folder, name)
+            digest.update(os.path.relpath(full, path).encode() + b"\0")
+            if not os.path.islink(full):
+                with open(full, "rb") as fh:
+                    digest.update(hashlib.sha256(fh.read()).digest())
+    site = Path(python).parent.parent / "lib"
+    for found in sorted(site.glob("python*/site-packages/*.dist-info")):
+        digest.update(found.name.encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """One task's project under one projects root."""
+
+    task: Task
+    root: Path
+
+    @property
+    def site(self) -> ProjectSite:
+        if self.task.site is None:
+            raise ValueError(f"{self.task.id} is not a repository task")
+        return self.task.site
+
+    @property
+    def tree(self) -> Path:
+        return project_dir(self.root, self.site)
+
+    @property
+    def python(self) -> Path:
+        return env_python(self.root, self.site.project_path)
+
+    def problem(self) -> str | None:
+        """Why the task cannot run here, in a few words; None when it can."""
+        if not self.tree.is_dir():
+            return f"no project source ({self.site.project_path} is not under {self.root})"
+        target = self.tree / self.site.file_in_project
+        if not target.is_file():
+            return f"the project has no {self.site.file_in_project}"
+        if not self.python.exists():
+            return f"no environment built for {self.site.project_path}"
+        modules = {module_of(name) for name, _ in self.all_tests()}
+        missing = sorted(m for m in modules if not (self.tree / m).is_file())
+        if missing:
+            return f"the project has no {', '.join(missing)}"
+        if not self.reference_in_place():
+            return (
+                f"the reference code is not at lines {self.site.signature_line}-"
+                f"{self.site.body_end} of {self.site.file_in_project}: another version"
+            )
+        return None
+
+    def reference_in_place(self) -> bool:
+        """Whether the task's reference code is what the project holds at its lines (by
+        content: line endings and trailing blanks aside)."""
+        lines = (self.tree / self.site.file_in_project).read_text(errors="replace").splitlines()
+        held = lines[self.site.signature_line - 1 : self.site.body_end]
+        wanted = self.task.ground_truth.splitlines()
+        return [line.rstrip() for line in held] == [line.rstrip() for line in wanted]
+
+    def all_tests(self) -> list[tuple[str, str]]:
+        """The task's tests and every instruction's, by pytest id."""
+        found = list(self.task.tests.snippets)
+        for requirement in self.task.requirements:
+            found.extend(requirement.tests.snippets)
+        return found
+
+    def run(self, code: str, tests: TestSpec) -> ProjectRun:
+        """What a run of ``code`` against ``tests`` writes over its copy of the project."""
+        site = self.site
+        original = (self.tree / site.file_in_project).read_text(encoding="utf-8")
+        files: dict[str, str] = {site.file_in_project: splice(original, site, code)}
+        for module, added in _by_module(tests.snippets).items():
+            source = files.get(module)
+            if source is None:
+                source = (self.tree / module).read_text(encoding="utf-8")
+            try:
+                files[module] = insert_tests(source, added, module)
+            except SyntaxError as exc:
+                raise SpliceError(f"{module} of {site.project_path} does not parse: {exc}") from exc
+        return ProjectRun(
+            root=str(self.tree),
+            python=str(self.python),
+            files=tuple(sorted(files.items())),
+            digest=_tree_digest(str(self.tree), str(self.python)),
+        )
+
+
+def _by_module(tests: Sequence[tuple[str, str]]) -> dict[str, list[tuple[str, str]]]:
+    grouped: dict[str, list[tuple[str, str]]] = {}
+    for test_id, code in tests:
+        if code:  # a test the project holds itself needs nothing written
+            grouped.setdefault(module_of(test_id), []).append((test_id, code))
+    return grouped

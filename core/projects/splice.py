@@ -1,0 +1,84 @@
+"""What a run inside a project changes in it: the candidate written over its function's lines,
+and the benchmark's tests put into the test modules and classes their ids name. Pure text in,
+text out; the child writes the results over its own copy of the project
+(core/sandbox/project_tests.py)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Sequence
+
+from convtui.core.errors import ConvtuiError
+from convtui.core.tasks import ProjectSite
+
+
+class SpliceError(ConvtuiError):
+    """A test cannot be put where its id says (no such class in its module)."""
+
+
+def splice(original: str, site: ProjectSite, code: str) -> str:
+    """``original`` (the completion file) with ``code`` in place of lines ``signature_line``
+    to ``body_end``, as CodeIF-Bench's harness writes it (repo/test/run_pass@k.py,
+    ``adjust_indent`` and ``SetUp_evaluation``): the code dedented, indented to the task's
+    column, with a blank line before and after it."""
+    lines = original.splitlines(keepends=True)
+    placed = textwrap.indent(textwrap.dedent(code), " " * site.indent)
+    return "".join([*lines[: site.signature_line - 1], "\n", placed, "\n", *lines[site.body_end :]])
+
+
+def module_of(test_id: str) -> str:
+    """The file part of a pytest id (``tests/test_x.py``)."""
+    return test_id.split("::", 1)[0]
+
+
+def _body_column(node: ast.ClassDef) -> int:
+    return node.body[0].col_offset if node.body else node.col_offset + 4
+
+
+def _as_method(code: str) -> str:
+    """``code`` made a method of its class: a test function CodeIF-Bench wrote without a
+    parameter for an id that names a class (and whose body uses ``self``) gets ``self``."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    first = tree.body[0] if tree.body else None
+    if (
+        isinstance(first, ast.FunctionDef | ast.AsyncFunctionDef)
+        and not first.args.args
+        and not first.args.posonlyargs
+        and not first.args.vararg
+        and not first.decorator_list
+    ):
+        lines = code.splitlines(keepends=True)
+        row = first.lineno - 1
+        lines[row] = lines[row].replace(f"{first.name}()", f"{first.name}(self)", 1)
+        return "".join(lines)
+    return code
+
+
+def insert_tests(source: str, tests: Sequence[tuple[str, str]], path: str = "") -> str:
+    """``source`` (one test module) with each ``(pytest id, code)`` added: a method at the end
+    of the class the id names, a function at the end of the module otherwise."""
+    lines = source.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    classes = {node.name: node for node in ast.parse(source).body if isinstance(node, ast.ClassDef)}
+    at_end: list[str] = []
+    inserts: dict[int, list[str]] = {}  # after line n (1-based) -> code, in the order given
+    for test_id, code in tests:
+        parts = test_id.split("::")
+        block = code if code.endswith("\n") else code + "\n"
+        if len(parts) >= 3:
+            node = classes.get(parts[1])
+            if node is None or node.end_lineno is None:
+                raise SpliceError(f"{test_id}: no class {parts[1]} in {path or module_of(test_id)}")
+            method = _as_method(textwrap.dedent(block))
+            indented = textwrap.indent(method, " " * _body_column(node))
+            inserts.setdefault(node.end_lineno, []).append("\n" + indented)
+        else:
+            at_end.append("\n\n" + textwrap.dedent(block))
+    for line in sorted(inserts, reverse=True):
+        lines[line:line] = inserts[line]
+    return "".join(lines) + "".join(at_end)

@@ -1,0 +1,161 @@
+"""The candidate side of a run inside a project: runs in the forked, confined child only.
+
+The child copies the project into its run directory (the project's own tree is read-only to
+it), writes the files the harness prepared over the copy (the candidate spliced into its
+file, the benchmark's tests put into theirs), and runs pytest there on the expected ids,
+in this process, with a plugin that writes one record per expected id as soon as it is
+known: the same records as the other kinds of test (runner.py), so the harness decides the
+verdict the same way (core/verdict.py).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+
+COPY_DIR = "project"  # inside the run directory; tracebacks name files under it
+_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".git", ".pytest_cache", ".tox")
+# Worst outcome first: a test whose setup errs and whose call fails is an error.
+_RANK = {"error": 3, "fail": 2, "skipped": 1, "pass": 0}
+
+
+def prepare(project: dict, rundir: str) -> str:
+    """The project's copy in ``rundir`` with the harness's files written over it."""
+    copy = os.path.join(rundir, COPY_DIR)
+    shutil.copytree(project["root"], copy, symlinks=True, ignore=_IGNORED)
+    for relative, text in project["files"]:
+        target = os.path.normpath(os.path.join(copy, relative))
+        if not target.startswith(copy + os.sep):
+            raise ValueError(f"refusing to write outside the project copy: {relative}")
+        if os.path.islink(target):  # never follow a link the project ships
+            os.unlink(target)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    return copy
+
+
+def _expected_for(nodeid: str, expected: list[str]) -> str | None:
+    """The expected id a collected test belongs to: itself, or the test it parametrizes."""
+    for name in expected:
+        if nodeid == name or (nodeid.startswith(name) and nodeid[len(name)] == "["):
+            return name
+    return None
+
+
+class Reporter:
+    """A pytest plugin that turns reports into the runner's records."""
+
+    def __init__(
+        self, expected: list[str], emit: Callable[[dict], None], clean: Callable[[str], str]
+    ) -> None:
+        self._expected = expected
+        self._emit = emit
+        self._clean = clean
+        self._outcome: dict[str, tuple[str, str, float]] = {}
+        self._started: dict[str, float] = {}
+        self._sent: set[str] = set()
+
+    def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
+        name = _expected_for(nodeid, self._expected)
+        if name is not None and name not in self._started:
+            self._started[name] = time.monotonic()
+            self._emit({"t": "start", "name": name})
+
+    def pytest_runtest_logreport(self, report) -> None:
+        name = _expected_for(report.nodeid, self._expected)
+        if name is None:
+            return
+        if report.passed:
+            status = "pass"
+        elif report.skipped:
+            status = "skipped"
+        elif report.when == "call":
+            status = "fail"
+        else:
+            status = "error"  # setup or teardown raised
+        text = self._clean(report.longreprtext) if not report.passed else ""
+        before = self._outcome.get(name)
+        if before is None or _RANK[status] > _RANK[before[0]]:
+            self._outcome[name] = (status, text, report.duration)
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: object) -> None:
+        name = _expected_for(nodeid, self._expected)
+        if name is not None and nodeid == name:  # not parametrized: known now
+            self._send(name)
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            text = self._clean(report.longreprtext)
+            self._emit(
+                {
+                    "t": "module_error",
+                    "exc": "CollectionError",
+                    "msg": f"collecting {report.nodeid or 'the tests'} failed",
+                    "tb": text,
+                    "module": _missing_module(text),
+                    "timeout": False,
+                    "dur": 0.0,
+                }
+            )
+
+    def pytest_sessionfinish(self, session: object, exitstatus: int) -> None:
+        for name in self._expected:
+            if name in self._outcome:
+                self._send(name)
+
+    def _send(self, name: str) -> None:
+        if name in self._sent or name not in self._outcome:
+            return
+        self._sent.add(name)
+        status, text, duration = self._outcome[name]
+        self._emit(
+            {
+                "t": "test",
+                "name": name,
+                "status": status,
+                "dur": round(duration, 4),
+                "tb": text,
+                "exc": "",
+                "module": _missing_module(text),
+            }
+        )
+
+
+def _missing_module(text: str) -> str | None:
+    marker = "ModuleNotFoundError: No module named '"
+    at = text.rfind(marker)
+    if at < 0:
+        return None
+    rest = text[at + len(marker) :]
+    return rest.split("'", 1)[0] or None
+
+
+def run(
+    project: dict,
+    expected: list[str],
+    rundir: str,
+    emit: Callable[[dict], None],
+    clean: Callable[[str], str],
+) -> None:
+    """Copy, write, then run pytest on ``expected`` in the copy. The wall limit is the
+    zygote's to enforce (it kills the child and names the test that was running): pytest
+    catches whatever a test raises, a timer's exception included."""
+    copy = prepare(project, rundir)
+    os.chdir(copy)
+    sys.path.insert(0, copy)  # as `python setup.py pytest` in the project's root has it
+    import pytest
+
+    args = [
+        *expected,
+        "--rootdir",
+        copy,
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--no-header",
+    ]
+    pytest.main(args, plugins=[Reporter(expected, emit, clean)])

@@ -1,0 +1,183 @@
+"""Runs inside a project (CodeIF-Bench's repository tasks): the candidate written over its
+function's lines in a copy, the benchmark's tests put into their class, pytest run on the
+expected ids in the sandbox, and the project itself never touched.
+
+The project is a small one the test makes (tests/support/projects.py), its environment this
+interpreter; the real projects' runs are in tests/projects/."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+from support.projects import MODULE, TASK, make_project, with_tests
+
+from convtui.core.execution import ExecRequest, ExecResult, Limits
+from convtui.core.executor import Executor
+from convtui.core.projects.checkout import Checkout, project_dir
+from convtui.core.projects.splice import SpliceError, insert_tests, splice
+from convtui.core.tasks import TestSpec
+
+BASE_TEST = "tests/test_core.py::CounterTest::test_add"
+OWN_TEST = "tests/test_core.py::CounterTest::test_add_negative"
+REFUSES_NEGATIVE = (
+    "def add(self, amount):\n"
+    "    if amount < 0:\n"
+    "        raise ValueError('negative')\n"
+    "    self.value += amount\n"
+    "    return self.value\n"
+)
+BROKEN = "def add(self, amount):\n    return None\n"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    found = tmp_path_factory.mktemp("projects")
+    make_project(found)
+    return found
+
+
+@pytest.fixture(scope="module")
+def executor() -> Executor:
+    with Executor(jobs=1) as running:
+        yield running
+
+
+def _run(executor: Executor, root: Path, code: str, tests: TestSpec | None = None) -> ExecResult:
+    checkout = Checkout(TASK, root)
+    tests = tests or TestSpec("pytest", snippets=tuple(checkout.all_tests()))
+    request = ExecRequest(
+        code=code,
+        tests=tests,
+        project=checkout.run(code, tests),
+        limits=Limits(wall_s=60),
+        task_id=TASK.id,
+    )
+    return executor.run(request)
+
+
+def _statuses(result: ExecResult) -> dict[str, str]:
+    return {t.name: t.status for t in result.tests}
+
+
+def test_the_candidate_replaces_its_lines_indented_to_the_task() -> None:
+    spliced = splice(MODULE, TASK.site, REFUSES_NEGATIVE)  # type: ignore[arg-type]
+    lines = spliced.splitlines()
+    start = lines.index("    def add(self, amount):")
+    assert lines[start - 1] == "" and lines[start + 1] == "        if amount < 0:"
+    assert "self.value += amount" in spliced and spliced.count("def add") == 1
+    # What came after the function is still there, after the blank line the harness adds.
+    assert spliced.endswith("return self.value\n\n\n\ndef double(x):\n    return x * 2\n")
+
+
+def test_a_test_goes_into_the_class_its_id_names() -> None:
+    source = "class A:\n    def test_a(self):\n        pass\n\n\ndef helper():\n    return 1\n"
+    added = insert_tests(
+        source,
+        [
+            ("t.py::A::test_b", "def test_b():\n    assert self\n"),
+            ("t.py::test_c", "def test_c():\n    assert helper()\n"),
+        ],
+    )
+    namespace: dict = {}
+    exec(compile(added, "t.py", "exec"), namespace)
+    assert namespace["A"].test_b.__code__.co_varnames[:1] == ("self",)
+    namespace["test_c"]()
+    with pytest.raises(SpliceError, match="no class Missing"):
+        insert_tests(source, [("t.py::Missing::test_x", "def test_x(self):\n    pass\n")])
+
+
+def test_a_project_says_why_a_task_cannot_run_here(tmp_path: Path, root: Path) -> None:
+    assert Checkout(TASK, root).problem() is None
+    assert "no project source" in (Checkout(TASK, tmp_path).problem() or "")
+    moved = tmp_path / "moved"
+    make_project(moved)
+    core = project_dir(moved, TASK.site) / "tiny" / "core.py"  # type: ignore[arg-type]
+    core.write_text("# a line more\n" + core.read_text())
+    assert "not at lines 8-10" in (Checkout(TASK, moved).problem() or "")
+
+
+def test_the_reference_passes_its_tests_and_a_broken_body_fails(
+    executor: Executor, root: Path
+) -> None:
+    truth = _run(executor, root, TASK.ground_truth)
+    # The reference passes the project's test, not the instruction it was not written for.
+    assert _statuses(truth) == {BASE_TEST: "pass", OWN_TEST: "fail"}
+    assert truth.isolation.startswith(executor.isolation.label.split("+")[0])
+    both = _run(executor, root, REFUSES_NEGATIVE)
+    assert both.status == "pass" and _statuses(both) == {BASE_TEST: "pass", OWN_TEST: "pass"}
+    broken = _run(executor, root, BROKEN)
+    assert broken.status == "fail" and _statuses(broken)[BASE_TEST] == "fail"
+    assert "tests/test_core.py:9: AssertionError" in next(
+        t.traceback for t in broken.tests if t.name == BASE_TEST
+    )
+
+
+def test_code_that_does_not_load_fails_every_test_without_running_them(
+    executor: Executor, root: Path
+) -> None:
+    result = _run(executor, root, "def add(self, amount)\n    return 1\n")
+    assert result.status == "error"
+    assert set(_statuses(result).values()) == {"not_run"}
+    assert "SyntaxError" in result.error_traceback or "SyntaxError" in result.detail
+
+
+def test_parametrized_and_missing_ids_are_judged_by_the_harness(
+    executor: Executor, root: Path
+) -> None:
+    missing = "tests/test_core.py::CounterTest::test_not_there"
+    result = _run(executor, root, TASK.ground_truth, with_tests(TASK, BASE_TEST, missing).tests)
+    assert result.status != "pass" and _statuses(result)[missing] in ("missing", "not_run")
+
+
+def test_a_hostile_candidate_is_contained(executor: Executor, root: Path, tmp_path: Path) -> None:
+    """The candidate tries to write into the project's own tree, into a folder of the host and
+    to reach a server on the host's loopback; its copy is the one place it may write."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    accepted: list[object] = []
+
+    def serve() -> None:
+        listener.settimeout(15)
+        with contextlib.suppress(OSError):
+            accepted.append(listener.accept())
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    tree = project_dir(root, TASK.site)  # type: ignore[arg-type]
+    original = (tree / "tiny" / "core.py").read_text()
+    hostile = (
+        "def add(self, amount):\n"
+        "    import os, socket\n"
+        f"    for target in ({str(tree / 'tiny' / 'core.py')!r}, {str(outside / 'x')!r},\n"
+        f"                   {str(tree / 'planted.py')!r}):\n"
+        "        try:\n"
+        "            with open(target, 'a') as fh:\n"
+        "                fh.write('pwned')\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    try:\n"
+        f"        socket.create_connection(('127.0.0.1', {port}), timeout=1).close()\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "    with open('written_in_the_copy.txt', 'w') as fh:\n"
+        "        fh.write('fine')\n"
+        "    self.value += amount\n"
+        "    return self.value\n"
+    )
+    try:
+        result = _run(executor, root, hostile, with_tests(TASK, BASE_TEST).tests)
+    finally:
+        listener.close()
+        server.join(timeout=20)
+    assert result.status == "pass"  # what it does is contained, not what it computes
+    assert (tree / "tiny" / "core.py").read_text() == original
+    assert not (tree / "planted.py").exists() and not (outside / "x").exists()
+    assert not list(tree.rglob("written_in_the_copy.txt"))
+    if executor.isolation.level in ("bwrap", "namespaces"):
+        assert accepted == []

@@ -1,0 +1,134 @@
+"""CodeIF-Bench's repository-level rows as tasks: ids, levels, where the function sits, the
+tests that check it and the context the model is given."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from convtui.core.codeif.data_file import load_codeif_data
+from convtui.core.codeif.instructions import instructions
+from convtui.core.loaders import load_catalog
+from convtui.core.repo_rows import RepoRowError, named_as, parse_repo_row
+
+DATA_DIR = Path(os.environ.get("CONVTUI_DATA_DIR", "../shared/data"))
+FILES = {
+    1: "CodeIF-Bench-L1-repo.jsonl",
+    2: "CodeIF-Bench-L2-repo.jsonl",
+    3: "CodeIF-Bench-L3-repo.jsonl",
+}
+
+
+def _rows(level: int, suffix: str = "") -> list[dict]:
+    name = FILES[level].replace(".jsonl", f"{suffix}.jsonl")
+    return [json.loads(line) for line in (DATA_DIR / name).read_text().splitlines()]
+
+
+def test_the_suite_holds_every_level_with_ids_by_level() -> None:
+    catalog = load_catalog("codeif", DATA_DIR)
+    assert len(catalog) == 124
+    by_level: dict[object, list[str]] = {}
+    for task in catalog:
+        by_level.setdefault(task.site.level if task.site else "function", []).append(task.id)
+    assert len(by_level["function"]) == 50
+    assert by_level[1] == [f"CodeIF/{1000 + n}" for n in range(1, 21)]
+    assert by_level[2] == [f"CodeIF/{2000 + n}" for n in range(1, 41)]
+    assert by_level[3] == [f"CodeIF/{3000 + n}" for n in range(1, 15)]
+    # A range selects one level.
+    assert [t.id for t in catalog.select("3001-3999")] == by_level[3]
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_a_row_becomes_a_task_that_says_where_its_function_sits(level: int) -> None:
+    rows = _rows(level)
+    catalog = load_catalog("codeif", DATA_DIR / FILES[level])
+    assert len(catalog) == len(rows)
+    for place, (row, task) in enumerate(zip(rows, catalog, strict=True), start=1):
+        site = task.site
+        assert site is not None and site.level == level
+        assert task.id == f"CodeIF/{level * 1000 + place}"
+        assert site.namespace == row["namespace"]
+        assert site.completion_path == site.project_path + "/" + site.file_in_project
+        assert (site.signature_line, site.body_end) == (
+            row["signature_position"][0],
+            row["body_position"][1],
+        )
+        assert site.indent == row["indent"]
+        assert task.entry_point == row["namespace"].rsplit(".", 1)[1]
+        assert task.tests.kind == "pytest"
+        assert [name for name, _ in task.tests.snippets] == list(dict.fromkeys(row["tests"]))
+        assert task.prompt == row["prompt"].replace("\r\n", "\n")
+        # Every follow-up instruction runs one test under the id the row gives it.
+        for requirement in task.requirements:
+            spec = row["requirements"][requirement.category]
+            ((test_id, code),) = requirement.tests.snippets
+            assert test_id == spec["test"] and code.strip()
+    if level == 2:
+        assert all(
+            t.site and t.site.context == r["context"] for t, r in zip(catalog, rows, strict=True)
+        )
+    if level == 3:
+        task, row = next(iter(catalog)), rows[0]
+        assert task.site and task.site.intra_context == row["intra_context"]
+        assert [name for name, _ in task.site.cross_context] == [
+            name for entry in row["cross_context"] for name in entry
+        ]
+
+
+def test_context_instructions_are_first_class_on_levels_2_and_3() -> None:
+    catalog = load_catalog("codeif", DATA_DIR)
+    l2 = instructions(catalog.get("CodeIF/2001"))
+    categories = [i.category for i in l2]
+    assert "Context Usage Verification" in categories
+    assert "Context Usage Correctness Verification" in categories
+    # L-3 has no multi-turn order: its instructions come in the file's order.
+    l3 = catalog.get("CodeIF/3001")
+    assert l3.instruction_order == ()
+    assert [i.category for i in instructions(l3)][1:] == list(_rows(3)[0]["requirements"])
+
+
+def test_a_test_written_under_another_name_runs_under_its_id() -> None:
+    source = "def test_written_name(self):\n    assert 1\n"
+    renamed = named_as(source, "tests/t.py::Case::test_id_name")
+    assert renamed.startswith("def test_id_name(self):")
+    assert named_as(source, "tests/t.py::Case::test_written_name") == source
+    # The rows do this 74 times: every instruction test ends up named as its id says.
+    catalog = load_catalog("codeif", DATA_DIR)
+    for task in catalog:
+        for requirement in task.requirements if task.site else ():
+            ((test_id, code),) = requirement.tests.snippets
+            assert f"def {test_id.rsplit('::', 1)[1]}(" in code
+
+
+def test_the_v0_files_number_their_tasks_the_same_way() -> None:
+    for level in (1, 2, 3):
+        current = load_codeif_data(DATA_DIR / FILES[level]).catalog
+        v0 = load_codeif_data(DATA_DIR / FILES[level].replace(".jsonl", "-v0.jsonl")).catalog
+        assert [t.site.namespace for t in v0 if t.site] == [
+            t.site.namespace for t in current if t.site
+        ]
+        assert v0.ids == current.ids
+
+
+def test_the_default_data_records_every_file() -> None:
+    data = load_codeif_data()
+    recorded = data.settings()["data"]
+    assert [Path(f["path"]).name for f in recorded["files"]] == [
+        "CodeIF-Bench-L1-function.jsonl",
+        *FILES.values(),
+    ]
+    one = load_codeif_data(DATA_DIR / FILES[2])
+    assert "files" not in one.settings()["data"] and one.sha256 != data.sha256
+
+
+def test_a_malformed_row_is_refused_in_one_line() -> None:
+    row = dict(_rows(1)[0])
+    row["signature_position"] = [0, 3]
+    with pytest.raises(RepoRowError, match="signature_position is not two 1-based line numbers"):
+        parse_repo_row(row, 1)
+    row = dict(_rows(1)[0], completion_path="elsewhere/x.py")
+    with pytest.raises(RepoRowError, match="completion_path is not inside project_path"):
+        parse_repo_row(row, 1)
