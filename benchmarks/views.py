@@ -15,6 +15,7 @@ from rich.text import Text
 from convtui.benchmarks.runs.doctor import DoctorReport
 from convtui.core.execution import ExecResult, TestOutcome
 from convtui.core.plural import counted
+from convtui.core.projects.checkout import FETCH_HINT
 from convtui.core.tasks import Task
 
 _STATUS_STYLE = {
@@ -76,6 +77,29 @@ def check_view(
     return Group(*parts)
 
 
+def _repository_table(rows: list[dict]) -> Table:
+    valid = sum(r["valid"] for r in rows)
+    table = Table(
+        title=f"CodeIF-Bench repository tasks: {valid} of {len(rows)} valid here",
+        header_style="bold",
+        caption=None if all(r["usable"] for r in rows) else FETCH_HINT,
+    )
+    table.add_column("id", no_wrap=True)
+    table.add_column("level", justify="right")
+    table.add_column("project", no_wrap=True)
+    table.add_column("valid here")
+    table.add_column("why not", overflow="fold", ratio=3)
+    for row in rows:
+        table.add_row(
+            Text(row["id"]),
+            f"L-{row['level']}",
+            Text(row["project"]),
+            Text("yes", style="green") if row["valid"] else Text("no", style="red"),
+            Text(row["why"]),
+        )
+    return table
+
+
 def doctor_view(report: DoctorReport) -> RenderableType:
     summary = Table.grid(padding=(0, 2))
     summary.add_row("solutions", report.solution)
@@ -112,6 +136,8 @@ def doctor_view(report: DoctorReport) -> RenderableType:
         for module, ids in report.missing_modules.items():
             missing.add_row(Text(module), str(len(ids)), Text(", ".join(ids)))
         parts.append(missing)
+    if report.repository:
+        parts.append(_repository_table(report.repository))
     unexpected = report.unexpected
     if unexpected:
         want = "pass" if report.solution == "ground-truth" else "fail"

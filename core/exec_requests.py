@@ -72,6 +72,11 @@ def third_party_modules(task: Task) -> frozenset[str]:
 
 
 def exec_request(task: Task, code: str, limits: Limits | None = None) -> ExecRequest:
+    """``code`` against ``task``'s own tests; a repository task's inside its project."""
+    if task.site is not None:
+        from convtui.core.projects.checkout import project_request
+
+        return project_request(task, code, limits=limits)
     return ExecRequest(
         code=code,
         tests=task.tests,

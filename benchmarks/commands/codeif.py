@@ -46,6 +46,7 @@ from convtui.core.isolation import verdict_warning
 from convtui.core.loop import cached_execute
 from convtui.core.omega import FeedbackConfig
 from convtui.core.plural import counted
+from convtui.core.projects.checkout import FETCH_HINT, task_problem
 from convtui.core.protocol import build_config
 from convtui.core.services import open_models
 from convtui.core.session import SessionConfig
@@ -80,6 +81,7 @@ def bench_codeif_command(options: CodeifOptions) -> int:
         raise ConvtuiError(
             "the task selection is empty: check --ids (convtui tasks list --suite codeif)"
         )
+    tasks = runnable_here(tasks)
     settings = CodeifSettings(options.mode, preprocess=options.protocol == "codeif")
     config = _config(options.models.model, most_rounds(tasks, settings), options.models.max_tokens)
     selection = f"{settings.selection_prefix};data={data.sha256};ids={options.selection.ids or ''}"
@@ -89,6 +91,27 @@ def bench_codeif_command(options: CodeifOptions) -> int:
     )
     _print_played(options, options.mode, run_id, resumed, failed, played)
     return 0 if failed == 0 else 1
+
+
+def runnable_here(tasks: Sequence[Task]) -> list[Task]:
+    """``tasks`` without the repository tasks whose project is not usable here, which are
+    named in one warning line; refused in one line when that leaves nothing."""
+    unusable = {t.id: p for t in tasks if t.site and (p := task_problem(t)) is not None}
+    if not unusable:
+        return list(tasks)
+    if len(unusable) == len(tasks):
+        first = next(iter(unusable.items()))
+        raise ConvtuiError(
+            f"none of the {counted(len(tasks), 'selected task')} can run here "
+            f"({first[0]}: {first[1]}); {FETCH_HINT}"
+        )
+    projects = {t.site.project_path for t in tasks if t.id in unusable and t.site}
+    warn(
+        f"{counted(len(unusable), 'repository task')} left out, their "
+        f"{counted(len(projects), 'project')} not usable here (convtui doctor --suite codeif "
+        f"says why per task); {FETCH_HINT}"
+    )
+    return [t for t in tasks if t.id not in unusable]
 
 
 def _replay_command(options: CodeifOptions, logs: Path) -> int:

@@ -14,6 +14,7 @@ from convtui.core.exec_requests import Solution, broken_solution, exec_request, 
 from convtui.core.execution import ExecResult, Limits
 from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.isolation import verdict_warning
+from convtui.core.projects.checkout import FETCH_HINT, task_problem
 from convtui.core.tasks import Task
 
 
@@ -49,6 +50,9 @@ class DoctorReport:
     # On a cluster (--executor ray): per node, where it is, its slots, isolation and task
     # environment (RayExecutor.environment_info); empty for the local executor.
     nodes: list[dict] = field(default_factory=list)
+    # CodeIF-Bench's repository tasks, one entry each: its level and project, whether it is
+    # valid here (project usable and the reference passing its tests) and why not.
+    repository: list[dict] = field(default_factory=list)
 
     @property
     def pass_rate(self) -> float:
@@ -90,6 +94,7 @@ class DoctorReport:
             "unexpected": [asdict(o) for o in self.unexpected],
             "wall_s": round(self.wall_s, 2),
             **({"nodes": self.nodes} if self.nodes else {}),
+            **({"repository": self.repository} if self.repository else {}),
         }
 
 
@@ -181,8 +186,12 @@ def run_doctor(
         nodes=list(info.get("nodes", [])),
     )
     known = durations.load()
-    order = durations.longest_first([t.id for t in tasks], known)
-    ordered = [tasks[i] for i in order]
+    # A repository task whose project is not usable here is not run: it is reported with
+    # the reason, as a task whose library is missing is (not the solution's fault).
+    unusable = {t.id: p for t in tasks if t.site and (p := task_problem(t)) is not None}
+    order = durations.longest_first([t.id for t in tasks if t.id not in unusable], known)
+    runnable = [t for t in tasks if t.id not in unusable]
+    ordered = [runnable[i] for i in order]
     requests = [
         exec_request(
             t, t.ground_truth if solution == "ground-truth" else broken_solution(t), limits
@@ -205,6 +214,16 @@ def run_doctor(
     executor.run_many(requests, on_result=done, expected_s=expected)
     report.wall_s = time.monotonic() - started
     durations.save(measured)
+    for offset, task in enumerate(t for t in tasks if t.id in unusable):
+        outcomes[len(ordered) + offset] = TaskOutcome(
+            id=task.id,
+            status="env_error",
+            detail=unusable[task.id],
+            failing_tests=(),
+            duration_s=0.0,
+            missing_module=f"project {task.site.project_path}" if task.site else None,
+            reason=f"{unusable[task.id]}: {FETCH_HINT}",
+        )
     position = {t.id: i for i, t in enumerate(tasks)}
     by_id = sorted(outcomes.values(), key=lambda o: position[o.id])
     missing: dict[str, list[str]] = defaultdict(list)
@@ -216,4 +235,33 @@ def run_doctor(
             missing[outcome.missing_module or "?"].append(outcome.id)
     report.outcomes = by_id
     report.missing_modules = dict(sorted(missing.items()))
+    report.repository = _repository(tasks, by_id, solution)
     return report
+
+
+def _repository(
+    tasks: Sequence[Task], outcomes: Sequence[TaskOutcome], solution: Solution
+) -> list[dict]:
+    """Per repository task: valid here when its project is usable and its solution did what
+    the solution kind predicts (the reference passes, a broken one fails)."""
+    by_id = {o.id: o for o in outcomes}
+    found = []
+    for task in tasks:
+        if task.site is None:
+            continue
+        outcome = by_id[task.id]
+        usable = outcome.status != "env_error"
+        valid = usable and (outcome.status == "pass") == (solution == "ground-truth")
+        found.append(
+            {
+                "id": task.id,
+                "level": task.site.level,
+                "project": task.site.project_path,
+                "valid": valid,
+                "why": ""
+                if valid
+                else (outcome.detail if not usable else outcome.reason or outcome.status),
+                "usable": usable,
+            }
+        )
+    return found

@@ -34,7 +34,7 @@ from typing import Literal
 from convtui.core.codeif.instructions import BASE, Instruction, checked_by
 from convtui.core.exec_requests import task_imports, task_modules
 from convtui.core.execution import ExecRequest, ExecResult, Limits
-from convtui.core.tasks import Task, TestSpec
+from convtui.core.tasks import Task, TestKind, TestSpec
 
 # How candidates are checked: codeif as the benchmark's evaluation does (benchmark_preprocess
 # first; dynamic conversations as the authors' script plays them), convtui as written.
@@ -75,13 +75,14 @@ def benchmark_preprocess(code: str) -> str:
     return "\n".join(line for line in stripped.splitlines() if line.strip())
 
 
-def round_tests(given: Sequence[Instruction]) -> TestSpec:
-    """Every assert of the instructions given so far, each once, in the order given."""
+def round_tests(given: Sequence[Instruction], kind: TestKind = "snippets") -> TestSpec:
+    """Every test of the instructions given so far, each once, in the order given: asserts,
+    or pytest ids in a repository task's project (``kind``)."""
     seen: dict[str, str] = {}
     for instruction in given:
         for name, code in instruction.tests:
             seen.setdefault(name, code)
-    return TestSpec("snippets", snippets=tuple(seen.items()))
+    return TestSpec(kind, snippets=tuple(seen.items()))
 
 
 def round_request(
@@ -96,6 +97,8 @@ def round_request(
     ``preprocess`` (the ``codeif`` protocol) the harness's time limit holds and the code is
     pre-processed, unless only the initial instruction is checked: the harness checks base
     answers as extracted."""
+    if task.site is not None:
+        return _project_round(task, code, given, preprocess=preprocess, limits=limits)
     base_only = all(i.category == BASE for i in given)
     limits = limits or Limits()
     if preprocess:
@@ -112,6 +115,24 @@ def round_request(
         as_main=preprocess,  # the harness runs `python file.py`
         task_id=task.id,
     )
+
+
+def _project_round(
+    task: Task,
+    code: str,
+    given: Sequence[Instruction],
+    *,
+    preprocess: bool,
+    limits: Limits | None,
+) -> ExecRequest:
+    """A repository task's round: pytest in its project on the tests of every instruction
+    given. The authors' repository harness (repo/test/run_pass@k.py) neither pre-processes
+    the code nor limits a test on its own: 60 s for them all (``func_set_timeout(60)``)."""
+    from convtui.core.projects.checkout import PROJECT_LIMITS, project_request
+
+    if preprocess:
+        limits = replace(limits or PROJECT_LIMITS, per_test_s=60.0, wall_s=60.0)
+    return project_request(task, code, round_tests(given, "pytest"), limits=limits)
 
 
 def verdicts(result: ExecResult, given: Sequence[Instruction]) -> dict[str, bool]:

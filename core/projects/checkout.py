@@ -16,12 +16,22 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from convtui.core.execution import ProjectRun
+from convtui.core.errors import ConvtuiError
+from convtui.core.execution import ExecRequest, Limits, ProjectRun
+from convtui.core.projects.location import projects_root
 from convtui.core.projects.splice import SpliceError, insert_tests, module_of, splice
 from convtui.core.tasks import ProjectSite, Task, TestSpec
 
 SOURCE_DIR = "Source_Code"
 ENVS_DIR = "envs"
+# The authors' harness gives a candidate's tests 60 s in all (``func_set_timeout(60)``); a
+# run here gets twice that by default, the codeif protocol theirs (core/codeif/programs.py).
+PROJECT_LIMITS = Limits(per_test_s=120.0, wall_s=120.0)
+FETCH_HINT = "get the projects with `convtui projects fetch` (or `convtui projects rebuild`)"
+
+
+class ProjectUnavailable(ConvtuiError):
+    """A repository task's project is not usable here; the message says why and what to do."""
 
 
 def project_dir(root: Path, site: ProjectSite) -> Path:
@@ -143,3 +153,38 @@ def _by_module(tests: Sequence[tuple[str, str]]) -> dict[str, list[tuple[str, st
         if code:  # a test the project holds itself needs nothing written
             grouped.setdefault(module_of(test_id), []).append((test_id, code))
     return grouped
+
+
+@cache
+def _problem(task: Task, root: Path) -> str | None:
+    return Checkout(task, root).problem()
+
+
+def task_problem(task: Task, root: Path | None = None) -> str | None:
+    """Why a repository task cannot run under the projects root (default: where
+    ``projects_root`` finds it); None when it can. Checked once per task and root."""
+    return _problem(task, projects_root(root))
+
+
+def project_request(
+    task: Task,
+    code: str,
+    tests: TestSpec | None = None,
+    limits: Limits | None = None,
+    root: Path | None = None,
+) -> ExecRequest:
+    """The execution of ``code`` as ``task``'s function inside its project, against ``tests``
+    (default: the task's own). Raises :class:`ProjectUnavailable` when the project is not
+    usable here."""
+    where = projects_root(root)
+    problem = _problem(task, where)
+    if problem is not None:
+        raise ProjectUnavailable(f"{task.id} cannot run here: {problem}; {FETCH_HINT}")
+    tests = tests or task.tests
+    return ExecRequest(
+        code=code,
+        tests=tests,
+        limits=limits or PROJECT_LIMITS,
+        task_id=task.id,
+        project=Checkout(task, where).run(code, tests),
+    )

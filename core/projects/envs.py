@@ -1,0 +1,85 @@
+"""A project's own environment: a virtual environment with its dependencies and the tools
+the benchmark's tests import, built once under the projects root and reused by every run.
+
+Built aside (``<env>.building``) and renamed into place when pip succeeded, so a failed or
+interrupted build never leaves something that looks ready; a marker records what it holds,
+and a build asked for the same requirements again does nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from convtui.core.errors import ConvtuiError
+from convtui.core.projects.checkout import env_dir
+
+# What every environment gets beside the project's own requirements: pytest runs the tests,
+# and CodeIF-Bench's Code Complexity and Code Standard tests import radon, mccabe and
+# pycodestyle.
+TOOLS: tuple[str, ...] = ("pytest", "radon", "mccabe", "pycodestyle")
+MARKER = ".convtui-env.json"
+_PIP_TAIL_LINES = 3
+
+
+class EnvBuildError(ConvtuiError):
+    """A project's environment could not be built (a dependency that will not install)."""
+
+
+def env_ready(root: Path, project_path: str, requires: Sequence[str] = ()) -> bool:
+    """Whether the project's environment is built with exactly ``requires``."""
+    marker = env_dir(root, project_path) / MARKER
+    try:
+        recorded = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return False
+    return recorded.get("requires") == [*TOOLS, *requires]
+
+
+def build_env(
+    root: Path,
+    project_path: str,
+    requires: Sequence[str] = (),
+    *,
+    python: str | None = None,
+) -> Path:
+    """Build (or keep) the project's environment; its folder. ``python`` is the interpreter
+    it is made from (default: the one running convtui, so candidates run on the version the
+    harness was tested with)."""
+    target = env_dir(root, project_path)
+    if env_ready(root, project_path, requires):
+        return target
+    base: str = python or getattr(sys, "_base_executable", None) or sys.executable
+    building = target.with_name(target.name + ".building")
+    shutil.rmtree(building, ignore_errors=True)
+    building.parent.mkdir(parents=True, exist_ok=True)
+    _step([base, "-m", "venv", str(building)], f"creating the environment of {project_path}")
+    _step(
+        [
+            str(building / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--no-input",
+            "-q",
+            *TOOLS,
+            *requires,
+        ],
+        f"installing {project_path}'s requirements ({', '.join(requires) or 'none'})",
+    )
+    (building / MARKER).write_text(json.dumps({"requires": [*TOOLS, *requires]}, indent=1))
+    shutil.rmtree(target, ignore_errors=True)
+    building.rename(target)
+    return target
+
+
+def _step(argv: list[str], what: str) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        tail = " ".join((done.stderr or done.stdout).strip().splitlines()[-_PIP_TAIL_LINES:])
+        raise EnvBuildError(f"{what} failed: {tail or f'exit status {done.returncode}'}")
