@@ -92,6 +92,16 @@ class Task:
     site: ProjectSite | None = None  # repository tasks only
 
     @property
+    def level(self) -> str:
+        """A CodeIF-Bench task's level as reports name it: ``L-1 function`` (the 50 MBPP
+        tasks), ``L-1 repository``, ``L-2`` or ``L-3``; "" for other suites."""
+        if self.suite != "codeif":
+            return ""
+        if self.site is None:
+            return "L-1 function"
+        return "L-1 repository" if self.site.level == 1 else f"L-{self.site.level}"
+
+    @property
     def number(self) -> int:
         """The numeric part of the id (``BigCodeBench/13`` -> 13)."""
         return int(self.id.rsplit("/", 1)[1])

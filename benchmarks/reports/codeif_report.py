@@ -111,6 +111,7 @@ class CodeifSession:
     # with its rows as that script logs them in ``script_turns``; "" for any other.
     conversation: str = ""
     script_turns: tuple[ScriptTurn, ...] = ()
+    level: str = ""  # Task.level: the levels are scored apart, never pooled
 
     @property
     def authors_dynamic(self) -> bool:
@@ -128,6 +129,7 @@ class CodeifSession:
             "session_id": self.session_id,
             "run_id": self.run_id,
             "task_id": self.task_id,
+            "level": self.level,
             **_played_as(self.model, self.mode, self.protocol, conversation),
             "status": self.status,
             "data_sha256": self.data,
@@ -191,10 +193,12 @@ class CodeifGroup:
     categories: dict[str, tuple[int, float]]  # category -> (rounds that gave it, mean IA)
     conversation: str = ""  # "authors": the authors' dynamic script played it
     labels: tuple[str, ...] = ()  # the rows' names when they are not rounds 1, 2, ...
+    level: str = ""  # Task.level of every task in it
 
     @property
     def label(self) -> str:
-        return f"{self.model} · {self.mode} · {self.protocol} · {self.metrics}"
+        level = f" · {self.level}" if self.level else ""
+        return f"{self.model} · {self.mode} · {self.protocol} · {self.metrics}{level}"
 
     @property
     def note(self) -> str:
@@ -210,6 +214,7 @@ class CodeifGroup:
             "metrics": self.metrics,
             "metrics_note": METRICS_NOTES[self.note],
             "data_sha256": self.data,
+            "level": self.level,
             "tasks": self.tasks,
             "rounds": [
                 ({"turns": self.labels[i]} if self.labels else {"round": i + 1})
@@ -275,20 +280,22 @@ def read_codeif(
                 data=digest,
                 conversation=conversation,
                 script_turns=script_turns,
+                level=task.level,
             )
         )
     return tuple(sessions)
 
 
 def build_groups(sessions: Sequence[CodeifSession]) -> tuple[CodeifGroup, ...]:
-    """One group per model × mode × protocol × definition × data file; a task recorded by
-    several runs of one group counts once (the newest run's session)."""
-    newest: dict[tuple[str, str, str, str, str, str], dict[str, CodeifSession]] = {}
+    """One group per model × mode × protocol × definition × data file × level; a task
+    recorded by several runs of one group counts once (the newest run's session)."""
+    newest: dict[tuple[str, str, str, str, str, str, str], dict[str, CodeifSession]] = {}
     for s in sorted(sessions, key=lambda s: s.run_id):
-        key = (s.model, s.mode, s.protocol, s.scored_by, s.data, s.conversation)
+        key = (s.model, s.mode, s.protocol, s.scored_by, s.data, s.conversation, s.level)
         newest.setdefault(key, {})[s.task_id] = s
     groups = []
-    for (model, mode, protocol, definition, data, conversation), by_task in sorted(newest.items()):
+    for key, by_task in sorted(newest.items()):
+        model, mode, protocol, definition, data, conversation, level = key
         tasks = [s.rounds for s in by_task.values()]
         labels: tuple[str, ...] = ()
         rounds: tuple[Mapping[str, Cell], ...]
@@ -310,6 +317,7 @@ def build_groups(sessions: Sequence[CodeifSession]) -> tuple[CodeifGroup, ...]:
                 categories=_categories_ia(tasks, definition),
                 conversation=conversation,
                 labels=labels,
+                level=level,
             )
         )
     return tuple(groups)
@@ -347,6 +355,9 @@ def codeif_json(groups: Sequence[CodeifGroup], sessions: Sequence[CodeifSession]
 CSV_METRICS = ("ia", "ca", "ifr", "ife")
 
 
+_GROUP_COLUMNS = ("model", "mode", "protocol", "metrics", "data_sha256", "level")
+
+
 def rounds_csv(groups: Sequence[CodeifGroup]) -> str:
     """One row per group and round; each metric with the tasks it averages over (blank
     where the definition has no row at that round). The authors' dynamic rows are report.py's,
@@ -354,7 +365,7 @@ def rounds_csv(groups: Sequence[CodeifGroup]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(
-        ["model", "mode", "protocol", "metrics", "data_sha256", "round"]
+        [*_GROUP_COLUMNS, "round"]
         + [f"{m}{suffix}" for m in CSV_METRICS for suffix in ("", "_tasks")]
     )
     for g in groups:
@@ -364,7 +375,7 @@ def rounds_csv(groups: Sequence[CodeifGroup]) -> str:
                 cell = cells.get(m)
                 values += [f"{cell.value:.4f}", cell.tasks] if cell else ["", ""]
             writer.writerow(
-                [g.model, g.mode, g.protocol, g.metrics, g.data, g.row_name(i), *values]
+                [g.model, g.mode, g.protocol, g.metrics, g.data, g.level, g.row_name(i), *values]
             )
     return out.getvalue()
 
@@ -372,16 +383,13 @@ def rounds_csv(groups: Sequence[CodeifGroup]) -> str:
 def categories_csv(groups: Sequence[CodeifGroup]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(
-        ["model", "mode", "protocol", "metrics", "data_sha256", "category", "rounds", "ia"]
-    )
+    writer.writerow([*_GROUP_COLUMNS, "category", "rounds", "ia"])
     for g in groups:
         for category in _categories(groups):
             if category in g.categories:
                 n, ia = g.categories[category]
-                writer.writerow(
-                    [g.model, g.mode, g.protocol, g.metrics, g.data, category, n, f"{ia:.4f}"]
-                )
+                group = (g.model, g.mode, g.protocol, g.metrics, g.data, g.level)
+                writer.writerow([*group, category, n, f"{ia:.4f}"])
     return out.getvalue()
 
 
@@ -431,7 +439,8 @@ def pair_table(group: CodeifGroup):
 def _header(g: CodeifGroup) -> str:
     data = f" · data {g.data}" if g.data else ""
     mode = f"{g.mode} (authors' script)" if g.conversation else g.mode
-    return f"{g.model}\n{mode} · {g.protocol}\nmetrics: {g.metrics}{data}"
+    level = f"\n{g.level}" if g.level else ""
+    return f"{g.model}\n{mode} · {g.protocol}\nmetrics: {g.metrics}{data}{level}"
 
 
 def _definitions_caption(groups: Sequence[CodeifGroup]) -> str:
