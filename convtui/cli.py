@@ -58,6 +58,8 @@ from convtui.options import (
     ModelOpt,
     PartialRuleOpt,
     PlotOpt,
+    ProjectNamesArg,
+    ProjectsDirOpt,
     ProtocolOpt,
     PythonOpt,
     RefModelOpt,
@@ -126,6 +128,11 @@ study_app = typer.Typer(
     help="Human-feedback studies: tasks dealt to annotators, their tokens and progress.",
 )
 app.add_typer(study_app, name="study")
+projects_app = typer.Typer(
+    no_args_is_help=True,
+    help="DevEval projects for CodeIF-Bench's repository tasks: get them, check them.",
+)
+app.add_typer(projects_app, name="projects")
 
 
 @app.callback()
@@ -859,3 +866,36 @@ def study_export(
         from convtui.commands.study_export import export_command
 
         export_command(db, out, fmt, force=force, finished_only=finished_only, as_json=as_json)
+
+
+# --- convtui projects: DevEval's projects ------------------------------------------------------
+
+
+@projects_app.command("rebuild")
+def projects_rebuild(
+    names: ProjectNamesArg = None,
+    projects: ProjectsDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Rebuild DevEval's projects from PyPI source distributions, where a release holds every
+    task's reference code at its recorded lines (core/projects/releases.toml says which), and
+    build each one's environment. Needs PyPI, not the Hugging Face Hub.
+
+    Example: [bold]convtui projects rebuild sqlitedict[/bold]"""
+    with user_errors():
+        from convtui.commands.project_builds import rebuild_command
+
+        exit_code = rebuild_command(names or [], projects, as_json)
+    raise typer.Exit(exit_code)
+
+
+@projects_app.command("list")
+def projects_list(projects: ProjectsDirOpt = None, as_json: JsonOpt = False) -> None:
+    """List the 42 projects the repository tasks need: their levels and tasks, where the copy
+    here came from, whether its environment is built, and how many of its tasks can run.
+
+    Example: [bold]convtui projects list[/bold]"""
+    with user_errors():
+        from convtui.commands.project_builds import list_command
+
+        list_command(projects, as_json)

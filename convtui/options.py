@@ -617,3 +617,22 @@ CodeifScoreOnlyOpt = Annotated[
         show_default=False,
     ),
 ]
+
+# --- convtui projects: DevEval's projects for CodeIF-Bench's repository tasks -----------------
+ProjectsDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--projects",
+        help="Where DevEval's projects live: Source_Code/ and envs/ under it "
+        "(default: $CONVTUI_PROJECTS_DIR, else ~/.cache/convtui/projects).",
+        show_default=False,
+    ),
+]
+ProjectNamesArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Projects to rebuild, by name (sqlitedict) or DevEval path (Database/sqlitedict); "
+        "default: every project with a matching release.",
+        show_default=False,
+    ),
+]

@@ -13,7 +13,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from convtui.core.tasks import Task
+from convtui.core.tasks import ProjectSite, Task
 
 
 def _code(code: str) -> Syntax:
@@ -37,19 +37,52 @@ def task_table(tasks: Sequence[Task]) -> Table:
     title = f"{len(tasks)} task{'' if len(tasks) == 1 else 's'}"
     table = Table(title=title, header_style="bold", expand=False)
     table.add_column("id", no_wrap=True)
+    levels = any(task.level for task in tasks)  # CodeIF-Bench: its level and project
+    if levels:
+        table.add_column("level", no_wrap=True)
+        table.add_column("project", overflow="ellipsis", min_width=6, max_width=24)
     table.add_column("libs", overflow="ellipsis", min_width=6, max_width=28)
     table.add_column("tests", justify="right", no_wrap=True)
     table.add_column("prompt", overflow="ellipsis", min_width=10)
     for task in tasks:
         count = (
-            len(task.tests.snippets)
-            if task.tests.kind == "snippets"
-            else (task.tests.source.count("def test"))
+            task.tests.source.count("def test")
+            if task.tests.kind == "unittest"
+            else len(task.tests.snippets)
         )
         first_line = task.prompt.strip().splitlines()[0] if task.prompt.strip() else ""
         libs = ", ".join(task.libs) or "-"
-        table.add_row(Text(task.id), _cut(libs), str(count), _cut(first_line))
+        where = [Text(task.level), _cut(task.site.project if task.site else "-")] if levels else []
+        table.add_row(Text(task.id), *where, _cut(libs), str(count), _cut(first_line))
     return table
+
+
+def _all_tests(task: Task) -> list[tuple[str, str]]:
+    found = list(task.tests.snippets)
+    for requirement in task.requirements:
+        found.extend(requirement.tests.snippets)
+    return found
+
+
+def _site(site: ProjectSite) -> list[RenderableType]:
+    """Where a repository task's function sits, and the context its prompt carries."""
+    where = Text.assemble(
+        ("project: ", "bold"),
+        f"{site.project_path} · {site.file_in_project}, lines {site.signature_line}-"
+        f"{site.body_end} · L-{site.level} · {site.namespace}",
+    )
+    parts: list[RenderableType] = [where]
+    if site.context:
+        parts.append(Panel(_code(site.context), title="context (L-2)", title_align="left"))
+    if site.intra_context:
+        parts.append(
+            Panel(_code(site.intra_context), title="intra-file context", title_align="left")
+        )
+    for name, source in site.cross_context:
+        parts.append(
+            Panel(_code(source), title=Text(f"cross-file context · {name}"), title_align="left")
+        )
+    return parts
 
 
 def task_detail(task: Task) -> RenderableType:
@@ -57,9 +90,17 @@ def task_detail(task: Task) -> RenderableType:
         Panel(Text(task.prompt.strip()), title=Text(f"{task.id} · prompt"), title_align="left"),
         Text.assemble(("libs: ", "bold"), ", ".join(task.libs) or "standard library only"),
     ]
+    if task.site is not None:
+        parts.extend(_site(task.site))
     if task.code_header.strip():
         parts.append(Panel(_code(task.code_header), title="code header", title_align="left"))
-    if task.tests.kind == "unittest":
+    if task.tests.kind == "pytest":
+        body = "\n\n".join(
+            f"# {name}\n{code}" if code else f"# {name} (the project's own)"
+            for name, code in _all_tests(task)
+        )
+        parts.append(Panel(_code(body), title="tests (pytest ids)", title_align="left"))
+    elif task.tests.kind == "unittest":
         parts.append(Panel(_code(task.tests.source), title="tests", title_align="left"))
     else:
         body = "\n\n".join(f"# {name}\n{code}" for name, code in task.tests.snippets)

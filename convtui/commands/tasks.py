@@ -13,7 +13,15 @@ def list_tasks(selection: TaskSelection, as_json: bool) -> None:
     tasks = selection.tasks()
     if as_json:
         print_json(
-            [{"id": t.id, "libs": list(t.libs), "entry_point": t.entry_point} for t in tasks]
+            [
+                {"id": t.id, "libs": list(t.libs), "entry_point": t.entry_point}
+                | (
+                    {"level": t.level, "project": t.site.project_path if t.site else None}
+                    if t.level
+                    else {}
+                )
+                for t in tasks
+            ]
         )
         return
     console().print(task_table(tasks))

@@ -132,3 +132,28 @@ def test_a_malformed_row_is_refused_in_one_line() -> None:
     row = dict(_rows(1)[0], completion_path="elsewhere/x.py")
     with pytest.raises(RepoRowError, match="completion_path is not inside project_path"):
         parse_repo_row(row, 1)
+
+
+def test_tasks_list_and_show_name_the_level_project_file_and_context() -> None:
+    from rich.console import Console
+
+    from convtui.commands.task_views import task_detail, task_table
+
+    catalog = load_catalog("codeif", DATA_DIR)
+    shown = Console(width=80, record=True)
+    shown.print(task_table(catalog.select("60,1006,2001,3014")))
+    text = shown.export_text()
+    for line in ("CodeIF/60", "L-1 function", "L-1 repository", "L-2 ", "L-3 "):
+        assert line in text
+    assert "sqlitedict" in text and "boltons" in text
+    wide = Console(width=200, record=True)
+    wide.print(task_detail(catalog.get("CodeIF/2001")))
+    detail = wide.export_text()
+    assert "Utilities/boltons · boltons/socketutils.py, lines 667-669 · L-2" in detail
+    assert "context (L-2)" in detail and "class NetstringSocket(object):" in detail
+    assert "tests/test_socketutils.py::test_socketutils_netstring (the project's own)" in detail
+    l3 = Console(width=200, record=True)
+    l3.print(task_detail(catalog.get("CodeIF/3001")))
+    l3_text = l3.export_text()
+    assert "intra-file context" in l3_text
+    assert "cross-file context · mrjob.logs.mixin.LogInterpretationMixin._read_logs" in l3_text

@@ -1,0 +1,132 @@
+"""DevEval projects rebuilt from PyPI (the route this machine and CI reach), and CodeIF-Bench's
+repository tasks played inside them end to end: doctor, static and dynamic runs with the
+scripted ``mock:`` model (so what is asserted cannot depend on what a model writes), and the
+report keeping levels apart.
+
+The projects are rebuilt once for this file (a real download from PyPI, a real environment).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import subprocess
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from support.cli import convtui_argv, env
+
+from convtui.core.projects.rebuild import (
+    RebuildError,
+    fetch_file,
+    load_releases,
+    rebuild_project,
+)
+
+# sqlitedict holds an L-1 repository task (CodeIF/1006) and an L-2 one (CodeIF/2024).
+PROJECTS = ("sqlitedict",)
+TASKS = {"CodeIF/1006": "L-1 repository", "CodeIF/2024": "L-2"}
+IDS = ",".join(TASKS)
+
+
+CACHE: dict[str, str] = {}  # the user cache the processes use: a folder of this module's
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    CACHE["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    found = tmp_path_factory.mktemp("projects")
+    done = _convtui("projects", "rebuild", *PROJECTS, "--projects", str(found), "--json")
+    assert done.returncode == 0, done.stderr
+    return found
+
+
+def _convtui(*args: str, projects: Path | None = None) -> subprocess.CompletedProcess[str]:
+    extra = {"CONVTUI_PROJECTS_DIR": str(projects)} if projects else {}
+    return subprocess.run(
+        convtui_argv(*args),
+        capture_output=True,
+        text=True,
+        env=env(**CACHE, **extra),
+        check=False,
+    )
+
+
+def test_a_rebuilt_project_is_listed_with_its_release_and_usable_tasks(root: Path) -> None:
+    listed = json.loads(_convtui("projects", "list", "--projects", str(root), "--json").stdout)
+    by_name = {p["project"]: p for p in listed["projects"]}
+    assert len(by_name) == 42
+    sqlitedict = by_name["Database/sqlitedict"]
+    assert sqlitedict["source"] == "sqlitedict==2.1.0" and sqlitedict["environment"]
+    assert sqlitedict["usable"] == 2 and sorted(sqlitedict["tasks"]) == sorted(TASKS)
+    assert by_name["Utilities/boltons"]["usable"] == 0 or "boltons" in PROJECTS
+
+
+def test_doctor_says_which_repository_tasks_are_valid_here_and_why_not(root: Path) -> None:
+    done = _convtui("doctor", "--suite", "codeif", "--ids", f"{IDS},1001", "--json", projects=root)
+    report = json.loads(done.stdout)
+    rows = {r["id"]: r for r in report["repository"]}
+    assert rows["CodeIF/1006"]["valid"] and rows["CodeIF/2024"]["valid"]
+    assert not rows["CodeIF/1001"]["valid"]
+    assert "no project source" in rows["CodeIF/1001"]["why"]
+    assert rows["CodeIF/2024"]["level"] == 2 and rows["CodeIF/1006"]["level"] == 1
+    broken = _convtui(
+        "doctor", "--suite", "codeif", "--ids", IDS, "--solution", "broken", "--json",
+        projects=root,
+    )  # fmt: skip
+    assert {o["status"] for o in json.loads(broken.stdout)["unexpected"]} == set()
+    assert all(r["valid"] for r in json.loads(broken.stdout)["repository"])
+
+
+@pytest.mark.parametrize("mode", ["static", "dynamic"])
+def test_a_run_plays_repository_tasks_through_the_sandbox_and_reports_levels_apart(
+    root: Path, tmp_path: Path, mode: str
+) -> None:
+    script = tmp_path / "replies.jsonl"
+    # One reply for every round of both tasks: never right for both, always runnable code.
+    script.write_text(
+        json.dumps({"purpose": "generate", "text": "```python\ndef f(self):\n    return 1\n```"})
+        + "\n"
+    )
+    db = tmp_path / "runs.db"
+    played = _convtui(
+        "bench", "codeif", "--ids", IDS, "--mode", mode, "--model", f"mock:{script}",
+        "--db", str(db), "--json", projects=root,
+    )  # fmt: skip
+    assert played.returncode == 0, played.stderr
+    assert json.loads(played.stdout)["sessions_played"] == 2
+    report = json.loads(_convtui("report", "--db", str(db), "--json").stdout)
+    levels = {g["level"] for g in report["codeif"]["groups"]}
+    assert levels == set(TASKS.values())
+    sessions = {s["task_id"]: s for s in report["codeif"]["sessions"]}
+    assert {k: s["level"] for k, s in sessions.items()} == TASKS
+    # Every round ran in the project: the executions name pytest ids of the task's file.
+    shown = _convtui("sessions", "list", "--db", str(db), "--json")
+    assert shown.returncode == 0 and "CodeIF/2024" in shown.stdout
+
+
+def test_a_release_whose_checksum_differs_is_refused(root: Path, tmp_path: Path) -> None:
+    """The source distribution rebuilt above, served on loopback under a digest it does not
+    have: refused in one line, nothing laid out."""
+    sdists = Path(CACHE["XDG_CACHE_HOME"]) / "convtui" / "sdists"
+    (archive,) = sdists.glob("sqlitedict-*.tar.gz")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(sdists))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    release = load_releases()["Database/sqlitedict"]
+    served = replace(
+        release,
+        sdist_url=f"http://127.0.0.1:{server.server_port}/{archive.name}",
+        sha256="0" * 64,
+    )
+    try:
+        with pytest.raises(RebuildError, match="sha256 mismatch") as refused:
+            rebuild_project(tmp_path, served, cache=tmp_path / "cache", fetch=fetch_file)
+    finally:
+        server.shutdown()
+    assert "\n" not in str(refused.value)
+    assert not (tmp_path / "Source_Code" / "Database" / "sqlitedict").exists()
+    assert list((tmp_path / "cache").glob("*")) == []
