@@ -89,6 +89,7 @@ from convtui.options import (
     TurnsOpt,
     UserOpt,
 )
+from convtui.project_options import ArchiveSha256Opt, ArchiveUrlOpt, KeepArchiveOpt
 from convtui.study_options import (
     AddTasksOpt,
     AnnotatorNameArg,
@@ -899,3 +900,24 @@ def projects_list(projects: ProjectsDirOpt = None, as_json: JsonOpt = False) -> 
         from convtui.commands.project_builds import list_command
 
         list_command(projects, as_json)
+
+
+@projects_app.command("fetch")
+def projects_fetch(
+    projects: ProjectsDirOpt = None,
+    url: ArchiveUrlOpt = None,
+    sha256: ArchiveSha256Opt = None,
+    keep_archive: KeepArchiveOpt = False,
+) -> None:
+    """Download DevEval's archive of the 42 projects the repository tasks run inside
+    (Source_Code.tar.gz, about 0.9 GB, from the Hugging Face dataset LJ0815/DevEval) and
+    unpack it as Source_Code/ under the projects root (--projects, else
+    $CONVTUI_PROJECTS_DIR, else ~/.cache/convtui/projects). An interrupted download resumes
+    where it stopped when run again; an archive whose SHA-256 differs is deleted and nothing
+    is unpacked. Needs the Hub (or a mirror); without it, `convtui projects rebuild`.
+
+    Example: [bold]convtui projects fetch[/bold]"""
+    with user_errors():
+        from convtui.commands.projects import fetch_command
+
+        fetch_command(projects, url, sha256, keep_archive)
