@@ -126,6 +126,11 @@ def _cross_context(value: Any, where: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
+def _column(code: str) -> int:
+    first = next((line for line in _nl(code).splitlines() if line.strip()), "")
+    return len(first) - len(first.lstrip(" "))
+
+
 def parse_repo_row(row: dict[str, Any], place: int, where: str = "CodeIF repository row") -> Task:
     """Row ``place`` (1-based) of a repository-level file as a :class:`Task`."""
     namespace = _field(row, "namespace", where)
@@ -150,6 +155,7 @@ def parse_repo_row(row: dict[str, Any], place: int, where: str = "CodeIF reposit
         body_start=body[0],
         body_end=body[1],
         indent=int(_field(row, "indent", where)),
+        column=_column(_field(row, "code", where)),
         context=_nl(row.get("context") or ""),
         intra_context=_nl(row.get("intra_context") or ""),
         cross_context=_cross_context(row.get("cross_context") or [], where),

@@ -60,7 +60,10 @@ class ProjectSite:
     signature_line: int  # 1-based: the candidate replaces signature_line..body_end
     body_start: int
     body_end: int
-    indent: int  # the columns the function's ``def`` sits at
+    # The column the benchmark's harness indents a candidate to, as the row records it; in
+    # every L-3 row (and the first L-1 file) it is 4 more than ``column``.
+    indent: int
+    column: int  # the column the reference code's first line sits at in the project
     context: str = ""  # L-2: the class or file around the function
     intra_context: str = ""  # L-3: the function's own file
     cross_context: tuple[tuple[str, str], ...] = ()  # L-3: (dotted name, source of its file)

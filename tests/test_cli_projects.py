@@ -5,6 +5,7 @@ a test needs a dropped connection)."""
 from __future__ import annotations
 
 import hashlib
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from support.archive_server import ArchiveServer, hostile_archive, make_archive,
 from support.cli import invoke
 
 from convtui.commands.projects import ArchiveProgress
+from convtui.core.projects.checkout import env_python
 
 SQLITEDICT_PY = "Source_Code/Database/sqlitedict/sqlitedict.py"
 
@@ -45,6 +47,11 @@ def test_fetch_downloads_the_archive_and_unpacks_it_under_the_projects_root(
     assert "DevEval's 2 projects are under" in done.stdout and "as --sha256 says" in done.stdout
     assert f"downloading {server.url}" in done.stderr and "unpacking into" in done.stderr
     assert not (root / "Source_Code.tar.gz").exists()
+    # Each project unpacked has its environment built, with pytest in it.
+    for project in ("Database/sqlitedict",):
+        assert f"environment of {project}: ready" in done.stderr
+        python = env_python(root, project)
+        assert subprocess.run([python, "-c", "import pytest"], check=False).returncode == 0
 
 
 def test_fetch_refuses_a_corrupt_archive_in_one_line_and_unpacks_nothing(

@@ -57,6 +57,11 @@ from convtui.sessions.codeif_export import (
 )
 from convtui.sessions.records import SessionRow
 
+# The keys of the authors' repository-level completions (repo/Experiments): the task's dotted
+# name and the instruction's category.
+NAMESPACE = "namespace"
+TYPE = "type"
+
 
 class CompletionsFileError(ConvtuiError):
     """A completions file that cannot be scored as it is."""
@@ -191,8 +196,10 @@ def _records(path: Path, text: str) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _task(path: Path, where: str, record: dict[str, Any], catalog: TaskCatalog) -> Task:
+    if NAMESPACE in record and TASK_ID not in record:
+        return _repository_task(path, where, record[NAMESPACE], catalog)
     if TASK_ID not in record:
-        raise CompletionsFileError(f"{path} {where}: no {TASK_ID}")
+        raise CompletionsFileError(f"{path} {where}: no {TASK_ID} (nor {NAMESPACE})")
     task_id = convtui_task_id(record[TASK_ID])
     if task_id is None or task_id not in catalog:
         numbers = [t.number for t in catalog]
@@ -203,9 +210,21 @@ def _task(path: Path, where: str, record: dict[str, Any], catalog: TaskCatalog) 
     return catalog[task_id]
 
 
+def _repository_task(path: Path, where: str, namespace: Any, catalog: TaskCatalog) -> Task:
+    """A repository task by the dotted name the authors' repository files key it by."""
+    found = next((t for t in catalog if t.site and t.site.namespace == namespace), None)
+    if found is None:
+        raise CompletionsFileError(
+            f"{path} {where}: no repository task {namespace!r} in the data read (pass --data "
+            "with the level's file, e.g. CodeIF-Bench-L2-repo-v0.jsonl)"
+        )
+    return found
+
+
 def _round(path: Path, where: str, record: dict[str, Any], task: Task) -> ScoredRound:
     order = instructions(task)
-    category = record.get(REQUIREMENT)
+    # The authors' repository files name the instruction ``type``.
+    category = record.get(REQUIREMENT, record.get(TYPE) if task.site else None)
     if category is None:  # the benchmark's base answers name no requirement
         category = BASE
     found = next((i for i in order if i.category == category), None)

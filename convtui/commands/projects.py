@@ -27,7 +27,9 @@ from convtui.core.projects.archive import (
     fetch_projects,
     size_text,
 )
+from convtui.core.projects.envs import build_envs
 from convtui.core.projects.location import projects_root
+from convtui.core.projects.rebuild import load_releases
 
 
 class ArchiveProgress(RunProgress):
@@ -99,6 +101,28 @@ def fetch_command(
     finally:
         bar.stop()
     _report(fetched, source)
+    _environments(root)
+
+
+def _environments(root: Path) -> None:
+    """Each project's environment (its requirements from releases.toml where it names them),
+    one line per project on stderr; a project whose requirements do not install is named in
+    a warning and left for `convtui doctor --suite codeif` to report."""
+    out = console(stderr=True)
+    requires = {path: r.requires for path, r in load_releases().items()}
+
+    def said(project: str, problem: str | None) -> None:
+        if problem is None:
+            out.print(f"environment of {project}: ready", markup=False)
+        else:
+            warn(problem)
+
+    failed = [p for p, why in build_envs(root, requires, on_project=said).items() if why]
+    if failed:
+        warn(
+            f"{len(failed)} environments could not be built ({', '.join(failed)}); their "
+            "tasks cannot run here until they are"
+        )
 
 
 def _report(fetched: Fetched, source: str) -> None:

@@ -126,11 +126,12 @@ class Checkout:
             found.extend(requirement.tests.snippets)
         return found
 
-    def run(self, code: str, tests: TestSpec) -> ProjectRun:
-        """What a run of ``code`` against ``tests`` writes over its copy of the project."""
+    def run(self, code: str, tests: TestSpec, indent: int | None = None) -> ProjectRun:
+        """What a run of ``code`` against ``tests`` writes over its copy of the project, the
+        code indented to ``indent`` (default: where the reference sits)."""
         site = self.site
         original = (self.tree / site.file_in_project).read_text(encoding="utf-8")
-        files: dict[str, str] = {site.file_in_project: splice(original, site, code)}
+        files: dict[str, str] = {site.file_in_project: splice(original, site, code, indent)}
         for module, added in _by_module(tests.snippets).items():
             source = files.get(module)
             if source is None:
@@ -172,10 +173,11 @@ def project_request(
     tests: TestSpec | None = None,
     limits: Limits | None = None,
     root: Path | None = None,
+    indent: int | None = None,
 ) -> ExecRequest:
     """The execution of ``code`` as ``task``'s function inside its project, against ``tests``
-    (default: the task's own). Raises :class:`ProjectUnavailable` when the project is not
-    usable here."""
+    (default: the task's own), indented to ``indent`` (default: the reference's column).
+    Raises :class:`ProjectUnavailable` when the project is not usable here."""
     where = projects_root(root)
     problem = _problem(task, where)
     if problem is not None:
@@ -186,5 +188,5 @@ def project_request(
         tests=tests,
         limits=limits or PROJECT_LIMITS,
         task_id=task.id,
-        project=Checkout(task, where).run(code, tests),
+        project=Checkout(task, where).run(code, tests, indent),
     )

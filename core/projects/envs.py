@@ -12,11 +12,11 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from convtui.core.errors import ConvtuiError
-from convtui.core.projects.checkout import env_dir
+from convtui.core.projects.checkout import SOURCE_DIR, env_dir
 
 # What every environment gets beside the project's own requirements: pytest runs the tests,
 # and CodeIF-Bench's Code Complexity and Code Standard tests import radon, mccabe and
@@ -83,3 +83,37 @@ def _step(argv: list[str], what: str) -> None:
     if done.returncode != 0:
         tail = " ".join((done.stderr or done.stdout).strip().splitlines()[-_PIP_TAIL_LINES:])
         raise EnvBuildError(f"{what} failed: {tail or f'exit status {done.returncode}'}")
+
+
+def build_envs(
+    root: Path,
+    requires: Mapping[str, Sequence[str]],
+    *,
+    on_project: Callable[[str, str | None], None] | None = None,
+) -> dict[str, str | None]:
+    """Build the environment of every project under the root's ``Source_Code`` (``<Domain>/
+    <Project>``), with the requirements ``requires`` names for it (none beyond the tools for
+    a project it does not name); per project, None when built, else why not. A project that
+    fails does not stop the others."""
+    found: dict[str, str | None] = {}
+    source = root / SOURCE_DIR
+    projects = (
+        sorted(
+            f"{domain.name}/{project.name}"
+            for domain in source.iterdir()
+            if domain.is_dir() and not domain.name.startswith(".")
+            for project in domain.iterdir()
+            if project.is_dir() and not project.name.startswith(".")
+        )
+        if source.is_dir()
+        else []
+    )
+    for project_path in projects:
+        try:
+            build_env(root, project_path, tuple(requires.get(project_path, ())))
+            found[project_path] = None
+        except EnvBuildError as exc:
+            found[project_path] = str(exc)
+        if on_project is not None:
+            on_project(project_path, found[project_path])
+    return found

@@ -6,6 +6,8 @@ text out; the child writes the results over its own copy of the project
 from __future__ import annotations
 
 import ast
+import builtins
+import sys
 import textwrap
 from collections.abc import Sequence
 
@@ -17,13 +19,14 @@ class SpliceError(ConvtuiError):
     """A test cannot be put where its id says (no such class in its module)."""
 
 
-def splice(original: str, site: ProjectSite, code: str) -> str:
+def splice(original: str, site: ProjectSite, code: str, indent: int | None = None) -> str:
     """``original`` (the completion file) with ``code`` in place of lines ``signature_line``
     to ``body_end``, as CodeIF-Bench's harness writes it (repo/test/run_pass@k.py,
-    ``adjust_indent`` and ``SetUp_evaluation``): the code dedented, indented to the task's
-    column, with a blank line before and after it."""
+    ``adjust_indent`` and ``SetUp_evaluation``): the code dedented, indented to ``indent``
+    (default: the reference's own column), with a blank line before and after it."""
     lines = original.splitlines(keepends=True)
-    placed = textwrap.indent(textwrap.dedent(code), " " * site.indent)
+    column = site.column if indent is None else indent
+    placed = textwrap.indent(textwrap.dedent(code), " " * column)
     return "".join([*lines[: site.signature_line - 1], "\n", placed, "\n", *lines[site.body_end :]])
 
 
@@ -81,4 +84,50 @@ def insert_tests(source: str, tests: Sequence[tuple[str, str]], path: str = "") 
             at_end.append("\n\n" + textwrap.dedent(block))
     for line in sorted(inserts, reverse=True):
         lines[line:line] = inserts[line]
-    return "".join(lines) + "".join(at_end)
+    missing = _missing_imports(source, [code for _, code in tests])
+    imports = "".join(f"import {name}\n" for name in missing)
+    return "".join(lines) + "".join(at_end) + (f"\n\n{imports}" if imports else "")
+
+
+def _missing_imports(source: str, added: Sequence[str]) -> list[str]:
+    """Standard-library modules the added tests use by name without importing them, which the
+    module does not import either (``inspect.getsource`` in a Code Complexity test): imported
+    at the module's end, which runs before any test does, so the tests find them as the
+    authors' copies of the projects must have let them."""
+    defined = _bound_names(source)
+    used: set[str] = set()
+    for code in added:
+        try:
+            tree = ast.parse(textwrap.dedent(code))
+        except SyntaxError:
+            continue
+        local = _bound_names_of(tree)
+        used |= {
+            node.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+        } - local
+    stdlib = sys.stdlib_module_names
+    return sorted(n for n in used - defined if n in stdlib and not hasattr(builtins, n))
+
+
+def _bound_names(source: str) -> set[str]:
+    try:
+        return _bound_names_of(ast.parse(source))
+    except SyntaxError:
+        return set()
+
+
+def _bound_names_of(tree: ast.AST) -> set[str]:
+    """Every name the code binds anywhere (imports, definitions, assignments, arguments)."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return bound

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,25 @@ def test_a_hostile_candidate_is_contained(executor: Executor, root: Path, tmp_pa
     assert not list(tree.rglob("written_in_the_copy.txt"))
     if executor.isolation.level in ("bwrap", "namespaces"):
         assert accepted == []
+
+
+def test_a_module_the_added_tests_use_without_importing_is_imported_for_them() -> None:
+    source = "import os\n\n\nclass A:\n    x = 1\n"
+    added = insert_tests(
+        source,
+        [("t.py::A::test_c", "def test_c(self):\n    assert inspect.isclass(A) and os.sep\n")],
+    )
+    assert added.rstrip().endswith("import inspect")
+    assert "import os\n" not in added[len(source) :]  # the module has it already
+    namespace: dict = {}
+    exec(compile(added, "t.py", "exec"), namespace)
+    namespace["A"]().test_c()
+
+
+def test_the_codeif_protocol_indents_as_the_row_says_and_convtui_as_the_reference_sits() -> None:
+    site = replace(TASK.site, indent=8)  # type: ignore[type-var]
+    as_recorded = splice(MODULE, site, REFUSES_NEGATIVE, site.indent).splitlines()
+    assert "        def add(self, amount):" in as_recorded  # column 8: does not compile
+    where_it_was = splice(MODULE, site, REFUSES_NEGATIVE).splitlines()
+    assert "    def add(self, amount):" in where_it_was
+    compile("\n".join(where_it_was), "core.py", "exec")

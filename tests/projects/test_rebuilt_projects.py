@@ -130,3 +130,42 @@ def test_a_release_whose_checksum_differs_is_refused(root: Path, tmp_path: Path)
     assert "\n" not in str(refused.value)
     assert not (tmp_path / "Source_Code" / "Database" / "sqlitedict").exists()
     assert list((tmp_path / "cache").glob("*")) == []
+
+
+def test_completions_in_the_authors_repository_layout_are_scored_by_namespace(
+    root: Path, tmp_path: Path
+) -> None:
+    """Rows as the authors' repository inference writes them (``namespace``, ``type``,
+    ``test``, ``completion``): the base answer then the follow-ups. The reference code as
+    every answer: the base round passes the task's own tests; a follow-up it was not written
+    for fails its instruction test."""
+    from convtui.core.loaders import load_catalog
+
+    data = Path(env()["CONVTUI_DATA_DIR"]) / "CodeIF-Bench-L2-repo.jsonl"
+    task = load_catalog("codeif", data).get("CodeIF/2024")
+    assert task.site is not None
+    follow_up = task.requirements[0]
+    rows = [
+        {"namespace": task.site.namespace, "completion": f"```python\n{task.ground_truth}```"},
+        {
+            "namespace": task.site.namespace,
+            "type": follow_up.category,
+            "test": follow_up.tests.snippets[0][0],
+            "completion": f"```python\n{task.ground_truth}```",
+        },
+    ]
+    completions = tmp_path / "result.jsonl"
+    completions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "scored.db"
+    scored = _convtui(
+        "bench", "codeif", "--score-only", str(completions), "--data", str(data),
+        "--protocol", "codeif", "--db", str(db), "--json", projects=root,
+    )  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    report = json.loads(_convtui("report", "--db", str(db), "--json").stdout)
+    (session,) = report["codeif"]["sessions"]
+    assert session["task_id"] == "CodeIF/2024" and session["level"] == "L-2"
+    first, second = session["rounds"]
+    assert first["followed"] == {"Base": True}
+    assert second["instruction"] == follow_up.category
+    assert second["followed"][follow_up.category] is False

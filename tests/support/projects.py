@@ -61,6 +61,7 @@ SITE = ProjectSite(
     body_start=9,
     body_end=10,
     indent=4,
+    column=4,
     context="class Counter:\n    def __init__(self):\n        self.value = 0\n",
 )
 TASK = Task(
