@@ -7,18 +7,44 @@ from textual.containers import VerticalScroll
 from textual.widgets import Markdown
 
 from convtui.core.printable import printable
-from convtui.core.tasks import Task
+from convtui.core.tasks import ProjectSite, Task
 from convtui.tui import render
 
 
 def task_markdown(task: Task, *, with_reference: bool) -> str:
     """The prompt, plus the reference solution when the person plays the expert (who sees
-    the ground truth, like the simulated expert)."""
-    text = task.prompt.strip()
+    the ground truth, like the simulated expert). A repository task's prompt carries code
+    (the context the model was given): shown as code, after where the function goes."""
+    text = task.prompt.strip() if task.site is None else _repository(task.prompt, task.site)
     if with_reference:
         reference = f"```python\n{task.ground_truth}\n```"
         text += f"\n\n**Reference solution** (do not paste it):\n\n{reference}"
     return text
+
+
+def _fenced(code: str) -> str:
+    fence = "````" if "```" in code else "```"
+    return f"{fence}python\n{code.rstrip()}\n{fence}"
+
+
+def _repository(prompt: str, site: ProjectSite) -> str:
+    """Where the function goes in its project (first, so it is on screen before any
+    scrolling), the words of the prompt, and the context the prompt carries, fenced
+    (Markdown would read its comments as headings)."""
+    context = site.context or site.intra_context
+    words = prompt.split(context, 1)[0] if context and context in prompt else prompt
+    parts = [
+        f"**Goes into** `{site.project_path}/{site.file_in_project}`, lines "
+        f"{site.signature_line}-{site.body_end} (L-{site.level}, `{site.namespace}`).",
+        words.strip(),
+    ]
+    if site.context:
+        parts += ["**Context** (the class or file around it):", _fenced(site.context)]
+    if site.intra_context:
+        parts += ["**Context in its own file:**", _fenced(site.intra_context)]
+    for name, source in site.cross_context:
+        parts += [f"**Context from another file** (`{name}`):", _fenced(source)]
+    return "\n\n".join(parts)
 
 
 class TaskPane(VerticalScroll):
