@@ -14,7 +14,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from textual.containers import VerticalScroll
+from textual.containers import ScrollableContainer
 from textual.pilot import Pilot
 from tui_harness import AppFactory, awaiting_feedback, fenced, write_script
 
@@ -48,7 +48,7 @@ async def settled(pilot: Pilot) -> SessionScreen:
     screen.query_one(FeedbackComposer).cursor_blink = False
     # Where the streamed reply left the code's scroll depends on how its chunks were timed
     # (a loaded machine gives other chunks): show the code from its first line.
-    screen.query_one("#code-scroll", VerticalScroll).scroll_home(animate=False)
+    screen.query_one("#code-scroll", ScrollableContainer).scroll_home(animate=False)
     await pilot.pause()
     return screen
 

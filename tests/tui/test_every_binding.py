@@ -58,6 +58,7 @@ FOCUS = (None, "#feedback-composer", "#task-pane", "#code-tabs Tabs", "#test-tab
 
 PANE_ACTIONS = {
     "CodePane.toggle_diff",
+    "CodePane.toggle_wrap",
     "TestResultsTable.open_traceback",
     "TurnTimeline.cursor_up",
     "TurnTimeline.cursor_down",
@@ -134,6 +135,14 @@ async def toggles_diff(ctx: Ctx, fire: Fire) -> None:
     await fire()
     assert tabs.active == ("code-tab" if before == "diff-tab" else "diff-tab")
     tabs.active = before
+
+
+async def toggles_wrap(ctx: Ctx, fire: Fire) -> None:
+    pane = ctx.screen.query_one(CodePane)
+    before = pane.has_class("-wrap")
+    await fire()
+    assert pane.has_class("-wrap") is not before
+    pane.action_toggle_wrap()
 
 
 async def folds_task(ctx: Ctx, fire: Fire) -> None:
@@ -393,6 +402,7 @@ async def resumes_itself(ctx: Ctx, fire: Fire) -> None:
 ORACLES: dict[str, Callable[[Ctx, Fire], Awaitable[None]]] = {
     "toggle_diff": toggles_diff,
     "CodePane.toggle_diff": toggles_diff,
+    "CodePane.toggle_wrap": toggles_wrap,
     "toggle_task": folds_task,
     "toggle_timeline": toggles_timeline,
     "focus_timeline": focuses_timeline,

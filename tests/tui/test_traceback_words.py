@@ -27,7 +27,7 @@ def test_enter_on_a_test_that_never_ran_says_so_and_why(apps: AppFactory) -> Non
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, TracebackModal), "it")
         modal = pilot.app.screen
         shown["text"] = str(modal.query_one("#traceback-text", Static).render())
-        shown["title"] = str(modal.query_one("VerticalScroll").border_title)
+        shown["title"] = str(modal.query_one("ScrollableContainer").border_title)
 
     play(apps, scenario, model=model)
     assert "NOT RUN" in shown["title"]

@@ -10,12 +10,15 @@ what no model can change: a turn recorded, its calls journaled."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from textual.app import App
 from textual.pilot import Pilot
 
 from convtui.core.executor import Executor
@@ -197,6 +200,19 @@ def phase_is(pilot: Pilot, *phases: str) -> Callable[[], bool]:
 def rows(db: Path, sql: str, *args: object) -> list[tuple]:
     with sqlite3.connect(db) as conn:
         return conn.execute(sql, args).fetchall()
+
+
+def screen_text(app: App) -> list[str]:
+    """The screen as drawn, one string per row: what a person reads, modals over what they
+    cover (the same composition as ``App.export_screenshot``, as plain text)."""
+    width, height = app.size
+    console = Console(
+        width=width, height=height, file=io.StringIO(), record=True, legacy_windows=False
+    )
+    console.print(
+        app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    )
+    return console.export_text().splitlines()
 
 
 def notices(pilot: Pilot) -> list[str]:

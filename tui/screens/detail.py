@@ -3,7 +3,7 @@ keys the app's detail views share."""
 
 from __future__ import annotations
 
-from textual.containers import VerticalScroll
+from textual.containers import ScrollableContainer, VerticalScroll
 from textual.screen import ModalScreen
 
 from convtui.tui import render
@@ -15,7 +15,7 @@ class DetailModal(ModalScreen[None]):
     DEFAULT_CSS = """
     DetailModal {
         align: center middle;
-        & > VerticalScroll {
+        & > ScrollableContainer {
             width: 90%; height: 80%;
             border: thick $primary; background: $panel; padding: 0 1;
         }
@@ -23,9 +23,12 @@ class DetailModal(ModalScreen[None]):
     """
 
     @staticmethod
-    def frame(title: str, id: str | None = None) -> VerticalScroll:
-        """The bordered scroll the details go in, titled, saying how to close it."""
-        scroll = VerticalScroll(id=id)
+    def frame(title: str, id: str | None = None, *, sideways: bool = False) -> ScrollableContainer:
+        """The bordered scroll the details go in, titled, saying how to close it;
+        ``sideways``: it scrolls sideways too, for lines that must not wrap."""
+        scroll = ScrollableContainer(id=id) if sideways else VerticalScroll(id=id)
         scroll.border_title = render.title(title)
-        scroll.border_subtitle = "escape closes"
+        scroll.border_subtitle = (
+            "→ ← scroll sideways · escape closes" if sideways else "escape closes"
+        )
         return scroll
