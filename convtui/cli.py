@@ -22,6 +22,7 @@ from convtui.options import (
     CodeifLogsOpt,
     CodeifMetricsOpt,
     CodeifModeOpt,
+    CodeifPromptingOpt,
     CodeifProtocolOpt,
     CodeifScoreOnlyOpt,
     ConcurrencyOpt,
@@ -410,6 +411,7 @@ def bench_codeif(
     score_only: CodeifScoreOnlyOpt = None,
     logs: CodeifLogsOpt = None,
     metrics: CodeifMetricsOpt = "authors",
+    prompting: CodeifPromptingOpt = "direct",
 ) -> None:
     """Run CodeIF-Bench conversations: does the model keep following every instruction as
     they accumulate? Each round is a recorded turn (sessions list/show browse them).
@@ -441,6 +443,7 @@ def bench_codeif(
                 score_only=score_only,
                 logs=logs,
                 metrics=metrics,
+                prompting=prompting,
             )
         )
     raise typer.Exit(exit_code)

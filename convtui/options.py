@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from convtui.benchmarks.settings import ExportFormat
-from convtui.core.codeif.conversation import BenchMode
+from convtui.core.codeif.conversation import BenchMode, Prompting
 from convtui.core.codeif.metrics import MetricsDefinition
 from convtui.core.codeif.programs import CodeifProtocol
 from convtui.core.errors import ConvtuiError
@@ -634,5 +634,16 @@ ProjectNamesArg = Annotated[
         help="Projects to rebuild, by name (sqlitedict) or DevEval path (Database/sqlitedict); "
         "default: every project with a matching release.",
         show_default=False,
+    ),
+]
+CodeifPromptingOpt = Annotated[
+    Prompting,
+    typer.Option(
+        "--prompting",
+        help="direct: each round's message as the benchmark words it; cot: each round also "
+        "asks the model to reason step by step before giving the code (the paper's RQ4 "
+        "Chain-of-Thought setting; its prompt is unpublished, so the words are convtui's). "
+        "Recorded with the run; report keeps the two apart.",
+        case_sensitive=False,
     ),
 ]

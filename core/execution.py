@@ -48,6 +48,8 @@ class ProjectRun:
     python: str
     files: tuple[tuple[str, str], ...]
     digest: str
+    # Folders of the project its code is imported from besides its root (a src layout).
+    pythonpath: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -340,6 +340,7 @@ class Executor(BatchRunner):
             payload["project"] = {
                 "root": request.project.root,
                 "files": [list(f) for f in request.project.files],
+                "pythonpath": list(request.project.pythonpath),
             }
         slot = self._free.get()
         zygote = self._zygote(slot, profile, request)

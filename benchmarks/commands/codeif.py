@@ -36,7 +36,7 @@ from convtui.benchmarks.runs.codeif_score import (
 from convtui.benchmarks.runs.lifecycle import NewRun, open_run
 from convtui.benchmarks.runs.live import default_concurrency
 from convtui.benchmarks.settings import ExecutorSettings, ModelSettings, RunTarget, TaskSelection
-from convtui.core.codeif.conversation import BenchMode
+from convtui.core.codeif.conversation import BenchMode, Prompting
 from convtui.core.codeif.data_file import CodeifData, load_codeif_data
 from convtui.core.codeif.metrics import MetricsDefinition
 from convtui.core.codeif.programs import CodeifProtocol
@@ -65,6 +65,7 @@ class CodeifOptions:
     score_only: Path | None = None  # a completions file to score instead of playing
     logs: Path | None = None  # a database of people's conversations to replay
     metrics: MetricsDefinition = "authors"  # what report scores the run by unless told otherwise
+    prompting: Prompting = "direct"  # cot: each round asks for reasoning before the code
 
 
 def bench_codeif_command(options: CodeifOptions) -> int:
@@ -82,7 +83,9 @@ def bench_codeif_command(options: CodeifOptions) -> int:
             "the task selection is empty: check --ids (convtui tasks list --suite codeif)"
         )
     tasks = runnable_here(tasks)
-    settings = CodeifSettings(options.mode, preprocess=options.protocol == "codeif")
+    settings = CodeifSettings(
+        options.mode, preprocess=options.protocol == "codeif", prompting=options.prompting
+    )
     config = _config(options.models.model, most_rounds(tasks, settings), options.models.max_tokens)
     selection = f"{settings.selection_prefix};data={data.sha256};ids={options.selection.ids or ''}"
     new = codeif_run(settings, config, selection, tasks)
@@ -124,7 +127,12 @@ def _replay_command(options: CodeifOptions, logs: Path) -> int:
     catalog = data.catalog
     ids = options.selection.ids
     wanted = {t.id for t in catalog.select(ids, None, False)} if ids else None
-    settings = CodeifSettings("static", preprocess=options.protocol == "codeif", replay=True)
+    settings = CodeifSettings(
+        "static",
+        preprocess=options.protocol == "codeif",
+        replay=True,
+        prompting=options.prompting,
+    )
     with Store.open(options.target.db) as store:
         references = gather_references(logs, store, catalog, wanted)
     tasks = [catalog.get(r.task_id) for r in references]

@@ -25,7 +25,7 @@ import csv
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import get_args
+from typing import NamedTuple, get_args
 
 from convtui.benchmarks.runs.codeif import AUTHORS_CONVERSATION
 from convtui.core.codeif import authors_dynamic
@@ -112,6 +112,7 @@ class CodeifSession:
     conversation: str = ""
     script_turns: tuple[ScriptTurn, ...] = ()
     level: str = ""  # Task.level: the levels are scored apart, never pooled
+    prompting: str = "direct"  # the run's --prompting: cot runs are scored apart
 
     @property
     def authors_dynamic(self) -> bool:
@@ -130,6 +131,7 @@ class CodeifSession:
             "run_id": self.run_id,
             "task_id": self.task_id,
             "level": self.level,
+            "prompting": self.prompting,
             **_played_as(self.model, self.mode, self.protocol, conversation),
             "status": self.status,
             "data_sha256": self.data,
@@ -194,11 +196,13 @@ class CodeifGroup:
     conversation: str = ""  # "authors": the authors' dynamic script played it
     labels: tuple[str, ...] = ()  # the rows' names when they are not rounds 1, 2, ...
     level: str = ""  # Task.level of every task in it
+    prompting: str = "direct"
 
     @property
     def label(self) -> str:
         level = f" · {self.level}" if self.level else ""
-        return f"{self.model} · {self.mode} · {self.protocol} · {self.metrics}{level}"
+        cot = " · cot" if self.prompting != "direct" else ""
+        return f"{self.model} · {self.mode} · {self.protocol} · {self.metrics}{level}{cot}"
 
     @property
     def note(self) -> str:
@@ -215,6 +219,7 @@ class CodeifGroup:
             "metrics_note": METRICS_NOTES[self.note],
             "data_sha256": self.data,
             "level": self.level,
+            "prompting": self.prompting,
             "tasks": self.tasks,
             "rounds": [
                 ({"turns": self.labels[i]} if self.labels else {"round": i + 1})
@@ -281,21 +286,36 @@ def read_codeif(
                 conversation=conversation,
                 script_turns=script_turns,
                 level=task.level,
+                prompting=fields.get("prompting", "direct"),
             )
         )
     return tuple(sessions)
 
 
+class GroupKey(NamedTuple):
+    model: str
+    mode: str
+    protocol: str
+    definition: str
+    data: str
+    conversation: str
+    level: str
+    prompting: str
+
+
 def build_groups(sessions: Sequence[CodeifSession]) -> tuple[CodeifGroup, ...]:
-    """One group per model × mode × protocol × definition × data file × level; a task
-    recorded by several runs of one group counts once (the newest run's session)."""
-    newest: dict[tuple[str, str, str, str, str, str, str], dict[str, CodeifSession]] = {}
+    """One group per model × mode × protocol × definition × data file × level × prompting; a
+    task recorded by several runs of one group counts once (the newest run's session)."""
+    newest: dict[GroupKey, dict[str, CodeifSession]] = {}
     for s in sorted(sessions, key=lambda s: s.run_id):
-        key = (s.model, s.mode, s.protocol, s.scored_by, s.data, s.conversation, s.level)
+        key = GroupKey(
+            s.model, s.mode, s.protocol, s.scored_by, s.data, s.conversation, s.level,
+            s.prompting,
+        )  # fmt: skip
         newest.setdefault(key, {})[s.task_id] = s
     groups = []
     for key, by_task in sorted(newest.items()):
-        model, mode, protocol, definition, data, conversation, level = key
+        model, mode, protocol, definition, data, conversation, level, prompting = key
         tasks = [s.rounds for s in by_task.values()]
         labels: tuple[str, ...] = ()
         rounds: tuple[Mapping[str, Cell], ...]
@@ -318,6 +338,7 @@ def build_groups(sessions: Sequence[CodeifSession]) -> tuple[CodeifGroup, ...]:
                 conversation=conversation,
                 labels=labels,
                 level=level,
+                prompting=prompting,
             )
         )
     return tuple(groups)
@@ -355,7 +376,11 @@ def codeif_json(groups: Sequence[CodeifGroup], sessions: Sequence[CodeifSession]
 CSV_METRICS = ("ia", "ca", "ifr", "ife")
 
 
-_GROUP_COLUMNS = ("model", "mode", "protocol", "metrics", "data_sha256", "level")
+_GROUP_COLUMNS = ("model", "mode", "protocol", "metrics", "data_sha256", "level", "prompting")
+
+
+def _group_values(g: CodeifGroup) -> tuple[str, ...]:
+    return (g.model, g.mode, g.protocol, g.metrics, g.data, g.level, g.prompting)
 
 
 def rounds_csv(groups: Sequence[CodeifGroup]) -> str:
@@ -374,9 +399,7 @@ def rounds_csv(groups: Sequence[CodeifGroup]) -> str:
             for m in CSV_METRICS:
                 cell = cells.get(m)
                 values += [f"{cell.value:.4f}", cell.tasks] if cell else ["", ""]
-            writer.writerow(
-                [g.model, g.mode, g.protocol, g.metrics, g.data, g.level, g.row_name(i), *values]
-            )
+            writer.writerow([*_group_values(g), g.row_name(i), *values])
     return out.getvalue()
 
 
@@ -388,8 +411,7 @@ def categories_csv(groups: Sequence[CodeifGroup]) -> str:
         for category in _categories(groups):
             if category in g.categories:
                 n, ia = g.categories[category]
-                group = (g.model, g.mode, g.protocol, g.metrics, g.data, g.level)
-                writer.writerow([*group, category, n, f"{ia:.4f}"])
+                writer.writerow([*_group_values(g), category, n, f"{ia:.4f}"])
     return out.getvalue()
 
 
@@ -440,7 +462,8 @@ def _header(g: CodeifGroup) -> str:
     data = f" · data {g.data}" if g.data else ""
     mode = f"{g.mode} (authors' script)" if g.conversation else g.mode
     level = f"\n{g.level}" if g.level else ""
-    return f"{g.model}\n{mode} · {g.protocol}\nmetrics: {g.metrics}{data}{level}"
+    cot = " · prompting: cot" if g.prompting != "direct" else ""
+    return f"{g.model}\n{mode} · {g.protocol}{cot}\nmetrics: {g.metrics}{data}{level}"
 
 
 def _definitions_caption(groups: Sequence[CodeifGroup]) -> str:

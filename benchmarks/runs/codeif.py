@@ -21,7 +21,15 @@ from functools import partial
 from convtui.benchmarks.runs.lifecycle import LEASE_S, NewRun, PlayedRun, play_run
 from convtui.core.calls import journaled_call
 from convtui.core.codeif import authors_dynamic
-from convtui.core.codeif.conversation import Mode, PlayedRound, RoundPlan, play, rounds_limit
+from convtui.core.codeif.conversation import (
+    Mode,
+    PlayedRound,
+    Prompting,
+    RoundPlan,
+    play,
+    prompted,
+    rounds_limit,
+)
 from convtui.core.codeif.instructions import Instruction, instructions
 from convtui.core.codeif.programs import first_python_block, round_request
 from convtui.core.codeif.records import rebuild, round_status, round_turn
@@ -51,6 +59,8 @@ class CodeifSettings:
     # ``bench codeif --logs``: recorded conversations replayed (their rounds' words, in their
     # order), every instruction checked each round as a person's conversation is.
     replay: bool = False
+    # ``--prompting cot``: each round asks the model to reason step by step before its code.
+    prompting: Prompting = "direct"
 
     @property
     def authors_dynamic(self) -> bool:
@@ -72,7 +82,9 @@ class CodeifSettings:
         # Dynamic runs recorded before the authors' script was followed lack the field, so
         # they are neither resumed by it nor scored as its conversations.
         authors = f";conversation={AUTHORS_CONVERSATION}" if self.authors_dynamic else ""
-        return f"{SELECTION_PREFIX}mode={mode};protocol={protocol}{authors}"
+        # Absent for direct prompting, so every run recorded before the option keeps its id.
+        cot = f";prompting={self.prompting}" if self.prompting != "direct" else ""
+        return f"{SELECTION_PREFIX}mode={mode};protocol={protocol}{authors}{cot}"
 
     def rounds_limit(self, task: Task) -> int:
         """The most rounds one conversation of ``task`` plays."""
@@ -141,6 +153,7 @@ class CodeifPlayer:
         made: dict[int, tuple[Completion, tuple[ChatMessage, ...]]] = {}
 
         async def ask(messages: tuple[ChatMessage, ...], plan: RoundPlan) -> str:
+            messages = prompted(messages, self.settings.prompting)
             completion = await journaled_call(
                 self.backend,
                 journal,

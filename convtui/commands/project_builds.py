@@ -16,14 +16,8 @@ from convtui.core.datasets import cache_dir
 from convtui.core.errors import ConvtuiError
 from convtui.core.projects.checkout import SOURCE_DIR, env_python, task_problem
 from convtui.core.projects.location import projects_root
-from convtui.core.projects.rebuild import (
-    RebuildError,
-    Release,
-    fetch_file,
-    load_releases,
-    rebuild_project,
-    source_of,
-)
+from convtui.core.projects.rebuild import RebuildError, fetch_file, rebuild_project, source_of
+from convtui.core.projects.releases import Release, load_releases
 from convtui.core.tasks import Task
 
 
@@ -35,7 +29,7 @@ def _chosen(names: Sequence[str], releases: dict[str, Release]) -> list[Release]
     """The releases ``names`` name (a project's name or its DevEval path), every one that has
     a route when none is named."""
     if not names:
-        return [r for r in releases.values() if r.route == "pypi"]
+        return [r for r in releases.values() if r.rebuildable]
     by_name = {path.rsplit("/", 1)[-1].lower(): path for path in releases}
     chosen = []
     for name in names:
@@ -60,7 +54,7 @@ def rebuild_command(names: Sequence[str], projects: Path | None, as_json: bool) 
         if not as_json:
             out.print(f"{release.project_path}: {release.label} …", highlight=False)
         try:
-            rebuild_project(root, release, cache=cache, fetch=fetch_file)
+            rebuild_project(root, release, cache=cache, fetch=fetch_file, tasks=tasks)
             error = ""
         except RebuildError as exc:
             error = str(exc)

@@ -29,7 +29,7 @@ from convtui.core.projects.archive import (
 )
 from convtui.core.projects.envs import build_envs
 from convtui.core.projects.location import projects_root
-from convtui.core.projects.rebuild import load_releases
+from convtui.core.projects.releases import load_releases
 
 
 class ArchiveProgress(RunProgress):

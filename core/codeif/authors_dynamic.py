@@ -107,6 +107,10 @@ from convtui.core.tasks import Task, TestSpec
 
 # Their script's limit for one instruction's script (``subprocess.run(..., timeout=10)``).
 SCRIPT_TIMEOUT_S = 10
+# Their repository script (multi_turn_repo_eval.py): 60 s for one check's pytest runs, and an
+# error text of at most 1,024 characters (``extract_key_error_message``).
+REPO_TIMEOUT_S = 60
+REPO_ERROR_CHARS = 1024
 # Stands for the temporary file their script runs (``tempfile.NamedTemporaryFile(mode="w",
 # suffix=".py")``: /tmp/tmp, eight random characters, .py) in the error texts we rebuild.
 SCRIPT_PATH = "/tmp/tmpcodeif00.py"
@@ -149,6 +153,7 @@ class Script:
     base: Instruction
     requirements: tuple[Instruction, ...]
     one_string: frozenset[str] = frozenset()
+    repository: bool = False  # a repository task: checked by their repository script
 
     @classmethod
     def of(cls, task: Task) -> Script:
@@ -157,11 +162,16 @@ class Script:
         missing = [c for c in task.instruction_order if c not in by_category]
         if missing:  # their script stops there: raw_requirements[k] raises KeyError
             raise ValueError(f"{task.id}: multi-turn names {missing[0]!r}, no requirement")
-        follow_ups = tuple(
-            by_category[c] for c in task.instruction_order if c != FUNCTIONALITY_EXTENSION
+        # L-3 rows have no ``multi-turn``: their script would stop at its KeyError; the
+        # requirements come in the file's order instead (the README lists it).
+        named = task.instruction_order or tuple(by_category)
+        follow_ups = tuple(by_category[c] for c in named if c != FUNCTIONALITY_EXTENSION)
+        # A repository task's ``test`` is one pytest id, which their script iterates
+        # character by character; it evidently means the one test (the README lists it).
+        one_string = frozenset(
+            r.category for r in task.requirements if r.one_string and task.site is None
         )
-        one_string = frozenset(r.category for r in task.requirements if r.one_string)
-        return cls(order[0], follow_ups, one_string)
+        return cls(order[0], follow_ups, one_string, repository=task.site is not None)
 
     @property
     def max_turns(self) -> int:
@@ -191,6 +201,8 @@ def script_request(
     instruction of ``script``, each on its own tests (rule 5)."""
     checked = script.checked
     snippets = tuple(test for i in checked for test in script.tests(i))
+    if task.site is not None:
+        return _project_request(task, code, snippets, limits)
     return ExecRequest(
         code=code + "\n\n",  # their script: the code, "\n\n", then the tests
         tests=TestSpec("snippets", snippets=snippets),
@@ -206,9 +218,58 @@ def script_request(
     )
 
 
-def script_error(script: Script, instruction: Instruction, code: str, result: ExecResult) -> str:
+def _project_request(
+    task: Task, code: str, tests: tuple[tuple[str, str], ...], limits: Limits | None
+) -> ExecRequest:
+    """A repository task's checks: pytest on every instruction's tests in the project, under
+    their repository script's limit (``func_set_timeout(60)``), the code indented as the row
+    says (their ``adjust_indent``)."""
+    from convtui.core.projects.checkout import PROJECT_LIMITS, project_request
+
+    return project_request(
+        task,
+        code,
+        TestSpec("pytest", snippets=tests),
+        limits=replace(
+            limits or PROJECT_LIMITS,
+            per_test_s=float(REPO_TIMEOUT_S),
+            wall_s=float(REPO_TIMEOUT_S),
+        ),
+        indent=task.site.indent if task.site else None,
+    )
+
+
+def repository_error(tests: Sequence[str], result: ExecResult) -> str:
+    """``extract_key_error_message`` of their repository script, rebuilt: the failures of the
+    instruction's tests as pytest reports them, then one ``FAILED`` line each, cut to 1,024
+    characters; the timeout's text when the run was stopped."""
+    outcomes = {t.name: t for t in result.tests}
+    failing = [outcomes[n] for n in tests if n in outcomes and outcomes[n].status != "pass"]
+    if result.status == "timeout" and any(t.status in ("timeout", "missing") for t in failing):
+        return "time out"
+    # Tests that never ran (the module did not import) are pytest's ERRORS, not FAILURES:
+    # their extraction finds neither a FAILURES section nor a FAILED line, so no text.
+    failing = [t for t in failing if t.status not in ("not_run", "missing")]
+    if not failing:
+        return ""
+    blocks = []
+    for outcome in failing:
+        title = outcome.name.split("::", 1)[-1].replace("::", ".")
+        body = outcome.traceback or result.error_traceback or result.detail
+        blocks.append(f"{f' {title} ':_^80}\n{body.rstrip()}")
+    summary = [f"FAILED {t.name}" for t in failing]
+    text = "\n".join(blocks) + "\n\n" + "\n".join(summary)
+    return text if len(text) <= REPO_ERROR_CHARS else text[: REPO_ERROR_CHARS - 3] + "..."
+
+
+def script_error(
+    script: Script, instruction: Instruction, code: str, result: ExecResult, *, repo: bool = False
+) -> str:
     """What their script would print on stderr checking ``instruction`` on ``code`` (or the
-    timeout's text), rebuilt from ``result`` (see the module's notes); "" when it passed."""
+    timeout's text), rebuilt from ``result`` (see the module's notes); "" when it passed.
+    ``repo``: their repository script's text instead (:func:`repository_error`)."""
+    if repo:
+        return repository_error([name for name, _ in instruction.tests], result)
     tests = script.tests(instruction)
     source = code + "\n\n" + "".join(test + "\n" for _, test in tests)
     try:
@@ -425,7 +486,8 @@ def _message(script: Script, step: Step, rounds: Sequence[PlayedRound]) -> str:
         return step.instruction.text
     last = rounds[-1]  # rule 8: the check of the turn before, on this instruction
     return feedback_prompt(
-        step.instruction.text, script_error(script, step.instruction, last.code, last.result)
+        step.instruction.text,
+        script_error(script, step.instruction, last.code, last.result, repo=script.repository),
     )
 
 

@@ -98,6 +98,22 @@ Extract = Callable[[str], tuple[str, str | None]]  # reply -> (code, compile err
 Choose = Callable[[Sequence[PlayedRound], RoundPlan | None], Awaitable[RoundPlan | None]]
 
 
+# How a round's message is put to the model: as the benchmark words it, or with a request to
+# reason step by step first (the paper's RQ4 runs every round with a Chain-of-Thought prompt;
+# its text is not published, so the words are ours, prompts/cot.md).
+Prompting = Literal["direct", "cot"]
+PROMPTINGS: tuple[Prompting, ...] = get_args(Prompting)
+
+
+def prompted(messages: tuple[ChatMessage, ...], prompting: Prompting) -> tuple[ChatMessage, ...]:
+    """``messages`` as the model is sent them: under ``cot`` the last (the round's) message
+    asks for reasoning before the code; earlier rounds' messages stay as they were said."""
+    if prompting == "direct" or not messages or messages[-1].role != "user":
+        return messages
+    last = messages[-1]
+    return (*messages[:-1], ChatMessage("user", f"{last.content}\n\n{_prompt('cot.md').strip()}"))
+
+
 def message_for(instruction: Instruction, task_prompt: str) -> str:
     """The benchmark's own words for giving ``instruction`` (static and dynamic rounds)."""
     if instruction.category == BASE:

@@ -19,6 +19,7 @@ from pathlib import Path
 from convtui.core.errors import ConvtuiError
 from convtui.core.execution import ExecRequest, Limits, ProjectRun
 from convtui.core.projects.location import projects_root
+from convtui.core.projects.releases import load_releases
 from convtui.core.projects.splice import SpliceError, insert_tests, module_of, splice
 from convtui.core.tasks import ProjectSite, Task, TestSpec
 
@@ -140,11 +141,13 @@ class Checkout:
                 files[module] = insert_tests(source, added, module)
             except SyntaxError as exc:
                 raise SpliceError(f"{module} of {site.project_path} does not parse: {exc}") from exc
+        release = load_releases().get(site.project_path)
         return ProjectRun(
             root=str(self.tree),
             python=str(self.python),
             files=tuple(sorted(files.items())),
             digest=_tree_digest(str(self.tree), str(self.python)),
+            pythonpath=release.pythonpath if release else (),
         )
 
 

@@ -15,18 +15,18 @@ import hashlib
 import json
 import shutil
 import tarfile
-import tomllib
 import zipfile
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from convtui.core.datasets import DatasetSource, DownloadError, download
 from convtui.core.errors import ConvtuiError
 from convtui.core.projects.checkout import SOURCE_DIR
 from convtui.core.projects.envs import build_env
+from convtui.core.projects.quoted import quoted_files
+from convtui.core.projects.releases import Release
+from convtui.core.tasks import Task
 
-RELEASES_FILE = Path(__file__).with_name("releases.toml")
 SOURCE_MARKER = ".convtui-source.json"  # in a project's tree: where the tree came from
 _FETCH_TIMEOUT_S = 60.0  # per socket operation; a source distribution is a few megabytes
 
@@ -36,44 +36,6 @@ Fetch = Callable[[str, Path, str], Path]
 
 class RebuildError(ConvtuiError):
     """A project could not be rebuilt; the message says which and why."""
-
-
-@dataclass(frozen=True)
-class Release:
-    """How one project is rebuilt (one table of releases.toml)."""
-
-    project_path: str
-    route: str = "pypi"  # "pypi", or "none" with ``why``
-    pypi: str = ""
-    version: str = ""
-    sdist_url: str = ""
-    sha256: str = ""
-    top: str = ""  # the folder inside the source distribution that is the project's root
-    tests_in_sdist: bool = False
-    requires: tuple[str, ...] = field(default=())
-    github: str = ""
-    commit: str = ""
-    why: str = ""
-    checked: str = ""
-
-    @property
-    def label(self) -> str:
-        return f"{self.pypi}=={self.version}" if self.route == "pypi" else "no release"
-
-
-def load_releases(path: Path = RELEASES_FILE) -> dict[str, Release]:
-    """Every project's rebuild route, by DevEval project path."""
-    with path.open("rb") as fh:
-        raw = tomllib.load(fh)
-    found: dict[str, Release] = {}
-    for project_path, table in raw.items():
-        if not isinstance(table, dict):
-            continue
-        known = {k: v for k, v in table.items() if k in Release.__dataclass_fields__}
-        known["requires"] = tuple(known.get("requires", ()))
-        known.setdefault("route", "pypi" if known.get("sdist_url") else "none")
-        found[project_path] = Release(project_path=project_path, **known)
-    return found
 
 
 def fetch_file(url: str, dest: Path, sha256: str) -> Path:
@@ -122,11 +84,13 @@ def rebuild_project(
     cache: Path,
     fetch: Fetch,
     python: str | None = None,
+    tasks: Sequence[Task] = (),
 ) -> Path:
     """Lay ``release`` out as its project under ``root`` and build its environment; the
-    project's tree. A tree that came from DevEval's archive is kept as it is."""
-    if release.route != "pypi":
-        raise RebuildError(f"{release.project_path}: no release to rebuild it from ({release.why})")
+    project's tree. A tree that came from DevEval's archive is kept as it is. ``tasks``: the
+    repository tasks, whose quotes rebuild the files a "release+quoted" route names."""
+    if not release.rebuildable:
+        raise RebuildError(f"{release.project_path}: {release.obstacle}")
     target = root / SOURCE_DIR / release.project_path
     if target.is_dir() and source_of(target).get("route") == "archive":
         build_env(root, release.project_path, release.requires, python=python)
@@ -144,6 +108,7 @@ def rebuild_project(
                 raise RebuildError(
                     f"{release.label}: its source distribution has no folder {release.top!r}"
                 )
+            _lay_quotes(top, release, tasks)
             (top / SOURCE_MARKER).write_text(
                 json.dumps(
                     {"route": "pypi", "release": release.label, "sha256": release.sha256},
@@ -156,3 +121,21 @@ def rebuild_project(
             shutil.rmtree(staging, ignore_errors=True)
     build_env(root, release.project_path, release.requires, python=python)
     return target
+
+
+def _lay_quotes(top: Path, release: Release, tasks: Sequence[Task]) -> None:
+    """The files ``release.quoted_files`` names, as the project's tasks quote them."""
+    if not release.quoted_files:
+        return
+    mine = [t for t in tasks if t.site and t.site.project_path == release.project_path]
+    quoted = quoted_files(top, mine)
+    for path in release.quoted_files:
+        if path not in quoted:
+            raise RebuildError(
+                f"{release.project_path}: no task quotes {path} whole (releases.toml names it)"
+            )
+        target = (top / path).resolve()
+        if not target.is_relative_to(top.resolve()):
+            raise RebuildError(f"{release.project_path}: {path} leaves the project")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(quoted[path], encoding="utf-8")

@@ -146,7 +146,10 @@ def run(
     catches whatever a test raises, a timer's exception included."""
     copy = prepare(project, rundir)
     os.chdir(copy)
-    sys.path.insert(0, copy)  # as `python setup.py pytest` in the project's root has it
+    # The root, as `python setup.py pytest` run there has it, and a src layout's folder,
+    # which that command's develop step would have made importable.
+    for folder in reversed([".", *project.get("pythonpath", [])]):
+        sys.path.insert(0, os.path.normpath(os.path.join(copy, folder)))
     import pytest
 
     args = [

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 from support.cli import convtui_argv, env
-from support.codeif import TASK, codeif, rounds, script
+from support.codeif import TASK, codeif, report, rounds, script
 from support.data import DATA
 
 from convtui.core.codeif.instructions import BASE, instructions
@@ -108,3 +108,33 @@ def test_a_selection_of_no_codeif_task_is_one_line(tmp_path):
     )
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "CodeIF/11 to CodeIF/60" in done.stderr
+
+
+def test_chain_of_thought_prompting_asks_each_round_to_reason_and_is_reported_apart(
+    tmp_path, reference_code
+):
+    """--prompting cot: every round's message, as the model is sent it, ends with the request
+    to reason first; what the round said (its recorded words) is the benchmark's; the run is
+    another run, and report shows it as its own column."""
+    task = load_catalog("codeif", DATA).get(TASK)
+    order = instructions(task)
+    reply = f"Let me think.\n\n```python\n{reference_code}\n```"
+    model = script(tmp_path / "m.jsonl", [reply] * len(order))
+    db = tmp_path / "s.db"
+    assert codeif(db, "--mode", "static", "--model", model).returncode == 0
+    cot = codeif(db, "--mode", "static", "--model", model, "--prompting", "cot")
+    assert cot.returncode == 0, cot.stderr
+    assert json.loads(cot.stdout)["sessions_played"] == 1  # not the direct run resumed
+    with sqlite3.connect(db) as conn:
+        prompts = conn.execute(
+            "SELECT t.prompt_json, json_extract(t.received_json, '$.user') FROM turns t "
+            "JOIN sessions s ON s.id = t.session_id JOIN runs r ON r.id = s.run_id "
+            "WHERE r.selection LIKE '%prompting=cot%' ORDER BY t.idx"
+        ).fetchall()
+        blobs = dict(conn.execute("SELECT hash, text FROM blobs").fetchall())
+    assert len(prompts) == len(order)
+    for prompt_json, said in prompts:
+        last = blobs[json.loads(prompt_json)[-1][1]]  # (role, blob hash of the content)
+        assert last.startswith(said) and "step by step" in last[len(said) :]
+    groups = json.loads(report(db, "--json").stdout)["codeif"]["groups"]
+    assert sorted(g["prompting"] for g in groups) == ["cot", "direct"]

@@ -65,7 +65,8 @@ def test_a_row_becomes_a_task_that_says_where_its_function_sits(level: int) -> N
         for requirement in task.requirements:
             spec = row["requirements"][requirement.category]
             ((test_id, code),) = requirement.tests.snippets
-            assert test_id == spec["test"] and code.strip()
+            assert test_id == spec["test"].strip("'") and code.strip()
+            assert test_id.startswith("tests/") or "/" in test_id.split("::")[0]
     if level == 2:
         assert all(
             t.site and t.site.context == r["context"] for t, r in zip(catalog, rows, strict=True)

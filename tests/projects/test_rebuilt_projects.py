@@ -19,12 +19,8 @@ from pathlib import Path
 import pytest
 from support.cli import convtui_argv, env
 
-from convtui.core.projects.rebuild import (
-    RebuildError,
-    fetch_file,
-    load_releases,
-    rebuild_project,
-)
+from convtui.core.projects.rebuild import RebuildError, fetch_file, rebuild_project
+from convtui.core.projects.releases import load_releases
 
 # sqlitedict holds an L-1 repository task (CodeIF/1006) and an L-2 one (CodeIF/2024).
 PROJECTS = ("sqlitedict",)
@@ -169,3 +165,36 @@ def test_completions_in_the_authors_repository_layout_are_scored_by_namespace(
     assert first["followed"] == {"Base": True}
     assert second["instruction"] == follow_up.category
     assert second["followed"][follow_up.category] is False
+
+
+def test_the_authors_dynamic_script_checks_a_repository_task_in_its_project(
+    root: Path, tmp_path: Path
+) -> None:
+    """--mode dynamic --protocol codeif on an L-2 task: an answer whose commit raises fails
+    the base check (the project's own tests, run in the project), and the retry's message
+    carries their repository script's error text (pytest's failures, then FAILED lines)."""
+    script = tmp_path / "replies.jsonl"
+    reply = "```python\ndef commit(self, blocking=True):\n    raise RuntimeError('no')\n```"
+    script.write_text(json.dumps({"purpose": "generate", "text": reply}) + "\n")
+    db = tmp_path / "dynamic.db"
+    played = _convtui(
+        "bench", "codeif", "--ids", "2024", "--mode", "dynamic", "--protocol", "codeif",
+        "--model", f"mock:{script}", "--db", str(db), "--json", projects=root,
+    )  # fmt: skip
+    assert played.returncode == 0, played.stderr
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        turns = conn.execute(
+            "SELECT json_extract(received_json, '$.user_source'), "
+            "json_extract(received_json, '$.user') FROM turns ORDER BY idx"
+        ).fetchall()
+    assert turns[0][0] == "codeif:instruction:Base"
+    assert turns[1][0] == "codeif:feedback:Base"
+    retry = turns[1][1]
+    assert retry.startswith("Please note that you have not followed the instructions below:")
+    error = retry.split("Error message:\n```\n", 1)[1].rsplit("\n```", 1)[0]
+    assert "_ NamedSqliteDictCreateOrReuseTest.test_" in error
+    assert "RuntimeError: no" in error
+    # Cut as their extract_key_error_message cuts: 1,021 characters and "...".
+    assert len(error) <= 1024

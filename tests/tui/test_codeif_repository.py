@@ -15,7 +15,8 @@ from textual.widgets import Markdown
 from tui_harness import AppFactory, awaiting_feedback, fenced, play, rows, screen_text
 
 from convtui.core.projects.location import ENV_PROJECTS_DIR
-from convtui.core.projects.rebuild import fetch_file, load_releases, rebuild_project
+from convtui.core.projects.rebuild import fetch_file, rebuild_project
+from convtui.core.projects.releases import load_releases
 from convtui.tui.widgets.composer import FeedbackComposer
 from convtui.tui.widgets.instruction_checklist import InstructionChecklist
 
