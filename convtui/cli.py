@@ -61,6 +61,7 @@ from convtui.options import (
     PlotOpt,
     ProjectNamesArg,
     ProjectsDirOpt,
+    ProjectTreeOpt,
     ProtocolOpt,
     PythonOpt,
     RefModelOpt,
@@ -879,17 +880,20 @@ def study_export(
 def projects_rebuild(
     names: ProjectNamesArg = None,
     projects: ProjectsDirOpt = None,
+    tree: ProjectTreeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Rebuild DevEval's projects from PyPI source distributions, where a release holds every
     task's reference code at its recorded lines (core/projects/releases.toml says which), and
-    build each one's environment. Needs PyPI, not the Hugging Face Hub.
+    build each one's environment. Needs PyPI, not the Hugging Face Hub. A project whose
+    release lacks its tests takes them from its history: check out the commit releases.toml
+    names and pass that folder with --tree.
 
     Example: [bold]convtui projects rebuild sqlitedict[/bold]"""
     with user_errors():
         from convtui.commands.project_builds import rebuild_command
 
-        exit_code = rebuild_command(names or [], projects, as_json)
+        exit_code = rebuild_command(names or [], projects, as_json, tree)
     raise typer.Exit(exit_code)
 
 

@@ -647,3 +647,12 @@ CodeifPromptingOpt = Annotated[
         case_sensitive=False,
     ),
 ]
+ProjectTreeOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--tree",
+        help="Take the one project named from this folder (a checkout of the commit "
+        "releases.toml names) instead of its release on PyPI.",
+        show_default=False,
+    ),
+]

@@ -16,7 +16,13 @@ from convtui.core.datasets import cache_dir
 from convtui.core.errors import ConvtuiError
 from convtui.core.projects.checkout import SOURCE_DIR, env_python, task_problem
 from convtui.core.projects.location import projects_root
-from convtui.core.projects.rebuild import RebuildError, fetch_file, rebuild_project, source_of
+from convtui.core.projects.rebuild import (
+    RebuildError,
+    adopt_tree,
+    fetch_file,
+    rebuild_project,
+    source_of,
+)
 from convtui.core.projects.releases import Release, load_releases
 from convtui.core.tasks import Task
 
@@ -41,11 +47,15 @@ def _chosen(names: Sequence[str], releases: dict[str, Release]) -> list[Release]
     return chosen
 
 
-def rebuild_command(names: Sequence[str], projects: Path | None, as_json: bool) -> int:
+def rebuild_command(
+    names: Sequence[str], projects: Path | None, as_json: bool, tree: Path | None = None
+) -> int:
     """Exit code 1 when a project could not be rebuilt."""
     root = projects_root(projects)
     releases = load_releases()
     chosen = _chosen(names, releases)
+    if tree is not None and len(chosen) != 1:
+        raise ConvtuiError("--tree gives one project's tree: name that one project")
     tasks = _repository_tasks()
     cache = cache_dir() / "sdists"
     results = []
@@ -54,7 +64,10 @@ def rebuild_command(names: Sequence[str], projects: Path | None, as_json: bool) 
         if not as_json:
             out.print(f"{release.project_path}: {release.label} …", highlight=False)
         try:
-            rebuild_project(root, release, cache=cache, fetch=fetch_file, tasks=tasks)
+            if tree is not None:
+                adopt_tree(root, release, tree)
+            else:
+                rebuild_project(root, release, cache=cache, fetch=fetch_file, tasks=tasks)
             error = ""
         except RebuildError as exc:
             error = str(exc)

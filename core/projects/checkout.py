@@ -100,6 +100,9 @@ class Checkout:
         if not target.is_file():
             return f"the project has no {self.site.file_in_project}"
         if not self.python.exists():
+            failed = self.python.parent.parent.with_name(self.python.parent.parent.name + ".failed")
+            if failed.is_file():
+                return f"its environment did not build: {failed.read_text().strip()}"
             return f"no environment built for {self.site.project_path}"
         modules = {module_of(name) for name, _ in self.all_tests()}
         missing = sorted(m for m in modules if not (self.tree / m).is_file())

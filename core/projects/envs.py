@@ -54,25 +54,47 @@ def build_env(
     if env_ready(root, project_path, requires):
         return target
     base: str = python or getattr(sys, "_base_executable", None) or sys.executable
+    failed = failure_file(root, project_path)
+    failed.unlink(missing_ok=True)
+    try:
+        return _build(target, base, project_path, requires)
+    except EnvBuildError as exc:
+        # Kept beside the environment, so doctor can say why a task cannot run here.
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        failed.write_text(str(exc))
+        raise
+
+
+def failure_file(root: Path, project_path: str) -> Path:
+    """Where the last failed build of the project's environment said why."""
+    target = env_dir(root, project_path)
+    return target.with_name(target.name + ".failed")
+
+
+def _build(target: Path, base: str, project_path: str, requires: Sequence[str]) -> Path:
     building = target.with_name(target.name + ".building")
     shutil.rmtree(building, ignore_errors=True)
     building.parent.mkdir(parents=True, exist_ok=True)
-    _step([base, "-m", "venv", str(building)], f"creating the environment of {project_path}")
-    _step(
-        [
-            str(building / "bin" / "python"),
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            "--no-input",
-            "-q",
-            *TOOLS,
-            *requires,
-        ],
-        f"installing {project_path}'s requirements ({', '.join(requires) or 'none'})",
-    )
-    (building / MARKER).write_text(json.dumps({"requires": [*TOOLS, *requires]}, indent=1))
+    try:
+        _step([base, "-m", "venv", str(building)], f"creating the environment of {project_path}")
+        _step(
+            [
+                str(building / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--no-input",
+                "-q",
+                *TOOLS,
+                *requires,
+            ],
+            f"installing {project_path}'s requirements ({', '.join(requires) or 'none'})",
+        )
+        (building / MARKER).write_text(json.dumps({"requires": [*TOOLS, *requires]}, indent=1))
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
     shutil.rmtree(target, ignore_errors=True)
     building.rename(target)
     return target

@@ -139,3 +139,33 @@ def _lay_quotes(top: Path, release: Release, tasks: Sequence[Task]) -> None:
             raise RebuildError(f"{release.project_path}: {path} leaves the project")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(quoted[path], encoding="utf-8")
+
+
+def adopt_tree(root: Path, release: Release, tree: Path, *, python: str | None = None) -> Path:
+    """A project laid out from a tree of its own (a checkout of the commit releases.toml
+    names, for a project whose release lacks its tests): copied under ``root`` as it is,
+    recorded as coming from there, and its environment built. Whether each task's code is
+    at its lines is checked as for any copy (core/projects/checkout.py)."""
+    if not tree.is_dir():
+        raise RebuildError(f"{tree} is not a folder")
+    target = root / SOURCE_DIR / release.project_path
+    if target.is_dir() and source_of(target).get("route") == "archive":
+        raise RebuildError(
+            f"{release.project_path} under {root} came from DevEval's archive; it is kept"
+        )
+    staging = target.with_name(f".{target.name}.copying")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        shutil.copytree(
+            tree, staging, symlinks=True, ignore=shutil.ignore_patterns(".git", "__pycache__")
+        )
+        (staging / SOURCE_MARKER).write_text(
+            json.dumps({"route": "tree", "from": str(tree.resolve())}, indent=1)
+        )
+        shutil.rmtree(target, ignore_errors=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    build_env(root, release.project_path, release.requires, python=python)
+    return target

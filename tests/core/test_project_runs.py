@@ -18,7 +18,8 @@ from support.projects import MODULE, TASK, make_project, with_tests
 
 from convtui.core.execution import ExecRequest, ExecResult, Limits
 from convtui.core.executor import Executor
-from convtui.core.projects.checkout import Checkout, project_dir
+from convtui.core.projects.checkout import Checkout, env_python, project_dir
+from convtui.core.projects.envs import EnvBuildError, build_env
 from convtui.core.projects.splice import SpliceError, insert_tests, splice
 from convtui.core.tasks import TestSpec
 
@@ -204,3 +205,20 @@ def test_the_codeif_protocol_indents_as_the_row_says_and_convtui_as_the_referenc
     where_it_was = splice(MODULE, site, REFUSES_NEGATIVE).splitlines()
     assert "    def add(self, amount):" in where_it_was
     compile("\n".join(where_it_was), "core.py", "exec")
+
+
+def test_an_environment_that_does_not_build_is_the_reason_a_task_cannot_run(
+    tmp_path: Path,
+) -> None:
+    """A requirement pip cannot install (a name no index has): the build fails in one line,
+    leaves nothing that looks ready, and the task's problem says why."""
+    make_project(tmp_path)
+    python = env_python(tmp_path, TASK.site.project_path)  # type: ignore[union-attr]
+    python.unlink()
+    with pytest.raises(EnvBuildError, match="installing Demo/tiny's requirements") as failed:
+        build_env(tmp_path, "Demo/tiny", ["convtui-no-such-distribution-anywhere==0.0.1"])
+    assert "\n" not in str(failed.value)
+    assert not python.exists()
+    assert not list((tmp_path / "envs").glob("*.building"))
+    problem = Checkout(TASK, tmp_path).problem() or ""
+    assert problem.startswith("its environment did not build: installing Demo/tiny")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import shutil
 import subprocess
 import threading
 from dataclasses import replace
@@ -198,3 +199,36 @@ def test_the_authors_dynamic_script_checks_a_repository_task_in_its_project(
     assert "RuntimeError: no" in error
     # Cut as their extract_key_error_message cuts: 1,021 characters and "...".
     assert len(error) <= 1024
+
+
+def test_a_project_taken_from_a_tree_of_its_own_is_checked_like_any_copy(
+    root: Path, tmp_path: Path
+) -> None:
+    """--tree: a project whose release lacks its tests comes from a checkout of its history;
+    here a copy of the rebuilt sqlitedict stands for one. The tasks can run when its code is
+    at their lines, and a tree that holds another version is named as such."""
+    tree = tmp_path / "checkout"
+    shutil.copytree(root / "Source_Code" / "Database" / "sqlitedict", tree)
+    other = tmp_path / "other-root"
+    taken = _convtui(
+        "projects", "rebuild", "sqlitedict", "--tree", str(tree), "--projects", str(other),
+        "--json",
+    )  # fmt: skip
+    assert taken.returncode == 0, taken.stderr
+    (project,) = json.loads(taken.stdout)["projects"]
+    assert project["usable"] == 2 and not project["problems"]
+    source = json.loads(
+        (other / "Source_Code" / "Database" / "sqlitedict" / ".convtui-source.json").read_text()
+    )
+    assert source == {"route": "tree", "from": str(tree.resolve())}
+    module = tree / "sqlitedict.py"
+    module.write_text("# another version\n" + module.read_text())
+    again = _convtui(
+        "projects", "rebuild", "sqlitedict", "--tree", str(tree), "--projects", str(other),
+        "--json",
+    )  # fmt: skip
+    (project,) = json.loads(again.stdout)["projects"]
+    assert project["usable"] == 0
+    assert all("reference code is not at lines" in why for why in project["problems"].values())
+    many = _convtui("projects", "rebuild", "--tree", str(tree), "--projects", str(other))
+    assert many.returncode != 0 and "name that one project" in many.stderr
