@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from convtui.core.codeif.conversation import offered_message, rounds_limit
 from convtui.core.codeif.instructions import Instruction
@@ -42,6 +42,7 @@ from convtui.tui.widgets.code_pane import CodePane
 from convtui.tui.widgets.composer import FeedbackComposer
 from convtui.tui.widgets.feedback_pane import FeedbackPane
 from convtui.tui.widgets.instruction_checklist import InstructionChecklist, checklist_rows
+from convtui.tui.widgets.keys_footer import KeysFooter
 from convtui.tui.widgets.simulated_feedback import SimulatedFeedback
 from convtui.tui.widgets.status_line import StatusLine
 from convtui.tui.widgets.task_pane import TaskPane
@@ -149,12 +150,12 @@ class SessionScreen(Screen):
             counted(len(self.instructions), "instruction") if self.codeif else config.feedback.label
         )
         yield StatusLine(config.model, tail, rounds=self.codeif, id="status-line")
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     def on_resize(self) -> None:
         # Below 100 columns every session key needs the footer's room; ctrl+p still opens
         # the palette, and help (f1) says so.
-        self.query_one(Footer).show_command_palette = self.size.width >= 100
+        self.query_one(KeysFooter).show_command_palette = self.size.width >= 100
 
     def on_mount(self) -> None:
         status = self.query_one(StatusLine)
