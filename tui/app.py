@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.command import CommandPalette
 from textual.notifications import SeverityLevel
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.worker import Worker
 
 from convtui.core.errors import ConvtuiError
@@ -289,10 +290,16 @@ class ConvTuiApp(App):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("next_task", "pick_task"):
-            # Offered between sessions; mid-turn the person gives up or finishes first.
-            screen = self.screen
+            # Asked of the screen the person works on: the palette asks it while open, over
+            # that screen (and a session's footer may redraw under a window).
+            stack = self.screen_stack
+            palette = isinstance(self.screen, CommandPalette) and len(stack) > 1
+            screen = stack[-2] if palette else self.screen
             if isinstance(screen, SessionScreen):
+                # Offered between sessions; mid-turn the person gives up or finishes first.
                 return screen.finished or screen.phase in ("cancelled", "failed")
+            if isinstance(screen, ModalScreen):
+                return False  # help, a traceback, a question: they act once it is closed
         return True
 
     async def action_quit(self) -> None:
