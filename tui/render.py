@@ -8,9 +8,11 @@ passes ESC through to the terminal, so a reply could recolour or repaint the scr
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from typing import Any
 
 from pygments.token import Token
+from rich.cells import cell_len
 from rich.text import Text
 from textual.content import Content
 from textual.highlight import HighlightTheme, highlight
@@ -68,6 +70,26 @@ class DiffTheme(HighlightTheme):
 def shown(text: str, style: str = "", **kwargs: Any) -> Text:
     """``text`` as a widget's body: never markup, its control characters shown (``␛``)."""
     return Text(printable(text), style=style, **kwargs)
+
+
+SEPARATOR = " · "
+
+
+def parts_lines(parts: Sequence[str], width: int) -> str:
+    """``parts`` joined by `` · `` on as many lines of ``width`` cells as they need, each
+    line broken between two parts, never inside one that fits a line: the header and the
+    status line stay whole on a narrow terminal (the session id, Ω, the phase)."""
+    lines: list[str] = []
+    line = ""
+    for part in parts:
+        joined = f"{line}{SEPARATOR}{part}" if line else part
+        if line and cell_len(joined) > width:
+            lines.append(line)
+            line = part
+        else:
+            line = joined
+    lines.append(line)
+    return "\n".join(lines)
 
 
 def title(text: str) -> Content:

@@ -5,7 +5,6 @@ its rounds counted from 1 up to the conversation's limit), not BigCodeBench's Ω
 from __future__ import annotations
 
 from textual.pilot import Pilot
-from textual.widgets import Static
 from tui_harness import AppFactory, awaiting_feedback, fenced, play
 
 from convtui.core.codeif.conversation import rounds_limit
@@ -27,7 +26,7 @@ def test_the_header_shows_instructions_and_rounds_not_omega(apps: AppFactory) ->
 
     async def scenario(pilot: Pilot) -> None:
         screen = await awaiting_feedback(pilot)
-        seen["title"] = str(screen.query_one("#session-title", Static).render())
+        seen["title"] = str(screen.query_one("#session-title").render())
         seen["status"] = str(screen.query_one(StatusLine).render())
         seen["timeline"] = str(screen.query_one(TurnTimeline).border_subtitle)
 
@@ -54,7 +53,7 @@ def test_a_bigcodebench_session_keeps_its_omega_and_turns(apps: AppFactory) -> N
 
     async def scenario(pilot: Pilot) -> None:
         screen = await awaiting_feedback(pilot)
-        seen["title"] = str(screen.query_one("#session-title", Static).render())
+        seen["title"] = str(screen.query_one("#session-title").render())
         seen["status"] = str(screen.query_one(StatusLine).render())
 
     play(apps, scenario, size=(200, 50), turns=3)

@@ -43,6 +43,7 @@ from convtui.tui.widgets.composer import FeedbackComposer
 from convtui.tui.widgets.feedback_pane import FeedbackPane
 from convtui.tui.widgets.instruction_checklist import InstructionChecklist, checklist_rows
 from convtui.tui.widgets.keys_footer import KeysFooter
+from convtui.tui.widgets.parts_line import PartsLine
 from convtui.tui.widgets.simulated_feedback import SimulatedFeedback
 from convtui.tui.widgets.status_line import StatusLine
 from convtui.tui.widgets.task_pane import TaskPane
@@ -114,22 +115,24 @@ class SessionScreen(Screen):
 
     # --- layout --------------------------------------------------------------------------------
 
-    def _title(self, session_id: str | None) -> Text:
+    def _title(self, session_id: str | None) -> list[str]:
+        """The header's parts; on a narrow terminal they take a second line (PartsLine), so
+        the session id and Ω are never cut."""
         config, task = self.plan.config, self.plan.task
         if self.codeif:
             # What the session is, in place of the Ω label it has no use for (its rounds give
             # instructions, not Ω's feedback); next to the task, so 80 columns still show it.
             what = render.codeif_summary(len(self.instructions), self.budget)
-            title = f"{task.id} · {what} · {config.model} · user: {self.plan.user}"
+            parts = [task.id, what, config.model, f"user: {self.plan.user}"]
         else:
-            title = f"{task.id} · {config.model} · {config.feedback.label} · user: {self.plan.user}"
+            parts = [task.id, config.model, config.feedback.label, f"user: {self.plan.user}"]
         if session_id:
-            title += f" · session {session_id}"
-        return render.shown(title, no_wrap=True, overflow="ellipsis")
+            parts.append(f"session {session_id}")
+        return parts
 
     def compose(self) -> ComposeResult:
         config, task = self.plan.config, self.plan.task
-        yield Static(self._title(self.plan.resume_id), id="session-title")
+        yield PartsLine(self._title(self.plan.resume_id), id="session-title")
         with Horizontal(id="session-body"):
             yield TurnTimeline(id="timeline")
             with Vertical(id="session-main"):
@@ -149,7 +152,7 @@ class SessionScreen(Screen):
         tail = (
             counted(len(self.instructions), "instruction") if self.codeif else config.feedback.label
         )
-        yield StatusLine(config.model, tail, rounds=self.codeif, id="status-line")
+        yield StatusLine(tail, rounds=self.codeif, id="status-line")
         yield KeysFooter(compact=True)
 
     def on_resize(self) -> None:
@@ -210,7 +213,7 @@ class SessionScreen(Screen):
         self.recorded = [turn_view(t) for t in event.turns]
         if self.codeif:
             self.given = self._given_through(len(self.recorded) - 1)
-        self.query_one("#session-title", Static).update(self._title(event.session_id))
+        self.query_one("#session-title", PartsLine).set_parts(self._title(event.session_id))
         composer = self.query_one(FeedbackComposer)
         typed = event.typed
         if typed is not None and self.plan.ended is None:

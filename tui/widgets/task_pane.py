@@ -1,10 +1,12 @@
-"""The task the model is solving: its prompt as Markdown, collapsible to one line."""
+"""The task the model is solving: its prompt as Markdown, collapsible to one line, with the
+code header the model must start from pinned at its foot (the prompt scrolls, the header
+stays in view whatever the prompt's length)."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
-from textual.widgets import Markdown
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Markdown, Static
 
 from convtui.core.printable import printable
 from convtui.core.tasks import ProjectSite, Task
@@ -55,11 +57,20 @@ class TaskPane(VerticalScroll):
     def __init__(self, task: Task, *, with_reference: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
         self._markdown = printable(task_markdown(task, with_reference=with_reference))
+        self._imports = task.import_header.strip()
+        self._signature = task.code_header[len(task.import_header) :].strip()
         self.border_title = render.title(f"Task {task.id}")
         self.can_focus = True
 
     def compose(self) -> ComposeResult:
         yield Markdown(self._markdown, id="task-markdown")
+        if self._signature:
+            # Docked: it does not scroll with the prompt. A short terminal shows only the
+            # signature (the imports are in the code pane too).
+            with Vertical(id="task-header"):
+                if self._imports:
+                    yield Static(render.highlighted_code(self._imports), id="task-imports")
+                yield Static(render.highlighted_code(self._signature), id="task-signature")
 
     def toggle(self) -> None:
         self.toggle_class("-collapsed")
