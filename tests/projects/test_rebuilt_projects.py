@@ -23,9 +23,10 @@ from support.cli import convtui_argv, env
 from convtui.core.projects.rebuild import RebuildError, fetch_file, rebuild_project
 from convtui.core.projects.releases import load_releases
 
-# sqlitedict holds an L-1 repository task (CodeIF/1006) and an L-2 one (CodeIF/2024).
-PROJECTS = ("sqlitedict",)
-TASKS = {"CodeIF/1006": "L-1 repository", "CodeIF/2024": "L-2"}
+# sqlitedict holds an L-1 repository task (CodeIF/1006) and an L-2 one (CodeIF/2024); twtxt
+# an L-3 one (CodeIF/3004).
+PROJECTS = ("sqlitedict", "twtxt")
+TASKS = {"CodeIF/1006": "L-1 repository", "CodeIF/2024": "L-2", "CodeIF/3004": "L-3"}
 IDS = ",".join(TASKS)
 
 
@@ -58,7 +59,11 @@ def test_a_rebuilt_project_is_listed_with_its_release_and_usable_tasks(root: Pat
     assert len(by_name) == 42
     sqlitedict = by_name["Database/sqlitedict"]
     assert sqlitedict["source"] == "sqlitedict==2.1.0" and sqlitedict["environment"]
-    assert sqlitedict["usable"] == 2 and sorted(sqlitedict["tasks"]) == sorted(TASKS)
+    assert sqlitedict["usable"] == 2 and sorted(sqlitedict["tasks"]) == [
+        "CodeIF/1006",
+        "CodeIF/2024",
+    ]
+    assert by_name["Communications/twtxt"]["usable"] == 1
     assert by_name["Utilities/boltons"]["usable"] == 0 or "boltons" in PROJECTS
 
 
@@ -66,10 +71,10 @@ def test_doctor_says_which_repository_tasks_are_valid_here_and_why_not(root: Pat
     done = _convtui("doctor", "--suite", "codeif", "--ids", f"{IDS},1001", "--json", projects=root)
     report = json.loads(done.stdout)
     rows = {r["id"]: r for r in report["repository"]}
-    assert rows["CodeIF/1006"]["valid"] and rows["CodeIF/2024"]["valid"]
+    assert all(rows[task]["valid"] for task in TASKS), rows
     assert not rows["CodeIF/1001"]["valid"]
     assert "no project source" in rows["CodeIF/1001"]["why"]
-    assert rows["CodeIF/2024"]["level"] == 2 and rows["CodeIF/1006"]["level"] == 1
+    assert [rows[task]["level"] for task in TASKS] == [1, 2, 3]
     broken = _convtui(
         "doctor", "--suite", "codeif", "--ids", IDS, "--solution", "broken", "--json",
         projects=root,
@@ -94,7 +99,7 @@ def test_a_run_plays_repository_tasks_through_the_sandbox_and_reports_levels_apa
         "--db", str(db), "--json", projects=root,
     )  # fmt: skip
     assert played.returncode == 0, played.stderr
-    assert json.loads(played.stdout)["sessions_played"] == 2
+    assert json.loads(played.stdout)["sessions_played"] == len(TASKS)
     report = json.loads(_convtui("report", "--db", str(db), "--json").stdout)
     levels = {g["level"] for g in report["codeif"]["groups"]}
     assert levels == set(TASKS.values())
@@ -210,6 +215,12 @@ def test_a_project_taken_from_a_tree_of_its_own_is_checked_like_any_copy(
     tree = tmp_path / "checkout"
     shutil.copytree(root / "Source_Code" / "Database" / "sqlitedict", tree)
     other = tmp_path / "other-root"
+    # The environment built above, copied: the command keeps an environment that is ready.
+    shutil.copytree(
+        root / "envs" / "Database__sqlitedict",
+        other / "envs" / "Database__sqlitedict",
+        symlinks=True,
+    )
     taken = _convtui(
         "projects", "rebuild", "sqlitedict", "--tree", str(tree), "--projects", str(other),
         "--json",
