@@ -109,7 +109,6 @@ def _environments(root: Path) -> None:
     one line per project on stderr; a project whose requirements do not install is named in
     a warning and left for `convtui doctor --suite codeif` to report."""
     out = console(stderr=True)
-    requires = {path: r.requires for path, r in load_releases().items()}
 
     def said(project: str, problem: str | None) -> None:
         if problem is None:
@@ -117,7 +116,7 @@ def _environments(root: Path) -> None:
         else:
             warn(problem)
 
-    failed = [p for p, why in build_envs(root, requires, on_project=said).items() if why]
+    failed = [p for p, why in build_envs(root, load_releases(), on_project=said).items() if why]
     if failed:
         warn(
             f"{len(failed)} environments could not be built ({', '.join(failed)}); their "

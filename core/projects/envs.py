@@ -9,6 +9,7 @@ and a build asked for the same requirements again does nothing.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from convtui.core.errors import ConvtuiError
 from convtui.core.projects.checkout import SOURCE_DIR, env_dir
+from convtui.core.projects.releases import Release
 
 # What every environment gets beside the project's own requirements: pytest runs the tests,
 # and CodeIF-Bench's Code Complexity and Code Standard tests import radon, mccabe and
@@ -46,18 +48,22 @@ def build_env(
     requires: Sequence[str] = (),
     *,
     python: str | None = None,
+    install_version: str = "",
 ) -> Path:
     """Build (or keep) the project's environment; its folder. ``python`` is the interpreter
     it is made from (default: the one running convtui, so candidates run on the version the
-    harness was tested with)."""
+    harness was tested with). ``install_version``: the project's own tree is installed too,
+    as that version (its runs still import the code of their copy, first on the path)."""
     target = env_dir(root, project_path)
+    if install_version:
+        requires = (*requires, f"{root / SOURCE_DIR / project_path}")
     if env_ready(root, project_path, requires):
         return target
     base: str = python or getattr(sys, "_base_executable", None) or sys.executable
     failed = failure_file(root, project_path)
     failed.unlink(missing_ok=True)
     try:
-        return _build(target, base, project_path, requires)
+        return _build(target, base, project_path, requires, install_version)
     except EnvBuildError as exc:
         # Kept beside the environment, so doctor can say why a task cannot run here.
         failed.parent.mkdir(parents=True, exist_ok=True)
@@ -71,7 +77,9 @@ def failure_file(root: Path, project_path: str) -> Path:
     return target.with_name(target.name + ".failed")
 
 
-def _build(target: Path, base: str, project_path: str, requires: Sequence[str]) -> Path:
+def _build(
+    target: Path, base: str, project_path: str, requires: Sequence[str], version: str = ""
+) -> Path:
     building = target.with_name(target.name + ".building")
     shutil.rmtree(building, ignore_errors=True)
     building.parent.mkdir(parents=True, exist_ok=True)
@@ -90,6 +98,8 @@ def _build(target: Path, base: str, project_path: str, requires: Sequence[str]) 
                 *requires,
             ],
             f"installing {project_path}'s requirements ({', '.join(requires) or 'none'})",
+            # setuptools-scm cannot read a version from a tree without its git history.
+            {"SETUPTOOLS_SCM_PRETEND_VERSION": version} if version else None,
         )
         (building / MARKER).write_text(json.dumps({"requires": [*TOOLS, *requires]}, indent=1))
     except BaseException:
@@ -100,8 +110,14 @@ def _build(target: Path, base: str, project_path: str, requires: Sequence[str]) 
     return target
 
 
-def _step(argv: list[str], what: str) -> None:
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+def _step(argv: list[str], what: str, env: dict[str, str] | None = None) -> None:
+    done = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **env} if env else None,
+    )
     if done.returncode != 0:
         tail = " ".join((done.stderr or done.stdout).strip().splitlines()[-_PIP_TAIL_LINES:])
         raise EnvBuildError(f"{what} failed: {tail or f'exit status {done.returncode}'}")
@@ -109,12 +125,12 @@ def _step(argv: list[str], what: str) -> None:
 
 def build_envs(
     root: Path,
-    requires: Mapping[str, Sequence[str]],
+    releases: Mapping[str, Release],
     *,
     on_project: Callable[[str, str | None], None] | None = None,
 ) -> dict[str, str | None]:
     """Build the environment of every project under the root's ``Source_Code`` (``<Domain>/
-    <Project>``), with the requirements ``requires`` names for it (none beyond the tools for
+    <Project>``), with the requirements ``releases`` names for it (none beyond the tools for
     a project it does not name); per project, None when built, else why not. A project that
     fails does not stop the others."""
     found: dict[str, str | None] = {}
@@ -132,7 +148,13 @@ def build_envs(
     )
     for project_path in projects:
         try:
-            build_env(root, project_path, tuple(requires.get(project_path, ())))
+            release = releases.get(project_path)
+            build_env(
+                root,
+                project_path,
+                release.requires if release else (),
+                install_version=release.install_version if release else "",
+            )
             found[project_path] = None
         except EnvBuildError as exc:
             found[project_path] = str(exc)

@@ -93,7 +93,13 @@ def rebuild_project(
         raise RebuildError(f"{release.project_path}: {release.obstacle}")
     target = root / SOURCE_DIR / release.project_path
     if target.is_dir() and source_of(target).get("route") == "archive":
-        build_env(root, release.project_path, release.requires, python=python)
+        build_env(
+            root,
+            release.project_path,
+            release.requires,
+            python=python,
+            install_version=release.install_version,
+        )
         return target
     if not (target.is_dir() and source_of(target).get("sha256") == release.sha256):
         name = release.sdist_url.rsplit("/", 1)[-1]
@@ -119,7 +125,13 @@ def rebuild_project(
             top.rename(target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    build_env(root, release.project_path, release.requires, python=python)
+    build_env(
+        root,
+        release.project_path,
+        release.requires,
+        python=python,
+        install_version=release.install_version,
+    )
     return target
 
 
@@ -167,5 +179,11 @@ def adopt_tree(root: Path, release: Release, tree: Path, *, python: str | None =
         staging.rename(target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    build_env(root, release.project_path, release.requires, python=python)
+    build_env(
+        root,
+        release.project_path,
+        release.requires,
+        python=python,
+        install_version=release.install_version,
+    )
     return target

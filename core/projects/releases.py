@@ -33,6 +33,9 @@ class Release:
     commit: str = ""
     quoted_files: tuple[str, ...] = ()
     pythonpath: tuple[str, ...] = ()  # folders (a src layout) its tests import from
+    # Installed into its environment as this version (a project that reads its own version
+    # from installed metadata); "" for the others.
+    install_version: str = ""
     why: str = ""
     checked: str = ""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import subprocess
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -222,3 +223,32 @@ def test_an_environment_that_does_not_build_is_the_reason_a_task_cannot_run(
     assert not list((tmp_path / "envs").glob("*.building"))
     problem = Checkout(TASK, tmp_path).problem() or ""
     assert problem.startswith("its environment did not build: installing Demo/tiny")
+
+
+def test_a_project_that_reads_its_own_version_is_installed_into_its_environment(
+    tmp_path: Path,
+) -> None:
+    """install_version (bentoml's case): the project's tree is installed as that version,
+    which setuptools-scm cannot read from a tree without its history."""
+    make_project(tmp_path)
+    tree = project_dir(tmp_path, TASK.site)  # type: ignore[arg-type]
+    (tree / "pyproject.toml").write_text(
+        "[build-system]\n"
+        'requires = ["setuptools>=64", "setuptools-scm>=8"]\n'
+        'build-backend = "setuptools.build_meta"\n\n'
+        '[project]\nname = "tiny"\ndynamic = ["version"]\n\n'
+        '[tool.setuptools]\npackages = ["tiny"]\n\n[tool.setuptools_scm]\n'
+    )
+    env_python(tmp_path, "Demo/tiny").unlink()
+    build_env(tmp_path, "Demo/tiny", install_version="9.8.7")
+    shown = subprocess.run(
+        [
+            env_python(tmp_path, "Demo/tiny"),
+            "-c",
+            "import importlib.metadata as m; print(m.version('tiny'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert shown.stdout.strip() == "9.8.7", shown.stderr
