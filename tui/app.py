@@ -21,6 +21,7 @@ from convtui.core.session import SessionConfig
 from convtui.core.task_search import TaskIndex
 from convtui.tui import messages as msg
 from convtui.tui import render
+from convtui.tui.browser_keys import drop_browser_keys
 from convtui.tui.commands import SessionCommands, StoredSessions
 from convtui.tui.controller import Services, SessionPlan, StudyRef, UserMode
 from convtui.tui.launch import MachineOptions, resume_command, resumed_plan, served_by_convtui
@@ -101,6 +102,10 @@ class ConvTuiApp(App):
         self._index: Worker[TaskIndex] | None = None
         self.opened: dict[str, SessionScreen] = {}
         """The sessions opened in this run, by id, in the order opened (for ``farewell``)."""
+        if served_by_convtui():
+            # In a browser page: only keys the browser passes on (tui/browser_keys.py). Quit
+            # (ctrl+q quits Firefox) is left to the palette's Quit there.
+            drop_browser_keys(self._bindings)
 
     async def task_index(self) -> TaskIndex:
         """The picker's search index, built once in a thread (about 75 ms for 1,190 tasks:

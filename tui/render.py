@@ -41,8 +41,8 @@ PHASES = {
     "simulating": "simulator is writing feedback",
     "awaiting_feedback": "waiting for your feedback",
     "saving": "saving the turn",
-    "cancelled": "turn cancelled: f5 runs it again",
-    "failed": "turn failed: f5 runs it again",
+    "cancelled": "turn cancelled: ctrl+s runs it again",
+    "failed": "turn failed: ctrl+s runs it again",
     "viewing": "read-only",
     "solved": "solved",
     "exhausted": "turn limit reached",
@@ -188,7 +188,7 @@ def codeif_summary(instructions: int, limit: int) -> str:
 
 def composer_note(phase: str) -> str:
     """What the composer says while it takes no feedback: the turn is still running, it
-    stopped (f5 runs it again), or the session ended (and f10 opens the next task)."""
+    stopped (ctrl+s runs it again), or the session ended (and f10 opens the next task)."""
     if phase in ("cancelled", "failed"):
         return PHASES[phase]
     if phase in ENDED:

@@ -80,7 +80,7 @@ def test_an_unreachable_model_server_is_a_message_and_records_nothing(apps: AppF
             await wait_until(pilot, phase_is(pilot, "failed"), "the model check to fail", 60)
             assert any("cannot reach the model server" in n for n in notices(pilot))
             status = str(pilot.app.screen.query_one("#status-line").render())
-            assert "turn failed: f5 runs it again" in status
+            assert "turn failed: ctrl+s runs it again" in status
             await pilot.press("f5")
             await wait_until(pilot, phase_is(pilot, "failed"), "the retry to fail", 60)
 

@@ -287,7 +287,7 @@ async def opens_help(ctx: Ctx, fire: Fire) -> None:
             assert found, f"{binding.description} ({binding.key}) missing from help"
     keys = [r.keys for r in modal.rows if r.where == ""]
     assert len(keys) == len(set(keys)), f"a key listed twice in help: {sorted(keys)}"
-    assert {"f10", "f4", "f5", "f1", "esc", "^j / alt+⏎", "^p"} <= set(keys)
+    assert {"f10", "f4", "^s / f5", "f1", "esc", "^j / alt+⏎", "^p"} <= set(keys)
     await ctx.pilot.press("escape")
     await wait_until(ctx.pilot, lambda: isinstance(app.screen, SessionScreen), "help to close")
 

@@ -28,10 +28,12 @@ from convtui.sessions.browse import CallLine
 from convtui.tui import messages as msg
 from convtui.tui import refusal as refusals
 from convtui.tui import render
+from convtui.tui.browser_keys import drop_browser_keys
 from convtui.tui.codeif_controller import MODE as CODEIF_MODE
 from convtui.tui.codeif_controller import CodeifController
 from convtui.tui.controller import Services, SessionController, SessionPlan
 from convtui.tui.human import Answer
+from convtui.tui.launch import served_by_convtui
 from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.instruction import InstructionModal
 from convtui.tui.screens.session_keys import ALLOWED, BUSY, FINISHED, SESSION_BINDINGS
@@ -79,6 +81,8 @@ class SessionScreen(Screen):
 
     def __init__(self, services: Services, plan: SessionPlan) -> None:
         super().__init__()
+        if served_by_convtui():
+            drop_browser_keys(self._bindings)  # in a browser page: its keys are not ours
         self.services = services
         self.plan = plan
         # A CodeIF-Bench task: the person gives instructions, a checklist shows them.
@@ -316,7 +320,7 @@ class SessionScreen(Screen):
             composer.sent()
         # Between turns the next one is starting; after the last, the session's end shows.
         self.phase = event.status if event.status != "running" else "starting"
-        # Words left in the composer (ctrl+n sends none) now wait for the next turn.
+        # Words left in the composer (ctrl+g sends none) now wait for the next turn.
         self._keep_typed_soon()
         self._refresh()
 
@@ -563,7 +567,7 @@ class SessionScreen(Screen):
         if action in ("send", "continue", "accept") and not self._human_verbal:
             return False
         if action == "send" and self.plan.config.feedback.verbal == "none":
-            return False  # nothing to write: ctrl+n steps to the next turn
+            return False  # nothing to write: ctrl+g steps to the next turn
         if action == "focus_composer" and not any(c.display for c in self.query(FeedbackComposer)):
             return False  # a simulator plays the user, or VF:none: there is no composer
         return self.phase in allowed
@@ -573,7 +577,7 @@ class SessionScreen(Screen):
         text = composer.text.strip()
         if not text:
             self.notify(
-                "The feedback is empty: write what the model should change, or press ctrl+n "
+                "The feedback is empty: write what the model should change, or press ctrl+g "
                 "to continue without verbal feedback.",
                 severity="warning",
                 markup=False,

@@ -1,5 +1,9 @@
 """The session screen's keys and when each is offered: one list feeds the footer, the help
-modal and (through check_action) the command palette."""
+modal and (through check_action) the command palette.
+
+The first key of each binding is the one the footer shows, and it works in a browser too
+(tui/browser_keys.py): ctrl+n and ctrl+t open a window and a tab there, ctrl+r and f5 reload
+the page. The terminal keeps those as second keys; the served app drops them."""
 
 from __future__ import annotations
 
@@ -38,7 +42,7 @@ SESSION_BINDINGS: list[BindingType] = [
         tooltip="Send your feedback and start the next turn",
     ),
     Binding(
-        "ctrl+n",
+        "ctrl+g,ctrl+n",
         "continue",
         "Skip",
         id="convtui.continue",
@@ -61,7 +65,7 @@ SESSION_BINDINGS: list[BindingType] = [
         tooltip="Back to the feedback composer",
     ),
     Binding(
-        "ctrl+r",
+        "ctrl+s,ctrl+r",
         "rerun_tests",
         "Rerun",
         id="convtui.rerun",
@@ -69,10 +73,11 @@ SESSION_BINDINGS: list[BindingType] = [
         tooltip="Run this turn's tests again, uncached",
     ),
     Binding(
-        "f5",
+        "ctrl+s,f5",  # ctrl+s runs again: the tests while feedback waits, else the turn
         "retry_turn",
         "Retry turn",
         id="convtui.retry",
+        priority=True,
         tooltip="Run a cancelled or failed turn again",
     ),
     Binding(
@@ -97,7 +102,7 @@ SESSION_BINDINGS: list[BindingType] = [
         tooltip="End the session without a solution",
     ),
     Binding(
-        "ctrl+t",
+        "ctrl+o,ctrl+t",
         "toggle_task",
         "Task",
         id="convtui.toggle-task",

@@ -14,7 +14,7 @@ class FeedbackComposer(TextArea):
 
     help = (
         "Write what the model should change, as the user would. **ctrl+j** (or alt+enter) "
-        "sends it and starts the next turn; **ctrl+n** continues without verbal feedback. "
+        "sends it and starts the next turn; **ctrl+g** continues without verbal feedback. "
         "In assist mode the simulator's draft appears here first: edit or replace it. What "
         "you type is kept as you type: if the app closes before you send it, it is back here "
         "when the session is opened again."

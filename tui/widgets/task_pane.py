@@ -50,9 +50,9 @@ def _repository(prompt: str, site: ProjectSite) -> str:
 
 
 class TaskPane(VerticalScroll):
-    """``-collapsed`` shows only the title; ctrl+t toggles it."""
+    """``-collapsed`` shows only the title; ctrl+o toggles it."""
 
-    help = "The task as the model received it. ctrl+t folds it away to give the code room."
+    help = "The task as the model received it. ctrl+o folds it away to give the code room."
 
     def __init__(self, task: Task, *, with_reference: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -75,4 +75,4 @@ class TaskPane(VerticalScroll):
     def toggle(self) -> None:
         self.toggle_class("-collapsed")
         collapsed = self.has_class("-collapsed")
-        self.border_subtitle = "ctrl+t shows it" if collapsed else ""
+        self.border_subtitle = "ctrl+o shows it" if collapsed else ""
