@@ -18,9 +18,17 @@ from convtui.tui import messages as msg
 from convtui.tui.app import ConvTuiApp, Launch
 from convtui.tui.commands import SessionCommands
 from convtui.tui.controller import Services, StudyRef
-from convtui.tui.launch import next_plan
+from convtui.tui.launch import next_plan, served_by_convtui
 from convtui.tui.screens.assignments import AssignmentsModal
 from convtui.tui.screens.session import SessionScreen
+
+
+def how_to_leave() -> str:
+    """How the annotator leaves: ctrl+q in a terminal; in a browser page ctrl+q is the
+    browser's (Firefox quits), so closing the tab or the palette's Quit (tui/browser_keys.py)."""
+    if served_by_convtui():
+        return "Close this tab to leave (or choose Quit in the ctrl+p palette)."
+    return "ctrl+q leaves."
 
 
 class StudyApp(ConvTuiApp):
@@ -101,7 +109,7 @@ class StudyApp(ConvTuiApp):
     def _all_done(self) -> None:
         note = (
             f"Study {self.study.name!r} is done for {self.study.annotator}: every assignment "
-            "is finished. Thank you! ctrl+q leaves."
+            f"is finished. Thank you! {how_to_leave()}"
         )
         self.notify(note, markup=False, timeout=30)
         self.run_worker(self._show_assignments(note), group="study")
@@ -131,7 +139,7 @@ class StudyApp(ConvTuiApp):
         else:
             self.notify(
                 f"{task_id} was your last assignment: study {study.name!r} is done for you. "
-                "Thank you! ctrl+q leaves.",
+                f"Thank you! {how_to_leave()}",
                 markup=False,
                 timeout=30,
             )

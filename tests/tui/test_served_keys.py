@@ -20,6 +20,7 @@ from tui_harness import WRONG, awaiting_feedback, rows, screen_text, wait_until
 from convtui.tui.browser_keys import BROWSER_KEYS, browser_takes
 from convtui.tui.launch import SERVER_PID
 from convtui.tui.screens.help import HelpModal
+from convtui.tui.study import how_to_leave
 from convtui.tui.widgets.task_pane import TaskPane
 
 pytestmark = pytest.mark.slow
@@ -116,6 +117,12 @@ def test_a_served_footer_after_a_cancel_and_at_the_end_shows_keys_that_reach_the
         no_browser_key(footer_keys(pilot), "ended")
 
     run(scripted.app([SLOW], delay_s=SLOW_S), scenario)
+
+
+def test_the_study_says_how_to_leave_where_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert how_to_leave() == "ctrl+q leaves."
+    monkeypatch.setenv(SERVER_PID, str(os.getpid()))
+    assert "ctrl+q" not in how_to_leave() and "Quit" in how_to_leave()
 
 
 def test_the_terminal_keeps_the_old_keys_too(scripted: ScriptedApps) -> None:
