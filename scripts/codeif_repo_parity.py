@@ -177,6 +177,9 @@ def main() -> None:
         help="check every row under every reading, not only its setting's own (v1's)",
     )
     parser.add_argument("--models", default="", help="comma list of models (default: all)")
+    parser.add_argument(
+        "--reading", choices=READINGS, default=None, help="check every row under this reading"
+    )
     args = parser.parse_args()
     every = read_rows(args.experiments, args.data)
     usable = {t.id for t in {r.task for r in every} if task_problem(t) is None}
@@ -186,7 +189,9 @@ def main() -> None:
         wanted = set(args.models.split(","))
         rows = [r for r in rows if r.model in wanted]
     requests = requests_for(rows)
-    if not args.all_readings:
+    if args.reading:
+        requests = {k: v for k, v in requests.items() if k[1] == args.reading}
+    elif not args.all_readings:
         requests = {k: v for k, v in requests.items() if k[1] == primary(rows[k[0]].setting)}
     # The same code against the same tests runs once (models often agree word for word).
     unique: dict[str, ExecRequest] = {}

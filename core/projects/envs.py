@@ -22,8 +22,20 @@ from convtui.core.projects.releases import Release
 
 # What every environment gets beside the project's own requirements: pytest runs the tests,
 # and CodeIF-Bench's Code Complexity and Code Standard tests import radon, mccabe and
-# pycodestyle.
-TOOLS: tuple[str, ...] = ("pytest", "radon", "mccabe", "pycodestyle")
+# pycodestyle. pytest is the authors' (environment.txt: pytest 7.4.0) unless the project pins
+# its own: from 8.4 on, an async test with no plugin to run it fails where 7.4 skips it (and
+# their harness took a skip for a pass), which changes verdicts.
+PYTEST = "pytest==7.4.0"
+TOOLS: tuple[str, ...] = ("radon", "mccabe", "pycodestyle")
+
+
+def _tools(requires: Sequence[str]) -> list[str]:
+    pinned = any(
+        r.replace(" ", "").lower().startswith(("pytest=", "pytest<", "pytest>")) for r in requires
+    )
+    return [*([] if pinned else [PYTEST]), *TOOLS]
+
+
 MARKER = ".convtui-env.json"
 _PIP_TAIL_LINES = 3
 
@@ -39,7 +51,7 @@ def env_ready(root: Path, project_path: str, requires: Sequence[str] = ()) -> bo
         recorded = json.loads(marker.read_text())
     except (OSError, ValueError):
         return False
-    return recorded.get("requires") == [*TOOLS, *requires]
+    return recorded.get("requires") == [*_tools(requires), *requires]
 
 
 def build_env(
@@ -94,14 +106,15 @@ def _build(
                 "--disable-pip-version-check",
                 "--no-input",
                 "-q",
-                *TOOLS,
+                *_tools(requires),
                 *requires,
             ],
             f"installing {project_path}'s requirements ({', '.join(requires) or 'none'})",
             # setuptools-scm cannot read a version from a tree without its git history.
             {"SETUPTOOLS_SCM_PRETEND_VERSION": version} if version else None,
         )
-        (building / MARKER).write_text(json.dumps({"requires": [*TOOLS, *requires]}, indent=1))
+        marker = {"requires": [*_tools(requires), *requires]}
+        (building / MARKER).write_text(json.dumps(marker, indent=1))
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
