@@ -50,6 +50,9 @@ class ProjectRun:
     digest: str
     # Folders of the project its code is imported from besides its root (a src layout).
     pythonpath: tuple[str, ...] = ()
+    # A test pytest skips counts as passing, as in the authors' harness, which reads
+    # pytest's exit status (0 when nothing failed); convtui's own rule: it did not pass.
+    skips_pass: bool = False
 
 
 @dataclass(frozen=True)

@@ -341,6 +341,7 @@ class Executor(BatchRunner):
                 "root": request.project.root,
                 "files": [list(f) for f in request.project.files],
                 "pythonpath": list(request.project.pythonpath),
+                "skips_pass": request.project.skips_pass,
             }
         slot = self._free.get()
         zygote = self._zygote(slot, profile, request)

@@ -39,7 +39,10 @@ def execution_key(request: ExecRequest, isolation: str, fingerprint: str) -> str
             # A project by what it holds, not where it lies: the same tree and environment
             # give the same key on every machine.
             **(
-                {"project": [request.project.digest, request.project.files]}
+                {
+                    "project": [request.project.digest, request.project.files]
+                    + ([True] if request.project.skips_pass else [])
+                }
                 if request.project
                 else {}
             ),

@@ -130,7 +130,9 @@ class Checkout:
             found.extend(requirement.tests.snippets)
         return found
 
-    def run(self, code: str, tests: TestSpec, indent: int | None = None) -> ProjectRun:
+    def run(
+        self, code: str, tests: TestSpec, indent: int | None = None, skips_pass: bool = False
+    ) -> ProjectRun:
         """What a run of ``code`` against ``tests`` writes over its copy of the project, the
         code indented to ``indent`` (default: where the reference sits)."""
         site = self.site
@@ -151,6 +153,7 @@ class Checkout:
             files=tuple(sorted(files.items())),
             digest=_tree_digest(str(self.tree), str(self.python)),
             pythonpath=release.pythonpath if release else (),
+            skips_pass=skips_pass,
         )
 
 
@@ -180,10 +183,12 @@ def project_request(
     limits: Limits | None = None,
     root: Path | None = None,
     indent: int | None = None,
+    skips_pass: bool = False,
 ) -> ExecRequest:
     """The execution of ``code`` as ``task``'s function inside its project, against ``tests``
-    (default: the task's own), indented to ``indent`` (default: the reference's column).
-    Raises :class:`ProjectUnavailable` when the project is not usable here."""
+    (default: the task's own), indented to ``indent`` (default: the reference's column);
+    ``skips_pass``: a skipped test passes (the authors' harness). Raises
+    :class:`ProjectUnavailable` when the project is not usable here."""
     where = projects_root(root)
     problem = _problem(task, where)
     if problem is not None:
@@ -194,5 +199,5 @@ def project_request(
         tests=tests,
         limits=limits or PROJECT_LIMITS,
         task_id=task.id,
-        project=Checkout(task, where).run(code, tests, indent),
+        project=Checkout(task, where).run(code, tests, indent, skips_pass),
     )

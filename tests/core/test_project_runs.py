@@ -252,3 +252,31 @@ def test_a_project_that_reads_its_own_version_is_installed_into_its_environment(
         check=False,
     )
     assert shown.stdout.strip() == "9.8.7", shown.stderr
+
+
+def test_a_skipped_test_passes_only_under_the_authors_reading(
+    executor: Executor, root: Path
+) -> None:
+    """Their harness reads pytest's exit status, 0 when nothing failed: a skipped test passes
+    there; convtui's rule is that it did not."""
+    skipped = "tests/test_core.py::CounterTest::test_skipped"
+    tests = TestSpec(
+        "pytest",
+        snippets=(
+            (BASE_TEST, ""),
+            (skipped, "def test_skipped(self):\n    import pytest\n    pytest.skip('no')\n"),
+        ),
+    )
+    checkout = Checkout(TASK, root)
+    found = {}
+    for skips_pass in (False, True):
+        request = ExecRequest(
+            code=TASK.ground_truth,
+            tests=tests,
+            project=checkout.run(TASK.ground_truth, tests, skips_pass=skips_pass),
+            limits=Limits(wall_s=60),
+            task_id=TASK.id,
+        )
+        found[skips_pass] = executor.run(request)
+    assert _statuses(found[False])[skipped] == "skipped" and not found[False].passed
+    assert _statuses(found[True])[skipped] == "pass" and found[True].passed
