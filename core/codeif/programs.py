@@ -129,15 +129,23 @@ def _project_round(
     given. The authors' repository harness (repo/test/run_pass@k.py) neither pre-processes
     the code nor limits a test on its own: 60 s for them all (``func_set_timeout(60)``), and
     it indents the code to the row's ``indent``, which in L-3 is 4 more than the function's
-    column (no L-3 candidate then compiles); convtui's protocol puts it where the reference
-    is."""
+    column (no L-3 candidate then compiles), and it reads pytest's exit status, so a skipped
+    test passes; convtui's protocol puts the code where the reference is, and a skipped test
+    did not pass."""
     from convtui.core.projects.checkout import PROJECT_LIMITS, project_request
 
     indent = None
     if preprocess:
         limits = replace(limits or PROJECT_LIMITS, per_test_s=60.0, wall_s=60.0)
         indent = task.site.indent if task.site else None
-    return project_request(task, code, round_tests(given, "pytest"), limits=limits, indent=indent)
+    return project_request(
+        task,
+        code,
+        round_tests(given, "pytest"),
+        limits=limits,
+        indent=indent,
+        skips_pass=preprocess,
+    )
 
 
 def verdicts(result: ExecResult, given: Sequence[Instruction]) -> dict[str, bool]:
