@@ -121,18 +121,19 @@ class SessionScreen(Screen):
 
     def _title(self, session_id: str | None) -> list[str]:
         """The header's parts; on a narrow terminal they take a second line (PartsLine), so
-        the session id and Ω are never cut."""
+        the session id and Ω are never cut. The model comes last: a long spec (a path, a
+        URL) is what a short terminal cuts."""
         config, task = self.plan.config, self.plan.task
         if self.codeif:
             # What the session is, in place of the Ω label it has no use for (its rounds give
             # instructions, not Ω's feedback); next to the task, so 80 columns still show it.
             what = render.codeif_summary(len(self.instructions), self.budget)
-            parts = [task.id, what, config.model, f"user: {self.plan.user}"]
+            parts = [task.id, what, f"user: {self.plan.user}"]
         else:
-            parts = [task.id, config.model, config.feedback.label, f"user: {self.plan.user}"]
+            parts = [task.id, config.feedback.label, f"user: {self.plan.user}"]
         if session_id:
             parts.append(f"session {session_id}")
-        return parts
+        return [*parts, config.model]
 
     def compose(self) -> ComposeResult:
         config, task = self.plan.config, self.plan.task
