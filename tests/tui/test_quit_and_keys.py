@@ -77,13 +77,20 @@ def test_quitting_prints_the_session_and_the_command_that_resumes_it(
     assert opened_by(command, monkeypatch) == (session_id, apps.db, model)
 
 
-async def leave_dialog_text(pilot: Pilot, said: list[str]) -> None:
-    """Start turn 1, quit while it runs, note what the dialog asks, and stay."""
+async def leave_dialog_text(pilot: Pilot, said: list[str], *, served: bool = False) -> None:
+    """Start turn 1 (ctrl+g, a key a browser passes on), quit while it runs, note what the
+    dialog asks, and stay. ``served``: quit as the palette's Quit does (a browser keeps
+    ctrl+q, so the served app binds no key to quitting)."""
     await awaiting_feedback(pilot)
-    await pilot.press("ctrl+n")
+    await pilot.press("ctrl+g")
     await wait_until(pilot, lambda: pilot.app.screen.phase == "generating", "turn 1")
-    await pilot.press("ctrl+q")
+    if served:
+        await pilot.app.run_action("quit")
+        await pilot.pause()
+    else:
+        await pilot.press("ctrl+q")
     await wait_until(pilot, lambda: isinstance(pilot.app.screen, ConfirmModal), "the dialog")
+    await pilot.pause()  # composed
     said.append(str(pilot.app.screen.query_one(Static).render()))
     await pilot.press("n")
 
@@ -115,7 +122,7 @@ def test_a_served_apps_leave_dialog_names_no_command_and_no_path(
     said: list[str] = []
 
     async def quit_mid_turn(pilot: Pilot) -> None:
-        await leave_dialog_text(pilot, said)
+        await leave_dialog_text(pilot, said, served=True)
 
     play(apps, quit_mid_turn, model=apps.script([WRONG, ASCENDING], delay_s=3.0))
     assert said[0] == (
