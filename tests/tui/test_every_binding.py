@@ -132,8 +132,9 @@ Fire = Callable[[], Awaitable[None]]
 async def toggles_diff(ctx: Ctx, fire: Fire) -> None:
     tabs = ctx.screen.query_one("#code-tabs", TabbedContent)
     before = tabs.active
+    after = "code-tab" if before == "diff-tab" else "diff-tab"
     await fire()
-    assert tabs.active == ("code-tab" if before == "diff-tab" else "diff-tab")
+    await wait_until(ctx.pilot, lambda: tabs.active == after, "the other tab", 10)
     tabs.active = before
 
 

@@ -81,8 +81,7 @@ def test_w_wraps_long_lines_and_the_footer_and_help_say_so(
         await awaiting_feedback(pilot)
         await on_tab(pilot, tab)
         assert not shown(pilot, TAIL)
-        footer = screen_text(pilot.app)[-1]
-        assert "w Wrap" in footer, footer
+        await wait_until(pilot, lambda: "w Wrap" in screen_text(pilot.app)[-1], "footer", 15)
         await pilot.press("w", "end")  # wrapped, the line's end is rows further down
         await wait_until(pilot, lambda: shown(pilot, TAIL), "the wrapped line's end", 15)
         assert screen_of(pilot).query_one(CodePane).has_class("-wrap")

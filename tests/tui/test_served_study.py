@@ -24,7 +24,7 @@ from support.studies import study_spec, write_study
 pytestmark = pytest.mark.timeout(300)
 
 WRONG_CODE = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
-HEADER = re.compile(r"(BigCodeBench/\d+) · mock:")
+HEADER = re.compile(r"(BigCodeBench/\d+) · CF")  # the header: task id, then Ω
 SCREENSHOT = "served-study.png"
 
 

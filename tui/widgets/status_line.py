@@ -23,7 +23,7 @@ class StatusLine(PartsLine):
     """The live turn (or the one about to start), the last one played once the session
     ended, or None when it ended before any turn was recorded."""
     max_turns: reactive[int] = reactive(10, layout=True)
-    elapsed_s: reactive[float] = reactive(0.0, layout=True)
+    elapsed_s: reactive[float] = reactive(0.0)
     note: reactive[str] = reactive("", layout=True)
     """The latest background result (an error, a re-run's outcome, a cancel on its way).
     It speaks of the phase it was written in, so a change of phase clears it: "cancelling
@@ -35,6 +35,11 @@ class StatusLine(PartsLine):
         super().__init__(**kwargs)
         self._feedback = feedback
         self._rounds = rounds
+
+    def watch_elapsed_s(self, old: float, new: float) -> None:
+        # Every second: laid out again only when the clock grows a digit (00:59 -> 1:00:00).
+        if len(render.clock(old)) != len(render.clock(new)):
+            self.refresh(layout=True)
 
     def watch_phase(self, old: str, new: str) -> None:
         if old != new:
