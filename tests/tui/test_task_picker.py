@@ -86,7 +86,7 @@ def test_opens_on_every_task_with_the_search_box_focused(index: TaskIndex) -> No
         assert isinstance(app.focused, Input)
         table = table_of(app)
         assert table.row_count == ROW_LIMIT
-        assert table.border_title == f"1190 of 1190 tasks · first {ROW_LIMIT} shown"
+        assert table.border_title == f"1264 of 1264 tasks · first {ROW_LIMIT} shown"
         assert row_ids(table)[:2] == ["BigCodeBench/0", "BigCodeBench/1"]
 
     assert drive(index, scenario).picked == UNSET
@@ -102,7 +102,7 @@ def test_typing_narrows_the_table_and_the_count_and_enter_opens_the_top_task(
         await type_text(pilot, "pandas csv")
         table = table_of(app)
         assert row_ids(table) == expected
-        assert table.border_title == f"{len(expected)} of 1190 tasks"
+        assert table.border_title == f"{len(expected)} of 1264 tasks"
         await pilot.press("enter")
 
     assert drive(index, scenario).picked == expected[0]
@@ -131,7 +131,7 @@ def test_no_match_shows_no_rows_and_enter_stays_open_with_a_notice(index: TaskIn
         await type_text(pilot, "zzqxj")
         table = table_of(app)
         assert table.row_count == 0
-        assert table.border_title == "0 of 1190 tasks"
+        assert table.border_title == "0 of 1264 tasks"
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, TaskPickerScreen)
