@@ -55,6 +55,7 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -211,14 +212,16 @@ def _contexts(row: dict[str, Any]) -> tuple[tuple[str, str, str], ...]:
 # --- candidates: a mapping from paths (relative to the project root) to file bytes ---------
 
 
-class Tree:
+class Tree(ABC):
     """Files of a candidate, read lazily, by path relative to the project root."""
 
+    @abstractmethod
     def names(self) -> set[str]:
-        raise NotImplementedError
+        """Every file's path."""
 
+    @abstractmethod
     def read(self, path: str) -> bytes | None:
-        raise NotImplementedError
+        """The file's bytes, None when there is none."""
 
 
 class ArchiveTree(Tree):

@@ -93,13 +93,7 @@ def rebuild_project(
         raise RebuildError(f"{release.project_path}: {release.obstacle}")
     target = root / SOURCE_DIR / release.project_path
     if target.is_dir() and source_of(target).get("route") == "archive":
-        build_env(
-            root,
-            release.project_path,
-            release.requires,
-            python=python,
-            install_version=release.install_version,
-        )
+        _environment(root, release, python)
         return target
     if not (target.is_dir() and source_of(target).get("sha256") == release.sha256):
         name = release.sdist_url.rsplit("/", 1)[-1]
@@ -115,16 +109,24 @@ def rebuild_project(
                     f"{release.label}: its source distribution has no folder {release.top!r}"
                 )
             _lay_quotes(top, release, tasks)
-            (top / SOURCE_MARKER).write_text(
-                json.dumps(
-                    {"route": "pypi", "release": release.label, "sha256": release.sha256},
-                    indent=1,
-                )
-            )
-            shutil.rmtree(target, ignore_errors=True)
-            top.rename(target)
+            source = {"route": "pypi", "release": release.label, "sha256": release.sha256}
+            _put_in_place(top, target, source)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+    _environment(root, release, python)
+    return target
+
+
+def _put_in_place(tree: Path, target: Path, source: dict) -> None:
+    """``tree`` becomes the project's copy at ``target``, recording where it came from; a
+    copy there before is replaced whole (a rename: never half of each)."""
+    (tree / SOURCE_MARKER).write_text(json.dumps(source, indent=1))
+    shutil.rmtree(target, ignore_errors=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tree.rename(target)
+
+
+def _environment(root: Path, release: Release, python: str | None) -> None:
     build_env(
         root,
         release.project_path,
@@ -132,7 +134,6 @@ def rebuild_project(
         python=python,
         install_version=release.install_version,
     )
-    return target
 
 
 def _lay_quotes(top: Path, release: Release, tasks: Sequence[Task]) -> None:
@@ -171,19 +172,8 @@ def adopt_tree(root: Path, release: Release, tree: Path, *, python: str | None =
         shutil.copytree(
             tree, staging, symlinks=True, ignore=shutil.ignore_patterns(".git", "__pycache__")
         )
-        (staging / SOURCE_MARKER).write_text(
-            json.dumps({"route": "tree", "from": str(tree.resolve())}, indent=1)
-        )
-        shutil.rmtree(target, ignore_errors=True)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging.rename(target)
+        _put_in_place(staging, target, {"route": "tree", "from": str(tree.resolve())})
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    build_env(
-        root,
-        release.project_path,
-        release.requires,
-        python=python,
-        install_version=release.install_version,
-    )
+    _environment(root, release, python)
     return target
