@@ -273,9 +273,13 @@ def zygote_argv(
 
 def _needed_paths(python: str) -> list[str]:
     """What a zygote reads before its first run: its own code and the task interpreter."""
-    needed = {
-        str(SANDBOX_DIR),
-        str(Path(python).parent.parent),
-        str(Path(os.path.realpath(python)).parent.parent),
-    }
+    needed = {str(SANDBOX_DIR), str(Path(os.path.realpath(python)).parent.parent)}
+    # Every link on the way to it too: an environment whose python links to another
+    # environment's (a project's, under /tmp) must find each link inside the sandbox.
+    hop = python
+    for _ in range(16):
+        needed.add(str(Path(hop).parent.parent))
+        if not os.path.islink(hop):
+            break
+        hop = os.path.join(os.path.dirname(hop), os.readlink(hop))
     return sorted(needed)

@@ -18,7 +18,7 @@ from support.data import needs_bigcodebench
 
 from convtui.benchmarks.reports.codeif_report import DEFINITIONS
 from convtui.benchmarks.settings import ExportFormat
-from convtui.core.codeif.conversation import MODES
+from convtui.core.codeif.conversation import MODES, PROMPTINGS
 from convtui.core.codeif.programs import CodeifProtocol
 from convtui.core.exec_requests import Solution
 from convtui.core.extract import ExtractMode
@@ -59,6 +59,7 @@ CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
     ("bench codeif", "--protocol"): get_args(CodeifProtocol),
     ("bench codeif", "--isolation"): ISOLATION_CHOICES,
     ("bench codeif", "--metrics"): DEFINITIONS,
+    ("bench codeif", "--prompting"): PROMPTINGS,
     ("bench live", "--protocol"): PROTOCOL,
     ("bench live", "--context"): CONTEXT,
     ("bench live", "--partial-rule"): PARTIAL_RULE,
