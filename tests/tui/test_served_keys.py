@@ -73,7 +73,9 @@ def test_a_served_footer_waiting_for_feedback_shows_keys_that_reach_the_page(
         assert shown["Skip"] == "ctrl+g" and shown["Rerun"] == "ctrl+s", shown
         assert "Quit" not in shown  # ctrl+q quits Firefox: the palette's Quit remains
         screen.set_focus(None)
-        await pilot.pause()
+        # The footer redraws after the focus change: wait for it rather than read it at once
+        # (under load one pause was not always enough).
+        await wait_until(pilot, lambda: "Skip" in screen_text(pilot.app)[-1], "the footer")
         footer = screen_text(pilot.app)[-1]
         assert "^g Skip" in footer and "^n" not in footer and "^q" not in footer, footer
         # Help lists no key the browser keeps either (the terminal's second keys are gone).
