@@ -64,21 +64,6 @@ def _span(value: Any, name: str, where: str) -> tuple[int, int]:
     return value[0], value[1]
 
 
-def named_as(source: str, test_id: str) -> str:
-    """``source``'s first test function renamed to the one ``test_id`` names.
-
-    In 74 of the 623 instruction tests the function CodeIF-Bench wrote is not called what the
-    id that runs it says (``test_compute_rarest_windows_correctness`` under
-    ``…::test_compute_rarest_windows_probability_calculation``); the authors' own copies of
-    the projects must hold it under the id's name, since their harness runs the id."""
-    wanted = test_id.rsplit("::", 1)[-1]
-    found = _TEST_NAME.search(source)
-    if found is None or found.group(3) == wanted:
-        return source
-    start, end = found.span(3)
-    return source[:start] + wanted + source[end:]
-
-
 def derived_test_id(first_test: str, source: str) -> str:
     """The pytest id of a test function the first published files gave without one (their
     L-1 rows): the module and class of the task's first test, and the function's own name."""
@@ -107,7 +92,7 @@ def _requirement(category: str, spec: Any, first_test: str, where: str) -> Requi
         text=_nl(_field(spec, "requirement", where)),
         # A requirement the file gives no test (one in the first L-1 file) checks nothing of
         # its own: it is followed when the task's tests pass.
-        tests=TestSpec("pytest", snippets=((test_id, named_as(code, test_id)),) if code else ()),
+        tests=TestSpec("pytest", snippets=((test_id, code),) if code else ()),
         one_string=isinstance(unit_test, str),
     )
 

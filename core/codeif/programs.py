@@ -34,6 +34,7 @@ from typing import Literal
 from convtui.core.codeif.instructions import BASE, Instruction, checked_by
 from convtui.core.exec_requests import task_imports, task_modules
 from convtui.core.execution import ExecRequest, ExecResult, Limits
+from convtui.core.projects.splice import named_as
 from convtui.core.tasks import Task, TestKind, TestSpec
 
 # How candidates are checked: codeif as the benchmark's evaluation does (benchmark_preprocess
@@ -85,6 +86,15 @@ def round_tests(given: Sequence[Instruction], kind: TestKind = "snippets") -> Te
     return TestSpec(kind, snippets=tuple(seen.items()))
 
 
+def project_round_tests(given: Sequence[Instruction], *, preprocess: bool) -> TestSpec:
+    """The pytest ids a repository task's round runs, each with the test written for it:
+    as written under the authors' protocol, named as its id says under convtui's."""
+    tests = round_tests(given, "pytest")
+    if preprocess:
+        return tests
+    return replace(tests, snippets=tuple((n, named_as(c, n)) for n, c in tests.snippets))
+
+
 def round_request(
     task: Task,
     code: str,
@@ -130,8 +140,9 @@ def _project_round(
     the code nor limits a test on its own: 60 s for them all (``func_set_timeout(60)``), and
     it indents the code to the row's ``indent``, which in L-3 is 4 more than the function's
     column (no L-3 candidate then compiles), and it reads pytest's exit status, so a skipped
-    test passes; convtui's protocol puts the code where the reference is, and a skipped test
-    did not pass."""
+    test passes; an instruction test written under a name other than its id's is not found
+    there (an error). convtui's protocol puts the code where the reference is, runs each
+    instruction test under its id's name, and a skipped test did not pass."""
     from convtui.core.projects.checkout import PROJECT_LIMITS, project_request
 
     indent = None
@@ -141,7 +152,7 @@ def _project_round(
     return project_request(
         task,
         code,
-        round_tests(given, "pytest"),
+        project_round_tests(given, preprocess=preprocess),
         limits=limits,
         indent=indent,
         skips_pass=preprocess,

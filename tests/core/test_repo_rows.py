@@ -11,8 +11,10 @@ import pytest
 
 from convtui.core.codeif.data_file import load_codeif_data
 from convtui.core.codeif.instructions import instructions
+from convtui.core.codeif.programs import project_round_tests
 from convtui.core.loaders import load_catalog
-from convtui.core.repo_rows import RepoRowError, named_as, parse_repo_row
+from convtui.core.projects.splice import named_as
+from convtui.core.repo_rows import RepoRowError, parse_repo_row
 
 DATA_DIR = Path(os.environ.get("CONVTUI_DATA_DIR", "../shared/data"))
 FILES = {
@@ -91,17 +93,29 @@ def test_context_instructions_are_first_class_on_levels_2_and_3() -> None:
     assert [i.category for i in instructions(l3)][1:] == list(_rows(3)[0]["requirements"])
 
 
-def test_a_test_written_under_another_name_runs_under_its_id() -> None:
+def test_a_test_written_under_another_name_runs_under_its_id_only_in_convtuis_protocol() -> None:
     source = "def test_written_name(self):\n    assert 1\n"
     renamed = named_as(source, "tests/t.py::Case::test_id_name")
     assert renamed.startswith("def test_id_name(self):")
     assert named_as(source, "tests/t.py::Case::test_written_name") == source
-    # The rows do this 74 times: every instruction test ends up named as its id says.
+    # The catalog keeps each test as written: 80 of them are not named as their ids.
     catalog = load_catalog("codeif", DATA_DIR)
-    for task in catalog:
-        for requirement in task.requirements if task.site else ():
-            ((test_id, code),) = requirement.tests.snippets
-            assert f"def {test_id.rsplit('::', 1)[1]}(" in code
+    task = catalog.get("CodeIF/1017")
+    (requirement,) = [r for r in task.requirements if r.category == "Exception Handling"]
+    ((test_id, code),) = requirement.tests.snippets
+    assert test_id.endswith("::test_force_bytes_raises_error_with_message")
+    assert code.startswith("def test_force_bytes_with_empty_string(")
+    # convtui's protocol runs it under its id; the authors' harness found no such test.
+    given = [
+        instructions(task)[0],
+        *(i for i in instructions(task) if i.category == "Exception Handling"),
+    ]
+    written = {}
+    for preprocess in (False, True):
+        tests = project_round_tests(given, preprocess=preprocess)
+        written[preprocess] = dict(tests.snippets)[test_id]
+    assert written[False].startswith("def test_force_bytes_raises_error_with_message(")
+    assert written[True] == code
 
 
 def test_the_v0_files_number_their_tasks_the_same_way() -> None:
