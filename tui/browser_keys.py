@@ -21,8 +21,9 @@ Sources, by file a reader can open:
   address bar (ctrl+l, alt+d, f6), developer tools (f12), history (alt+left, alt+right,
   alt+home) and, as a rule, every ctrl+shift key (tab, window and developer-tools keys).
 
-Written from those files, not tested in a headed browser here (issue 34, point 12):
-tests/tui/test_served_keys.py checks the footer against this list."""
+Written from those files. tests/tui/test_served_keys.py checks the footer against this list;
+tests/tui/test_served_page_headed.py presses ctrl+n and ctrl+t in a headed Chromium (Xvfb,
+keys through X) and sees the browser keep them, and the app's own keys reach it."""
 
 from __future__ import annotations
 

@@ -49,9 +49,13 @@ CHROMIUM_FLAGS = [
 CAPTURE_SCRIPT = """
 (() => {
   const Native = window.WebSocket;
-  const seen = { frames: [], size: null, keys: [] };
+  const seen = { frames: [], size: null, keys: [], names: [] };
   // When each key was pressed, on the clock the frames are stamped with (for echo times).
-  document.addEventListener("keydown", (event) => seen.keys.push(performance.now()), true);
+  // And which key, as Textual spells it (ctrl+g), for the tests of what a browser keeps.
+  document.addEventListener("keydown", (event) => {
+    seen.keys.push(performance.now());
+    seen.names.push((event.ctrlKey ? "ctrl+" : "") + event.key.toLowerCase());
+  }, true);
   window.__convtui = seen;
   const encode = (bytes) => {
     let text = "";

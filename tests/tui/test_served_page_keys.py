@@ -3,8 +3,8 @@
 Playwright) on a real `convtui serve`, with the scripted ``mock:`` model.
 
 Headless Chromium has no window or tab keys of its own, so this checks that xterm.js hands
-the new keys to the app; that a desktop browser keeps ctrl+n and ctrl+t is checked against
-tui/browser_keys.py's list (test_served_keys.py): no headed browser or Xvfb here."""
+the new keys to the app; that a desktop browser keeps ctrl+n and ctrl+t is checked in a
+headed one (test_served_page_headed.py)."""
 
 from __future__ import annotations
 
