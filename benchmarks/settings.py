@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from convtui.core.executor_choice import LOCAL, ExecutorChoice
 from convtui.core.extract import ExtractMode
 from convtui.core.feedback import PartialRule
 from convtui.core.isolation import IsolationChoice
-from convtui.core.omega import FeedbackConfig, parse_feedback
+from convtui.core.omega import FeedbackChoice, FeedbackConfig
 from convtui.core.session import ContextMode, ProtocolName, SessionConfig
 from convtui.core.tasks import SuiteOrAll, Task
 
@@ -78,12 +79,12 @@ def suite_for(task_id: str, suite: str) -> str:
 @dataclass(frozen=True)
 class ExecutorSettings:
     """``--python``, ``--jobs``, ``--isolation`` and ``--executor``: where and how candidates
-    run (``executor``: ``local`` or ``ray[:ADDRESS]``, core/executor_choice.py)."""
+    run (``executor``: ``local`` or ``ray[:ADDRESS]``, parsed, core/executor_choice.py)."""
 
     python: str | None = None
     jobs: int | None = None
     isolation: IsolationChoice = "auto"
-    executor: str = "local"
+    executor: ExecutorChoice = LOCAL
 
     def open(self, *, model_code: bool = True) -> ExecutionBackend:
         """The executor. For ``model_code`` it refuses to run unconfined unless ``--isolation
@@ -142,7 +143,7 @@ class ProtocolSettings:
     protocol's default (core/protocol.py)."""
 
     protocol: ProtocolName
-    feedback: str
+    feedback: FeedbackChoice
     turns: int = 10
     context: ContextMode | None = None
     partial_rule: PartialRule | None = None
@@ -151,19 +152,20 @@ class ProtocolSettings:
 
     def config(self, models: ModelSettings) -> tuple[SessionConfig, tuple[FeedbackConfig, ...]]:
         """The run's config (under the first Ω) and every Ω that ``--feedback`` names."""
-        from convtui.core.protocol import build_config, simulator_for
+        from convtui.core.protocol import session_settings
 
-        omegas = parse_feedback(self.feedback)
-        config = build_config(
+        omegas = self.feedback.configs
+        config = session_settings(
             self.protocol,
             model=models.model,
             feedback=omegas[0],
-            simulator=simulator_for(models.model, self.simulator, omegas),
+            simulator=self.simulator,
             turns=self.turns,
             context=self.context,
             partial_rule=self.partial_rule,
             extract=self.extract,
             max_tokens=models.max_tokens,
+            covering=omegas,
         )
         return config, omegas
 

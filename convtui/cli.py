@@ -12,8 +12,11 @@ from pathlib import Path
 
 import typer
 
+from convtui.core.executor_choice import LOCAL, ExecutorChoice
 from convtui.errors import OneLineErrors, user_errors
 from convtui.options import (
+    FULL_EF,
+    NOVICE_USER,
     AnnotatorOpt,
     ChatTemplateOpt,
     CheckCodeOpt,
@@ -187,7 +190,7 @@ def tasks_show(
 def check(
     task_id: CheckTaskOpt,
     code: CheckCodeOpt,
-    feedback: CheckFeedbackOpt = "CF,EF:full",
+    feedback: CheckFeedbackOpt = FULL_EF,
     protocol: ProtocolOpt = "convtui",
     partial_rule: PartialRuleOpt = None,
     extract: ExtractOpt = None,
@@ -195,7 +198,7 @@ def check(
     data: DataOpt = None,
     python: PythonOpt = None,
     isolation: IsolationOpt = "auto",
-    executor: ExecutorOpt = "local",
+    executor: ExecutorOpt = LOCAL,
     as_json: JsonOpt = False,
 ) -> None:
     """Run one candidate against a task's tests and print the feedback a model would receive.
@@ -231,7 +234,7 @@ def doctor(
     python: PythonOpt = None,
     jobs: JobsOpt = None,
     isolation: IsolationOpt = "auto",
-    executor: ExecutorOpt = "local",
+    executor: ExecutorOpt = LOCAL,
     fail_under: FailUnderOpt = 0.0,
     as_json: JsonOpt = False,
     instructions: InstructionsOpt = False,
@@ -268,7 +271,7 @@ def session(
     model_name: ModelNameOpt = None,
     chat_template: ChatTemplateOpt = None,
     simulator: SessionSimulatorOpt = None,
-    feedback: SessionFeedbackOpt = "CF,EF:full,VF:novice",
+    feedback: SessionFeedbackOpt = NOVICE_USER,
     protocol: ProtocolOpt = "convtui",
     turns: TurnsOpt = 10,
     context: ContextOpt = None,
@@ -281,6 +284,7 @@ def session(
     python: PythonOpt = None,
     jobs: JobsOpt = None,
     isolation: IsolationOpt = "auto",
+    executor: ExecutorOpt = LOCAL,
     annotator: AnnotatorOpt = None,
     study: SessionStudyOpt = None,
 ) -> None:
@@ -304,6 +308,7 @@ def session(
                 python=python,
                 jobs=jobs,
                 isolation=isolation,
+                executor=executor,
             )
         raise typer.Exit(exit_code)
     with user_errors():
@@ -332,6 +337,7 @@ def session(
             annotator,
             suite,
             data,
+            executor,
         )
         exit_code = run_session(options, load_catalog(suite, data))
     raise typer.Exit(exit_code)
@@ -367,6 +373,7 @@ def _study_session(
     python: str | None,
     jobs: int | None,
     isolation: str,
+    executor: ExecutorChoice,
 ) -> int:
     """``session --study DB --annotator NAME``: the annotator's next assignment, under the
     study's config; this machine still decides the model's name and chat template and how
@@ -388,7 +395,9 @@ def _study_session(
         raise ConvtuiError("--study needs --annotator NAME: whose assignments to open")
     from convtui.tui.launch import MachineOptions, StudySessionOptions, run_study_session
 
-    machine = MachineOptions(suite, data, model_name, chat_template, python, jobs, isolation)
+    machine = MachineOptions(
+        suite, data, model_name, chat_template, python, jobs, isolation, executor
+    )
     return run_study_session(StudySessionOptions(study, annotator, machine))
 
 
@@ -407,7 +416,7 @@ def bench_codeif(
     python: PythonOpt = None,
     jobs: JobsOpt = None,
     isolation: IsolationOpt = "auto",
-    executor: ExecutorOpt = "local",
+    executor: ExecutorOpt = LOCAL,
     as_json: JsonOpt = False,
     score_only: CodeifScoreOnlyOpt = None,
     logs: CodeifLogsOpt = None,
@@ -456,7 +465,7 @@ def bench_live(
     model_name: ModelNameOpt = None,
     chat_template: ChatTemplateOpt = None,
     simulator: LiveSimulatorOpt = None,
-    feedback: LiveFeedbackOpt = "CF,EF:full",
+    feedback: LiveFeedbackOpt = FULL_EF,
     protocol: ProtocolOpt = "convcodeworld",
     turns: TurnsOpt = 10,
     context: ContextOpt = None,
@@ -473,7 +482,7 @@ def bench_live(
     python: PythonOpt = None,
     jobs: JobsOpt = None,
     isolation: IsolationOpt = "auto",
-    executor: ExecutorOpt = "local",
+    executor: ExecutorOpt = LOCAL,
     as_json: JsonOpt = False,
 ) -> None:
     """Run a live benchmark: the model codes, the harness and a simulated user give feedback.
@@ -522,7 +531,7 @@ def bench_static(
     python: PythonOpt = None,
     jobs: JobsOpt = None,
     isolation: IsolationOpt = "auto",
-    executor: ExecutorOpt = "local",
+    executor: ExecutorOpt = LOCAL,
     as_json: JsonOpt = False,
 ) -> None:
     """Replay recorded sessions against a model (ConvCodeBench): no user is asked again.

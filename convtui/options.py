@@ -16,11 +16,11 @@ from convtui.core.codeif.metrics import MetricsDefinition
 from convtui.core.codeif.programs import CodeifProtocol
 from convtui.core.errors import ConvtuiError
 from convtui.core.exec_requests import Solution
-from convtui.core.executor_choice import EXECUTOR_FORMS, parse_executor
+from convtui.core.executor_choice import EXECUTOR_FORMS, ExecutorChoice, parse_executor
 from convtui.core.extract import ExtractMode
 from convtui.core.feedback import PartialRule
 from convtui.core.isolation import IsolationChoice
-from convtui.core.omega import FeedbackSource
+from convtui.core.omega import BadFeedbackError, FeedbackChoice, FeedbackSource
 from convtui.core.session import ContextMode, ProtocolName, UserKind, UserMode
 from convtui.core.tasks import SuiteOrAll
 
@@ -76,16 +76,33 @@ IsolationOpt = Annotated[
 ]
 
 
-def _executor_choice(value: str) -> str:
-    """``--executor`` checked as it is parsed: a bad one is one usage error naming the forms."""
+# The defaults, parsed as a typed value would be (the help shows their spelling).
+FULL_EF = FeedbackChoice.parse("CF,EF:full")
+NOVICE_USER = FeedbackChoice.parse("CF,EF:full,VF:novice")
+
+
+def _executor_choice(value: str | ExecutorChoice) -> ExecutorChoice:
+    """``--executor`` parsed once, here: a bad one is one usage error naming the forms."""
+    if isinstance(value, ExecutorChoice):  # the default
+        return value
     try:
-        return parse_executor(value).label
+        return parse_executor(value)
     except ConvtuiError:
         raise typer.BadParameter(f"{value!r}: use {EXECUTOR_FORMS}") from None
 
 
+def _feedback_choice(value: str | FeedbackChoice) -> FeedbackChoice:
+    """``--feedback`` parsed once, here: commands get the configurations it names."""
+    if isinstance(value, FeedbackChoice):  # the default
+        return value
+    try:
+        return FeedbackChoice.parse(value)
+    except BadFeedbackError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 ExecutorOpt = Annotated[
-    str,
+    ExecutorChoice,
     typer.Option(
         "--executor",
         metavar="local|ray[:ADDRESS]",
@@ -94,7 +111,7 @@ ExecutorOpt = Annotated[
         "sandbox slot per CPU of every node (--jobs: slots per node), needs pip install -e "
         "'.\\[ray]'. ray alone joins the cluster on this machine or starts one; ray:auto joins "
         "the one `ray start` made here; ray:HOST:PORT the one at that address.",
-        callback=_executor_choice,
+        parser=_executor_choice,
     ),
 ]
 ModelOpt = Annotated[
@@ -238,8 +255,13 @@ CheckCodeOpt = Annotated[
     ),
 ]
 CheckFeedbackOpt = Annotated[
-    str,
-    typer.Option("--feedback", help="Feedback to render, e.g. CF,EF:partial or CF,EF:full."),
+    FeedbackChoice,
+    typer.Option(
+        "--feedback",
+        help="Feedback to render, e.g. CF,EF:partial or CF,EF:full.",
+        parser=_feedback_choice,
+        metavar="<str>",
+    ),
 ]
 SolutionOpt = Annotated[
     Solution,
@@ -305,12 +327,14 @@ SessionSimulatorOpt = Annotated[
     ),
 ]
 SessionFeedbackOpt = Annotated[
-    str,
+    FeedbackChoice,
     typer.Option(
         "--feedback",
         help="Feedback configuration Ω. With --user human, VF names the persona you "
         "play: VF:expert also shows you the reference solution; without VF you only "
         "step through turns.",
+        parser=_feedback_choice,
+        metavar="<str>",
     ),
 ]
 LiveSimulatorOpt = Annotated[
@@ -322,10 +346,12 @@ LiveSimulatorOpt = Annotated[
     ),
 ]
 LiveFeedbackOpt = Annotated[
-    str,
+    FeedbackChoice,
     typer.Option(
         "--feedback",
         help="Feedback configuration, e.g. CF,EF:partial,VF:novice, or all for the 9 combinations.",
+        parser=_feedback_choice,
+        metavar="<str>",
     ),
 ]
 ConcurrencyOpt = Annotated[
@@ -482,12 +508,14 @@ StaticContextOpt = Annotated[
     ),
 ]
 StaticFeedbackOpt = Annotated[
-    list[str] | None,
+    list[FeedbackChoice] | None,
     typer.Option(
         "--feedback",
         help="Only log sets under these feedback configurations (repeatable; e.g. "
         "CF,EF:full,VF:novice, or all).",
         show_default=False,
+        parser=_feedback_choice,
+        metavar="<list[str]>",
     ),
 ]
 StaticRunOpt = Annotated[

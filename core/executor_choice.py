@@ -27,6 +27,12 @@ class ExecutorChoice:
             return "local"
         return f"ray:{self.address}" if self.address else "ray"
 
+    def __str__(self) -> str:  # as the option's default shows in --help
+        return self.label
+
+
+LOCAL = ExecutorChoice()  # the default: this machine's cores
+
 
 def parse_executor(text: str) -> ExecutorChoice:
     """``local``, ``ray``, ``ray:``, ``ray:auto``, ``ray:HOST:PORT`` or ``ray:ray://HOST:PORT``;

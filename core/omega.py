@@ -74,3 +74,31 @@ def parse_feedback(text: str) -> tuple[FeedbackConfig, ...]:
             f"--feedback {text!r} lacks CF (compilation feedback is always on): {_FORMAT_HINT}"
         )
     return (FeedbackConfig(execution, verbal),)
+
+
+@dataclass(frozen=True)
+class FeedbackChoice:
+    """A ``--feedback`` value (or a study file's ``feedback``), parsed once where it was
+    written: the configurations it names, one or the nine of ``all``, and how it was spelled,
+    for messages. Nothing downstream parses the text again."""
+
+    configs: tuple[FeedbackConfig, ...]
+    text: str
+
+    @classmethod
+    def parse(cls, text: str) -> FeedbackChoice:
+        return cls(parse_feedback(text), text)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Each configuration's canonical spelling (``cf, ef:full`` is ``CF,EF:full``)."""
+        return tuple(c.label for c in self.configs)
+
+    def one(self, refusal: str) -> FeedbackConfig:
+        """The one configuration named; ``all`` is refused with ``refusal``."""
+        if len(self.configs) != 1:
+            raise ConvtuiError(refusal)
+        return self.configs[0]
+
+    def __str__(self) -> str:
+        return self.text

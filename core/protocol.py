@@ -1,4 +1,5 @@
-"""The two protocols a session can follow, and the settings each one chooses.
+"""The two protocols a session can follow, the settings each one chooses, and the one place
+that builds a session's settings (:func:`session_settings`) for every command.
 
 ``convcodeworld`` reproduces ConvCodeWorld's reference run (sfc-gh-hhan/convcodeworld), so
 that scores compare with its published tables; ``convtui`` is our own design. A protocol only
@@ -8,7 +9,7 @@ them differs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import get_args
 
 from convtui.core.errors import ConvtuiError
@@ -20,6 +21,7 @@ from convtui.core.session import (
     PartialRule,
     ProtocolName,
     SessionConfig,
+    UserMode,
 )
 
 PROTOCOLS: tuple[ProtocolName, ...] = get_args(ProtocolName)
@@ -132,3 +134,63 @@ def simulator_for(
     if all(f.verbal == "none" for f in feedback):
         return None
     return simulator or model
+
+
+def session_settings(
+    protocol: ProtocolName,
+    *,
+    model: str,
+    feedback: FeedbackConfig,
+    turns: int,
+    user: UserMode | None = None,
+    simulator: str | None = None,
+    context: ContextMode | None = None,
+    partial_rule: PartialRule | None = None,
+    extract: ExtractMode | None = None,
+    max_tokens: int | None = None,
+    covering: tuple[FeedbackConfig, ...] = (),
+) -> SessionConfig:
+    """The settings a session plays by, as every command builds them (``session``, ``session
+    --study``, ``study init``, ``serve`` and the ``bench`` commands): Ω as the user makes it,
+    the rules a protocol sets on who may give verbal feedback, the simulator the run needs,
+    then the protocol's defaults where nothing was given.
+
+    ``user`` says who gives the verbal feedback (None: a benchmark's simulated user, the
+    persona Ω names); ``covering`` is every Ω of the run (``--feedback all``: the nine), which
+    decides whether it needs a simulator at all."""
+    omega = feedback if user is None else feedback_for_user(feedback, user)
+    if protocol == "convcodeworld" and omega.verbal != "none" and user not in (None, *PERSONAS):
+        raise ConvtuiError(
+            "protocol convcodeworld asks its simulated user inside each turn, so a person "
+            "cannot give the verbal feedback: let a simulator play the user (--user "
+            "novice|expert), drop VF from the feedback, or use protocol convtui"
+        )
+    return build_config(
+        protocol,
+        model=model,
+        feedback=omega,
+        simulator=simulator_for(model, simulator, covering or (omega,)),
+        turns=turns,
+        context=context,
+        partial_rule=partial_rule,
+        extract=extract,
+        max_tokens=max_tokens,
+    )
+
+
+PERSONAS = ("novice", "expert")  # the user modes in which a simulator speaks alone
+
+
+def feedback_for_user(feedback: FeedbackConfig, user: UserMode) -> FeedbackConfig:
+    """Ω as ``user`` makes it: a simulated or drafting user names the verbal part (VF given
+    must agree); a person on their own plays the persona Ω names (VF:expert shows them the
+    reference)."""
+    if user == "human":
+        return feedback
+    kind = user.split(":", 1)[-1]
+    if feedback.verbal not in ("none", kind):
+        raise ConvtuiError(
+            f"--user {user} plays VF:{kind} but --feedback says VF:{feedback.verbal}; drop VF "
+            "from --feedback or make them agree"
+        )
+    return replace(feedback, verbal=kind)  # type: ignore[arg-type]

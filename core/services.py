@@ -9,7 +9,7 @@ from pathlib import Path
 from convtui.core.errors import ConvtuiError
 from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.executor import Executor
-from convtui.core.executor_choice import parse_executor
+from convtui.core.executor_choice import ExecutorChoice
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.registry import open_backend
 from convtui.core.session import SessionConfig
@@ -76,17 +76,16 @@ def open_executor(*, python: str | None, jobs: int | None, isolation: str) -> Ex
 
 
 def open_execution(
-    executor: str,
+    choice: ExecutorChoice,
     *,
     python: str | None,
     jobs: int | None,
     isolation: str,
     model_code: bool = True,
 ) -> ExecutionBackend:
-    """The executor that ``--executor`` names (``local``, ``ray[:ADDRESS]``). For
+    """The executor ``choice`` names (``--executor local|ray[:ADDRESS]``). For
     ``model_code`` it refuses to run unconfined unless ``isolation`` is ``none``; Ray is
     imported only for ``ray``."""
-    choice = parse_executor(executor)
     if choice.kind == "local":
         if model_code:
             return open_executor(python=python, jobs=jobs, isolation=isolation)

@@ -15,13 +15,14 @@ import secrets
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from convtui.core.errors import ConvtuiError
-from convtui.core.omega import parse_feedback
+from convtui.core.omega import FeedbackChoice, FeedbackConfig
 from convtui.core.printable import control_characters
-from convtui.core.protocol import build_config, simulator_for
+from convtui.core.protocol import session_settings
 from convtui.core.session import ProtocolName, SessionConfig
 
 # Who types a study's feedback: the annotator alone, or the annotator over a simulator's draft.
@@ -137,11 +138,18 @@ class StudySpec:
         spec.check()
         return spec
 
-    def check(self) -> None:
-        """The rules a spec must keep, whoever built it."""
-        omegas = parse_feedback(self.feedback)  # raises its own one-line error
-        if len(omegas) != 1:
+    @cached_property
+    def omega(self) -> FeedbackConfig:
+        """The one Ω of every session, parsed once."""
+        configs = FeedbackChoice.parse(self.feedback).configs  # raises its own one-line error
+        if len(configs) != 1:
             raise StudyError(f"feedback {self.feedback!r}: a study uses one Ω, not all nine")
+        return configs[0]
+
+    def check(self) -> None:
+        """The rules a spec must keep, whoever built it; the protocol's own are
+        :func:`session_settings`'s (core/protocol.py)."""
+        verbal = self.omega.verbal
         if self.turns < 0:
             raise StudyError(f"turns must be 0 or more feedback turns, not {self.turns}")
         if not self.annotators:
@@ -150,7 +158,6 @@ class StudySpec:
             raise StudyError(
                 f"overlap {self.overlap} needs 1 to {len(self.annotators)} annotators per task"
             )
-        verbal = omegas[0].verbal
         if self.user.startswith("assist:"):
             kind = self.user.split(":", 1)[1]
             if verbal == "none":
@@ -160,12 +167,7 @@ class StudySpec:
                     f"user {self.user!r} drafts as the {kind} but feedback says VF:{verbal}: "
                     "make them agree"
                 )
-        if self.protocol == "convcodeworld" and verbal != "none":
-            raise StudyError(
-                "protocol convcodeworld asks its simulated user inside each turn, so an "
-                "annotator cannot give the verbal feedback: drop VF from feedback, or use "
-                "protocol convtui"
-            )
+        self.config()
 
     def in_file_order(self, task_ids: Sequence[str]) -> list[str]:
         """``task_ids`` (as the catalog spells them) in the order the study file lists its
@@ -181,16 +183,16 @@ class StudySpec:
         return sorted(task_ids, key=key)
 
     def config(self) -> SessionConfig:
-        """The config every session of the study runs under, built as `convtui session`
-        builds it from the same options (tui/launch.py ``session_config``): the protocol's
+        """The config every session of the study runs under, built where `convtui session`
+        builds it from the same options (:func:`session_settings`): the protocol's
         defaults, the model, Ω, the turn budget, and the simulator that drafts for an
         assisted annotator (the code model itself when the study names none)."""
-        [omega] = parse_feedback(self.feedback)
-        return build_config(
+        return session_settings(
             self.protocol,
             model=self.model,
-            feedback=omega,
-            simulator=simulator_for(self.model, self.simulator, (omega,)),
+            feedback=self.omega,
+            user=self.user,
+            simulator=self.simulator,
             turns=self.turns,
         )
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from convtui.core.execution import ExecResult, Limits, TestIssue, TestOutcome
 from convtui.core.models.types import Attempt, ChatMessage, Completion, GenerationParams
-from convtui.core.omega import parse_feedback
+from convtui.core.omega import FeedbackConfig, parse_feedback
 from convtui.core.session import SessionConfig
 
 
@@ -53,11 +53,17 @@ def config_to_json(config: SessionConfig) -> str:
     return canonical_json(config.to_dict())
 
 
+def omega_from_label(label: str) -> FeedbackConfig:
+    """Ω from the label the store keeps (``FeedbackConfig.label``): the one place the store
+    reads a label back."""
+    return parse_feedback(label)[0]
+
+
 def config_from_json(text: str) -> SessionConfig:
     data = json.loads(text)
     values = _known(SessionConfig, data)
     if "feedback" in values:
-        values["feedback"] = parse_feedback(values["feedback"])[0]
+        values["feedback"] = omega_from_label(values["feedback"])
     for name in ("params", "simulator_params"):
         if name in values:
             values[name] = params_from_dict(values[name])

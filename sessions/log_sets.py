@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from convtui.core.omega import FeedbackSource, parse_feedback
+from convtui.core.omega import FeedbackSource
 from convtui.core.session import SessionConfig
 from convtui.sessions.connection import narrowed, rows
 from convtui.sessions.records import FINAL_SESSION_STATES, SessionRow
@@ -29,7 +29,8 @@ class LogSetFilter:
 
     ``runs``: run ids or unique prefixes; ``ref_model``: the reference's model spec;
     ``user``: ``human`` (people, assisted or not), ``novice``/``expert`` (simulators), or
-    ``none`` (no verbal feedback); ``feedback``: Ω labels; ``task_ids``: the tasks wanted."""
+    ``none`` (no verbal feedback); ``feedback``: Ω labels (``FeedbackConfig.label``, as
+    ``--feedback`` parsed them); ``task_ids``: the tasks wanted."""
 
     runs: tuple[str, ...] = ()
     ref_model: str | None = None
@@ -90,7 +91,7 @@ def find_log_sets(store: Store, wanted: LogSetFilter = LogSetFilter()) -> list[L
     with store.reading() as db:
         candidates = [SessionRow.from_row(r) for r in rows(db, *_query(wanted))]
         configs = {row.id: store.session_config(row.id) for row in candidates}
-    labels = {omega.label for text in wanted.feedback for omega in parse_feedback(text)}
+    labels = set(wanted.feedback)
     groups: dict[tuple, dict[str, SessionRow]] = defaultdict(dict)
     for row in candidates:
         config = configs[row.id]

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from convtui.core.omega import FeedbackConfig
 from convtui.core.session import SessionConfig, SessionStatus, UserKind
-from convtui.sessions.codec import config_from_json
+from convtui.sessions.codec import config_from_json, omega_from_label
 
 RunKind = Literal["live", "static", "interactive"]
 # Whose sessions a run plays: ConvCodeWorld's feedback turns (bench live, bench static, imported
@@ -98,6 +99,11 @@ class SessionRow:
     @property
     def finished(self) -> bool:
         return self.status in FINAL_SESSION_STATES
+
+    @property
+    def omega(self) -> FeedbackConfig:
+        """Ω, decoded from its stored label."""
+        return omega_from_label(self.feedback)
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> SessionRow:

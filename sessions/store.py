@@ -18,11 +18,17 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from convtui.core.omega import parse_feedback
+from convtui.core.omega import FeedbackConfig
 from convtui.core.session import SessionConfig, SessionStatus, Turn
 from convtui.sessions import turns as turn_rows
 from convtui.sessions import typed
-from convtui.sessions.codec import canonical_json, config_from_json, config_to_json, run_config_hash
+from convtui.sessions.codec import (
+    canonical_json,
+    config_from_json,
+    config_to_json,
+    omega_from_label,
+    run_config_hash,
+)
 from convtui.sessions.connection import (
     Connections,
     check_sqlite,
@@ -139,7 +145,7 @@ class Store:
         config: SessionConfig,
         selection: str,
         task_ids: Sequence[str],
-        feedback_labels: Sequence[str] | None = None,
+        feedback: Sequence[FeedbackConfig] | None = None,
         *,
         code_version: str | None = None,
         origin: str | None = None,
@@ -151,10 +157,9 @@ class Store:
         """Create a run and all its sessions (one per task and feedback label, status
         ``planned``) in one transaction; returns the run id.
 
-        ``feedback_labels`` (``--feedback`` values; ``all`` gives the nine) defaults to
-        ``config.feedback``'s label; each session runs ``config`` with its own feedback. The
-        run's config hash is ``run_config_hash(config, labels)``, what
-        :meth:`find_resumable_run` looks for.
+        ``feedback`` (every Ω ``--feedback`` names) defaults to ``config.feedback``; each
+        session runs ``config`` with its own Ω. The run's config hash is
+        ``run_config_hash(config, labels)``, what :meth:`find_resumable_run` looks for.
 
         Sessions are given feedback by ``config.simulator`` (or none, without verbal
         feedback) unless ``user_kind`` says who did, as sessions recorded elsewhere and
@@ -163,12 +168,7 @@ class Store:
 
         ``benchmark`` and ``mode`` say what the run plays (SCHEMA.md); the mode defaults to
         the kind's (``live`` or ``static``)."""
-        # Spelled as Ω.label, so that "CF, EF:full" and "cf,ef:full" name one configuration.
-        omegas = [
-            omega
-            for text in feedback_labels or [config.feedback.label]
-            for omega in parse_feedback(text)
-        ]
+        omegas = list(feedback or [config.feedback])
         labels = list(dict.fromkeys(omega.label for omega in omegas))
         verbal = {omega.label: omega.verbal != "none" for omega in omegas}
         tasks = list(dict.fromkeys(task_ids))
@@ -472,7 +472,7 @@ class Store:
         if row["config_json"] is not None:
             return config_from_json(row["config_json"])
         config = config_from_json(row["run_config"])
-        return replace(config, feedback=parse_feedback(row["feedback"])[0])
+        return replace(config, feedback=omega_from_label(row["feedback"]))
 
     # --- turns, model calls, executions --------------------------------------------------------
 

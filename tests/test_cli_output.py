@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import typer
+from support.omegas import omegas
 from typer.testing import CliRunner
 
 from convtui.cli import app
@@ -50,7 +51,7 @@ def nine_settings(tmp_path: Path) -> Path:
     )
     with Store.open(db) as store:
         run_id = store.create_run(
-            "live", config, "ids=0,1", ["BigCodeBench/0", "BigCodeBench/1"], ["all"]
+            "live", config, "ids=0,1", ["BigCodeBench/0", "BigCodeBench/1"], omegas("all")
         )
         for n, row in enumerate(store.run_sessions(run_id)):
             store.save_turn(row.id, a_turn(0, False), "running")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import assert_one_line_error, convtui
+from support.omegas import omegas
 from support.recorded import compiled_turn
 
 from convtui.core.execution import ExecResult, TestOutcome
@@ -246,7 +247,7 @@ def test_sessions_of_one_run_are_listed_by_short_prefixes_that_show_resolves(tmp
             CONFIG,
             "ids=0-59",
             [f"BigCodeBench/{n}" for n in range(60)],
-            ["CF,EF:full", "CF,EF:partial"],
+            omegas("CF,EF:full", "CF,EF:partial"),
         )
         ids = [s.id for s in store.run_sessions(run_id)]
     shown = listed_ids(convtui("sessions", "list", "--db", str(db), columns=120))
@@ -265,7 +266,11 @@ def test_a_prefix_one_character_short_of_the_shown_one_can_be_ambiguous(tmp_path
     db = tmp_path / "run.db"
     with Store.open(db) as store:
         run_id = store.create_run(
-            "live", CONFIG, "ids=0-39", [f"BigCodeBench/{n}" for n in range(40)], ["CF,EF:full"]
+            "live",
+            CONFIG,
+            "ids=0-39",
+            [f"BigCodeBench/{n}" for n in range(40)],
+            omegas("CF,EF:full"),
         )
         ids = [s.id for s in store.run_sessions(run_id)]
     shown = listed_ids(convtui("sessions", "list", "--db", str(db)))

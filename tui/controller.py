@@ -19,7 +19,7 @@ from convtui.core import loop as core
 from convtui.core.errors import ConvtuiError
 from convtui.core.exec_requests import exec_request
 from convtui.core.execution import ExecRequest, ExecResult
-from convtui.core.executor import Executor
+from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.models.types import ModelError
 from convtui.core.services import Models
 from convtui.core.session import ClosingStatus, SessionConfig, SessionStatus, Turn, UserMode
@@ -97,7 +97,7 @@ class Services:
     store: Store
     models: Models
     """The code model and the model that plays the user: the type bench commands use too."""
-    executor: Executor
+    executor: ExecutionBackend
     runner: AsyncRunner
     clock: Callable[[], float] = time.monotonic
     checked: set[str] = field(default_factory=set)

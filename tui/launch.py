@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from convtui.core.errors import ConvtuiError, UnknownTaskError
+from convtui.core.executor_choice import LOCAL, ExecutorChoice
 from convtui.core.loaders import TaskCatalog
-from convtui.core.omega import FeedbackConfig, parse_feedback
+from convtui.core.omega import FeedbackChoice
 from convtui.core.printable import printable
-from convtui.core.protocol import build_config, simulator_for
-from convtui.core.services import ModelOptions, open_executor, open_models
+from convtui.core.protocol import session_settings
+from convtui.core.services import ModelOptions, open_execution, open_models
 from convtui.core.session import ContextMode, ExtractMode, PartialRule, ProtocolName, SessionConfig
 from convtui.sessions import AmbiguousIdError, NotFoundError, Store
 from convtui.sessions.browse import resolve_session_id
@@ -40,7 +41,7 @@ class SessionOptions:
     model: str
     model_name: str | None
     simulator: str | None
-    feedback: str
+    feedback: FeedbackChoice
     user: UserMode
     turns: int
     context: ContextMode | None
@@ -56,6 +57,7 @@ class SessionOptions:
     annotator: str | None = None  # None: the login name (default_annotator)
     suite: str = "all"
     data: Path | None = None
+    executor: ExecutorChoice = LOCAL
 
     @property
     def machine(self) -> MachineOptions:
@@ -69,48 +71,17 @@ class SessionOptions:
             self.python,
             self.jobs,
             self.isolation,
+            self.executor,
         )
-
-
-def omega_for(feedback: str, user: UserMode) -> FeedbackConfig:
-    """The session's Ω. ``--user novice|expert|assist:*`` names the verbal part; a person on
-    their own plays the persona ``--feedback`` names (VF:expert shows them the reference)."""
-    omegas = parse_feedback(feedback)
-    if len(omegas) != 1:
-        raise ConvtuiError("--feedback must be one configuration here, not 'all'")
-    omega = omegas[0]
-    if user == "human":
-        return omega
-    kind = user.split(":", 1)[-1]
-    if omega.verbal not in ("none", kind):
-        raise ConvtuiError(
-            f"--user {user} plays VF:{kind} but --feedback says VF:{omega.verbal}; drop VF "
-            "from --feedback or make them agree"
-        )
-    return replace(omega, verbal=kind)  # type: ignore[arg-type]
 
 
 def session_config(options: SessionOptions, user: UserMode) -> SessionConfig:
-    omega = omega_for(options.feedback, user)
-    if (
-        options.protocol == "convcodeworld"
-        and omega.verbal != "none"
-        and user
-        not in (
-            "novice",
-            "expert",
-        )
-    ):
-        raise ConvtuiError(
-            "--protocol convcodeworld asks its simulated user inside each turn, so a person "
-            "cannot give the verbal feedback: use --user novice|expert, drop VF from "
-            "--feedback, or keep --protocol convtui"
-        )
-    return build_config(
+    return session_settings(
         options.protocol,
         model=options.model,
-        feedback=omega,
-        simulator=simulator_for(options.model, options.simulator, (omega,)),
+        feedback=options.feedback.one("--feedback must be one configuration here, not 'all'"),
+        user=user,
+        simulator=options.simulator,
         turns=options.turns,
         context=options.context,
         partial_rule=options.partial_rule,
@@ -153,7 +124,9 @@ def open_services(options: SessionOptions, config: SessionConfig) -> Services:
     """Everything the app shares; the backends are checked later, inside the app, so that an
     unreachable server is a message on screen rather than a crash at start."""
     models = open_models(config, ModelOptions(options.model_name, options.chat_template))
-    executor = open_executor(python=options.python, jobs=options.jobs, isolation=options.isolation)
+    executor = open_execution(
+        options.executor, python=options.python, jobs=options.jobs, isolation=options.isolation
+    )
     store = Store.open(options.db)
     return Services(store, models, executor, AsyncRunner())
 
@@ -254,6 +227,7 @@ class MachineOptions:
     python: str | None = None
     jobs: int | None = None
     isolation: str = "auto"
+    executor: ExecutorChoice = LOCAL
 
     def as_flags(self) -> tuple[str, ...]:
         """The same, as `convtui session` takes them (paths made absolute: the app may run
@@ -266,6 +240,7 @@ class MachineOptions:
             ("--python", self.python),
             ("--jobs", self.jobs),
             ("--isolation", None if self.isolation == "auto" else self.isolation),
+            ("--executor", None if self.executor == LOCAL else self.executor.label),
         ]
         return tuple(item for flag, value in given if value for item in (flag, str(value)))
 
@@ -373,8 +348,8 @@ def run_study_session(options: StudySessionOptions) -> int:
 
             end_with_server()
         models = open_models(config, ModelOptions(machine.model_name, machine.chat_template))
-        executor = open_executor(
-            python=machine.python, jobs=machine.jobs, isolation=machine.isolation
+        executor = open_execution(
+            machine.executor, python=machine.python, jobs=machine.jobs, isolation=machine.isolation
         )
     except BaseException:
         store.close()

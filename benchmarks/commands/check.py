@@ -11,7 +11,6 @@ from convtui.benchmarks.runs.check import check_candidate
 from convtui.benchmarks.settings import ExecutorSettings, ProtocolSettings, TaskSelection
 from convtui.benchmarks.views import check_view
 from convtui.core.errors import ConvtuiError
-from convtui.core.omega import parse_feedback
 from convtui.core.protocol import DEFAULTS
 
 
@@ -27,10 +26,7 @@ def check_command(
     one Ω, the partial-coverage rule and the code extraction apply: one candidate has no
     turns, context or simulator."""
     chosen = DEFAULTS[rules.protocol]
-    configs = parse_feedback(rules.feedback)
-    if len(configs) != 1:
-        raise ConvtuiError("check renders one feedback configuration: name one, not all")
-    omega = configs[0]
+    omega = rules.feedback.one("check renders one feedback configuration: name one, not all")
     reply = read_code(code)
     task = selection.task(task_id)
     with executor.open(model_code=False) as running:

@@ -92,8 +92,7 @@ async def _execute(options: LiveOptions, tasks: Sequence[Task]) -> LiveResult:
         with options.executor.open() as executor:
             options = _with_isolation(options, executor.isolation.label)
             with Store.open(options.target.db) as store:
-                labels = [f.label for f in options.feedback]
-                new = live_run(options.config, labels, options.selection, tasks)
+                new = live_run(options.config, options.feedback, options.selection, tasks)
                 opened = open_run(store, new)
                 return await _play(
                     store,

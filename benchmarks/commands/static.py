@@ -20,7 +20,7 @@ from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.isolation import verdict_warning
 from convtui.core.loaders import SUITE_PREFIX, load_catalog
 from convtui.core.models.base import ModelBackend
-from convtui.core.omega import parse_feedback
+from convtui.core.omega import FeedbackChoice
 from convtui.core.plural import counted
 from convtui.core.services import open_models
 from convtui.core.session import ContextMode, ProtocolName, SessionConfig
@@ -48,7 +48,7 @@ class StaticOptions:
     protocol: ProtocolName | None = None
     turns: int | None = None
     context: ContextMode | None = None
-    feedback: Sequence[str] = ()
+    feedback: Sequence[FeedbackChoice] = ()
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def bench_static_command(options: StaticOptions) -> int:
 def _wanted(options: StaticOptions) -> LogSetFilter:
     """The log-set filter, with the Ω labels ``--feedback`` names and the tasks of ``--ids``
     (across the suites: ``13`` is BigCodeBench/13)."""
-    labels = tuple(o.label for text in options.feedback for o in parse_feedback(text))
+    labels = tuple(label for choice in options.feedback for label in choice.labels)
     ids = options.selection.ids
     task_ids = frozenset(t.id for t in options.selection.tasks()) if ids else None
     return replace(options.wanted, feedback=labels, task_ids=task_ids)

@@ -250,10 +250,11 @@ def measure_executions(
     from convtui.core.executor_choice import parse_executor
     from convtui.core.services import open_execution
 
-    local = parse_executor(executor).kind == "local"
+    choice = parse_executor(executor)
+    local = choice.kind == "local"
     load_before = os.getloadavg()[0]
     with open_execution(
-        executor, python=None, jobs=jobs if local else None, isolation="auto", model_code=False
+        choice, python=None, jobs=jobs if local else None, isolation="auto", model_code=False
     ) as backend:
         started = time.monotonic()
         backend.warm_up()

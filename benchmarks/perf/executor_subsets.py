@@ -97,9 +97,10 @@ def run_once(tasks, kind: str, jobs: int, known: dict[str, float], executor: str
         started = time.monotonic()
         # No warm-up: zygotes (and a cluster's actors) start when the first run needs them,
         # inside the measured wall.
-        local = parse_executor(executor).kind == "local"
+        choice = parse_executor(executor)
+        local = choice.kind == "local"
         with open_execution(
-            executor, python=None, jobs=jobs if local else None, isolation="auto", model_code=False
+            choice, python=None, jobs=jobs if local else None, isolation="auto", model_code=False
         ) as backend:
             opened = time.monotonic()
             jobs = backend.jobs

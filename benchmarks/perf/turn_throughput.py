@@ -49,7 +49,7 @@ async def measure(tasks, turns: int, concurrency: int, max_tokens: int) -> tuple
             Store.open(Path(folder) / "throughput.db") as store,
         ):
             executor.warm_up()
-            new = live_run(config, [config.feedback.label], "perf", tasks)
+            new = live_run(config, [config.feedback], "perf", tasks)
             run_id = open_run(store, new).run_id
             started = time.monotonic()
             await run_live(

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from convtui.core.omega import FeedbackConfig
 from convtui.core.session import SessionConfig
 from convtui.sessions import SessionRow, Store, run_config_hash
 from convtui.sessions.records import Benchmark, RunMode
@@ -30,7 +31,7 @@ R = TypeVar("R")
 @dataclass(frozen=True)
 class NewRun:
     """A run as a command describes it. Its identity is the config hash (of ``config`` and
-    ``labels``, the Ω labels it covers: ``config.feedback``'s when empty) and the
+    ``feedback``, every Ω it covers: ``config.feedback`` when empty) and the
     ``selection``: the same command finds the same run again by them. When none is found it is
     made with a ``planned`` session per task and label; or, a static run (one that records
     the log set it replays, ``replay``), with one per reference session of ``references``."""
@@ -40,13 +41,14 @@ class NewRun:
     benchmark: Benchmark
     mode: RunMode
     task_ids: Sequence[str] = ()
-    labels: Sequence[str] = ()
+    feedback: Sequence[FeedbackConfig] = ()
     references: Sequence[SessionRow] = ()
     replay: Mapping[str, Any] | None = None
 
     @property
     def config_hash(self) -> str:
-        return run_config_hash(self.config, list(self.labels) or [self.config.feedback.label])
+        labels = [f.label for f in self.feedback] or [self.config.feedback.label]
+        return run_config_hash(self.config, labels)
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ def _create(store: Store, new: NewRun) -> str:
         new.config,
         new.selection,
         new.task_ids,
-        new.labels or None,
+        new.feedback or None,
         benchmark=new.benchmark,
         mode=new.mode,
     )

@@ -10,7 +10,7 @@ from convtui.benchmarks.runs.lifecycle import LEASE_S, NewRun, play_run
 from convtui.core.execution_backend import ExecutionBackend
 from convtui.core.loop import SessionEnded, SessionLoop, TurnCompleted, cached_execute
 from convtui.core.models.base import ModelBackend
-from convtui.core.omega import parse_feedback
+from convtui.core.omega import FeedbackConfig
 from convtui.core.session import SessionConfig, Turn
 from convtui.core.simulators import Simulator
 from convtui.core.tasks import Task
@@ -38,16 +38,19 @@ class LiveResult:
 
 
 def live_run(
-    config: SessionConfig, labels: Sequence[str], selection: str, tasks: Sequence[Task]
+    config: SessionConfig,
+    feedback: Sequence[FeedbackConfig],
+    selection: str,
+    tasks: Sequence[Task],
 ) -> NewRun:
-    """The live run of ``tasks`` under every Ω of ``labels``, for lifecycle.open_run."""
+    """The live run of ``tasks`` under every Ω of ``feedback``, for lifecycle.open_run."""
     return NewRun(
         config,
         selection,
         benchmark="bigcodebench",
         mode="live",
         task_ids=[t.id for t in tasks],
-        labels=labels,
+        feedback=feedback,
     )
 
 
@@ -73,7 +76,7 @@ async def run_live(
     async def play(row: SessionRow) -> bool:
         failed = False
         task = by_id[row.task_id]
-        session_config = replace(config, feedback=parse_feedback(row.feedback)[0])
+        session_config = replace(config, feedback=row.omega)
         user = None
         verbal = session_config.feedback.verbal
         if verbal != "none" and simulator is not None and not replay:

@@ -40,7 +40,7 @@ def play(
         )
         try:
             with Store.open(db) as store:
-                new = live_run(config, [config.feedback.label], "ids=2", [task])
+                new = live_run(config, [config.feedback], "ids=2", [task])
                 run_id = open_run(store, new).run_id
                 result = await run_live(store, run_id, config, [task], executor, backend, None, 1)
                 return run_id, result

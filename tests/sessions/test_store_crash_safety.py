@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 from store_values import config, turn
 from store_writer import expected_turn
+from support.omegas import omegas
 
 from convtui.sessions import Store
 from convtui.sessions.results import run_outcomes
 
 WRITER = Path(__file__).resolve().parent / "store_writer.py"
 TASKS = [f"BigCodeBench/{i}" for i in range(30)]
-LABELS = ["CF", "CF,EF:full"]
+LABELS = omegas("CF", "CF,EF:full")
 
 
 def assert_consistent(path: Path) -> int:

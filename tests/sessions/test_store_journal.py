@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from store_values import MODEL, attempts, completion, config, prompt, turn
+from support.omegas import omegas
 
 from convtui.core.session import CallJournal, request_hash
 from convtui.sessions import Store
@@ -89,7 +90,9 @@ def test_a_call_is_reused_only_for_the_same_turn_purpose_and_request(
 
 
 def test_sharing_across_sessions_reuses_another_sessions_call(store: Store) -> None:
-    run_id = store.create_run("live", config(), "ids=0", ["BigCodeBench/0"], ["CF", "CF,EF:full"])
+    run_id = store.create_run(
+        "live", config(), "ids=0", ["BigCodeBench/0"], omegas("CF", "CF,EF:full")
+    )
     first, second = store.pending_sessions(run_id)
     paid = store.journal(first.id)
     paid.finished(paid.started(0, "generate", KEY, prompt(0), PARAMS, MODEL), completion("r"))

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 from store_values import config, turn
+from support.omegas import omegas
 
 from convtui.core.omega import ALL_CONFIGS, FeedbackConfig
 from convtui.sessions import RunLeasedError, Store, run_config_hash
@@ -17,9 +18,8 @@ TASKS = ["BigCodeBench/0", "BigCodeBench/1", "BigCodeBench/2"]
 
 
 def test_a_run_is_created_with_all_its_sessions_planned(store: Store) -> None:
-    labels = [c.label for c in ALL_CONFIGS]
     cfg = config(simulator="openai:gpt-4o-mini")
-    run_id = store.create_run("live", cfg, "bigcodebench ids=0-2", TASKS, labels)
+    run_id = store.create_run("live", cfg, "bigcodebench ids=0-2", TASKS, ALL_CONFIGS)
 
     pending = store.pending_sessions(run_id)
     assert len(pending) == len(TASKS) * 9
@@ -30,7 +30,11 @@ def test_a_run_is_created_with_all_its_sessions_planned(store: Store) -> None:
     assert (novice.user_kind, novice.simulator) == ("simulator", "openai:gpt-4o-mini")
     assert (silent.user_kind, silent.simulator) == ("none", None)
     run = store.run(run_id)
-    assert run.feedback == tuple(labels) and run.task_count == 3 and run.status == "planned"
+    assert (
+        run.feedback == tuple(c.label for c in ALL_CONFIGS)
+        and run.task_count == 3
+        and run.status == "planned"
+    )
     assert run.config == cfg
 
 
@@ -59,8 +63,8 @@ def test_the_same_command_finds_its_unfinished_run(store: Store) -> None:
     assert store.find_resumable_run(cfg.config_hash, "ids=0-2") is None
 
 
-def test_feedback_labels_are_normalised_and_all_means_the_nine(store: Store) -> None:
-    run_id = store.create_run("live", config(), "ids=0", TASKS[:1], ["cf, ef:FULL", "all"])
+def test_feedback_is_stored_by_label_once_each_and_all_means_the_nine(store: Store) -> None:
+    run_id = store.create_run("live", config(), "ids=0", TASKS[:1], omegas("cf, ef:FULL", "all"))
 
     labels = store.run(run_id).feedback
     assert labels[0] == "CF,EF:full" and set(labels) == {c.label for c in ALL_CONFIGS}
@@ -70,7 +74,7 @@ def test_feedback_labels_are_normalised_and_all_means_the_nine(store: Store) -> 
 def test_a_run_over_several_feedback_configs_has_its_own_hash(store: Store) -> None:
     cfg = config()
     labels = ["CF", "CF,EF:full"]
-    run_id = store.create_run("live", cfg, "ids=0-2", TASKS, labels)
+    run_id = store.create_run("live", cfg, "ids=0-2", TASKS, omegas(*labels))
 
     assert store.find_resumable_run(cfg.config_hash, "ids=0-2") is None
     assert store.find_resumable_run(run_config_hash(cfg, reversed(labels)), "ids=0-2") == run_id
@@ -110,7 +114,7 @@ def test_an_expired_lease_can_be_taken_and_the_holder_can_renew(
 
 
 def test_outcomes_and_run_summaries_for_reports(store: Store) -> None:
-    run_id = store.create_run("live", config(), "ids=0-2", TASKS, ["CF", "CF,EF:full"])
+    run_id = store.create_run("live", config(), "ids=0-2", TASKS, omegas("CF", "CF,EF:full"))
     other = store.create_run("live", config(max_turns=5), "ids=0-2", TASKS[:1])
     sessions = store.pending_sessions(run_id)
     store.save_turn(sessions[0].id, turn(0), "running")
@@ -150,7 +154,7 @@ def test_an_interactive_session_keeps_its_own_config(store: Store) -> None:
 
 def test_a_run_session_runs_the_run_config_with_its_own_feedback(store: Store) -> None:
     cfg = config()
-    run_id = store.create_run("live", cfg, "ids=0", TASKS[:1], ["CF,VF:novice"])
+    run_id = store.create_run("live", cfg, "ids=0", TASKS[:1], omegas("CF,VF:novice"))
     session_id = store.pending_sessions(run_id)[0].id
 
     assert store.session_config(session_id) == replace(

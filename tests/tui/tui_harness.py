@@ -25,7 +25,7 @@ from convtui.core.executor import Executor
 from convtui.core.loaders import TaskCatalog
 from convtui.core.models.registry import open_backend
 from convtui.core.models.types import GenerationParams
-from convtui.core.omega import parse_feedback
+from convtui.core.omega import FeedbackChoice, parse_feedback
 from convtui.core.services import Models
 from convtui.core.session import SessionConfig
 from convtui.sessions import Store
@@ -290,7 +290,9 @@ def session_options(model: str, db: Path, **given: Any) -> SessionOptions:
         jobs=None,
         isolation="auto",
     )
-    return SessionOptions(model=model, db=db, **{**defaults, **given})
+    options = {**defaults, **given}
+    options["feedback"] = FeedbackChoice.parse(options["feedback"])  # as the option parses it
+    return SessionOptions(model=model, db=db, **options)
 
 
 def study_app(apps: AppFactory, annotator: str):
