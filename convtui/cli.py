@@ -735,6 +735,7 @@ def serve(
     python: PythonOpt = None,
     jobs: JobsOpt = None,
     isolation: IsolationOpt = "auto",
+    executor: ExecutorOpt = LOCAL,
 ) -> None:
     """Serve a study's app to annotators' browsers: each gives their token and gets their
     own assignments, in the same app as `session --study`.
@@ -749,7 +750,9 @@ def serve(
         from convtui.commands.serve import ServeOptions, serve_command
         from convtui.tui.launch import MachineOptions
 
-        machine = MachineOptions("all", data, model_name, chat_template, python, jobs, isolation)
+        machine = MachineOptions(
+            "all", data, model_name, chat_template, python, jobs, isolation, executor
+        )
         serve_command(ServeOptions(db, host, port, machine, max_apps))
 
 
