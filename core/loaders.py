@@ -21,7 +21,7 @@ from typing import Any, get_args
 
 from convtui.core.datasets import CODEIF_FILES, DATASETS, locate
 from convtui.core.errors import ConvtuiError, UnknownTaskError
-from convtui.core.repo_rows import is_repo_row, parse_repo_row
+from convtui.core.repo_rows import as_the_authors_held_them, is_repo_row, parse_repo_row
 from convtui.core.tasks import Requirement, Task, TestSpec
 from convtui.core.tasks import Suite as Suite
 from convtui.core.tasks import SuiteOrAll as SuiteOrAll
@@ -272,7 +272,7 @@ def load_codeif(path: Path) -> list[Task]:
             tasks.append(parse_repo_row(row, place, f"{path}:{i}"))
         else:
             tasks.append(parse_codeif(row, f"{path}:{i}"))
-    return tasks
+    return as_the_authors_held_them(tasks) if place else tasks
 
 
 def codeif_files(data: Path | str | None = None) -> list[Path]:

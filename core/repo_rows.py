@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from convtui.core.errors import ConvtuiError
@@ -165,3 +167,49 @@ def parse_repo_row(row: dict[str, Any], place: int, where: str = "CodeIF reposit
         instruction_order=tuple(row.get("multi-turn", ())),
         site=site,
     )
+
+
+def as_the_authors_held_them(tasks: Sequence[Task]) -> list[Task]:
+    """``tasks`` (one file's, in file order) with what the authors' copies of the projects
+    held under each test id, where that is not the task's own test.
+
+    Their copies must have held every instruction test of the file, each under the name it is
+    written with, appended to the module its id names in file order: a later task's test
+    function of the same name replaces an earlier one. discord.py's L-1 tasks 13 and 14 both
+    write ``test_input_output_conditions`` (and six more) into ``tests/test_utils.py``, and
+    task 13's published verdicts pass code that fails its own tests, as task 14's pass it:
+    249 of its 272 rows agree so, 163 with its own tests; psd-tools' tasks 7 and 8 likewise.
+    The authors' protocol runs each id on what their copy held (core/codeif/programs.py)."""
+    held: dict[tuple[str, str, str], str] = {}  # (project, module[::class], name) -> code
+    for task in tasks:
+        for test_id, code in _instruction_tests(task):
+            found = _TEST_NAME.search(code)
+            # Module-level tests only: a module's later function of a name replaces the
+            # earlier one. Which of two same-named methods their classes held, no published
+            # verdict tells (rows' L-2 tasks 37 and 38 agree equally either way).
+            if found and task.site is not None and "::" not in _scope(test_id):
+                held[(task.site.project_path, _scope(test_id), found.group(3))] = code
+    out = []
+    for task in tasks:
+        site = task.site
+        if site is None:
+            out.append(task)
+            continue
+        differ = []
+        for test_id, code in (*task.tests.snippets, *_instruction_tests(task)):
+            theirs = held.get((site.project_path, _scope(test_id), test_id.rsplit("::", 1)[-1]))
+            if theirs is not None and theirs != code:
+                differ.append((test_id, theirs))
+        if differ:
+            task = replace(task, site=replace(site, authors_tests=tuple(differ)))
+        out.append(task)
+    return out
+
+
+def _instruction_tests(task: Task) -> list[tuple[str, str]]:
+    return [pair for r in task.requirements for pair in r.tests.snippets if pair[1]]
+
+
+def _scope(test_id: str) -> str:
+    """A pytest id's module and class (``tests/t.py::Case``), without the test's name."""
+    return test_id.rsplit("::", 1)[0]

@@ -67,6 +67,9 @@ class ProjectSite:
     context: str = ""  # L-2: the class or file around the function
     intra_context: str = ""  # L-3: the function's own file
     cross_context: tuple[tuple[str, str], ...] = ()  # L-3: (dotted name, source of its file)
+    # (pytest id, test code) where the authors' copy of the project ran other code under the
+    # id than this task's own (core/repo_rows.py ``as_the_authors_held_them``).
+    authors_tests: tuple[tuple[str, str], ...] = ()
 
     @property
     def project(self) -> str:

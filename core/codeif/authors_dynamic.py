@@ -226,10 +226,11 @@ def _project_request(
     says (their ``adjust_indent``)."""
     from convtui.core.projects.checkout import PROJECT_LIMITS, project_request
 
+    theirs = dict(task.site.authors_tests) if task.site else {}  # what their copy held
     return project_request(
         task,
         code,
-        TestSpec("pytest", snippets=tests),
+        TestSpec("pytest", snippets=tuple((n, theirs.get(n, c)) for n, c in tests)),
         limits=replace(
             limits or PROJECT_LIMITS,
             per_test_s=float(REPO_TIMEOUT_S),

@@ -86,12 +86,17 @@ def round_tests(given: Sequence[Instruction], kind: TestKind = "snippets") -> Te
     return TestSpec(kind, snippets=tuple(seen.items()))
 
 
-def project_round_tests(given: Sequence[Instruction], *, preprocess: bool) -> TestSpec:
-    """The pytest ids a repository task's round runs, each with the test written for it:
-    as written under the authors' protocol, named as its id says under convtui's."""
+def project_round_tests(
+    task: Task, given: Sequence[Instruction], *, preprocess: bool
+) -> TestSpec:
+    """The pytest ids a repository task's round runs, each with the test it runs: under the
+    authors' protocol what their copy of the project held under the id (another task's
+    test of the same name, core/repo_rows.py ``as_the_authors_held_them``), else the test as
+    written; under convtui's the task's own test, named as its id says."""
     tests = round_tests(given, "pytest")
     if preprocess:
-        return tests
+        theirs = dict(task.site.authors_tests) if task.site else {}
+        return replace(tests, snippets=tuple((n, theirs.get(n, c)) for n, c in tests.snippets))
     return replace(tests, snippets=tuple((n, named_as(c, n)) for n, c in tests.snippets))
 
 
@@ -152,7 +157,7 @@ def _project_round(
     return project_request(
         task,
         code,
-        project_round_tests(given, preprocess=preprocess),
+        project_round_tests(task, given, preprocess=preprocess),
         limits=limits,
         indent=indent,
         skips_pass=preprocess,

@@ -112,7 +112,7 @@ def test_a_test_written_under_another_name_runs_under_its_id_only_in_convtuis_pr
     ]
     written = {}
     for preprocess in (False, True):
-        tests = project_round_tests(given, preprocess=preprocess)
+        tests = project_round_tests(task, given, preprocess=preprocess)
         written[preprocess] = dict(tests.snippets)[test_id]
     assert written[False].startswith("def test_force_bytes_raises_error_with_message(")
     assert written[True] == code
@@ -172,3 +172,27 @@ def test_tasks_list_and_show_name_the_level_project_file_and_context() -> None:
     l3_text = l3.export_text()
     assert "intra-file context" in l3_text
     assert "cross-file context · mrjob.logs.mixin.LogInterpretationMixin._read_logs" in l3_text
+
+
+def test_the_authors_protocol_runs_the_test_their_copy_held_under_an_id() -> None:
+    """discord.py's L-1 tasks 13 and 14 both write module-level tests of the same names into
+    tests/test_utils.py; the authors' copy held task 14's (the later), so task 13's ids run
+    task 14's tests there. convtui's protocol runs each task's own."""
+    catalog = load_catalog("codeif", DATA_DIR)
+    first, second = catalog.get("CodeIF/1013"), catalog.get("CodeIF/1014")
+    assert first.site.project_path == second.site.project_path
+    held = dict(first.site.authors_tests)
+    test_id = "tests/test_utils.py::test_input_output_conditions"
+    (later,) = [c for r in second.requirements for i, c in r.tests.snippets if i == test_id]
+    (own,) = [c for r in first.requirements for i, c in r.tests.snippets if i == test_id]
+    assert held[test_id] == later != own
+    assert second.site.authors_tests == ()  # the last to write them keeps its own
+    given = [i for i in instructions(first) if i.category in ("Base", "Input-Output Conditions")]
+    assert dict(project_round_tests(first, given, preprocess=True).snippets)[test_id] == later
+    assert dict(project_round_tests(first, given, preprocess=False).snippets)[test_id] == own
+    # Within a class no published verdict tells which of two methods was held: each keeps its own.
+    assert all(
+        "::" not in i.rsplit("::", 1)[0]
+        for t in catalog
+        for i, _ in (t.site.authors_tests if t.site else ())
+    )
