@@ -86,9 +86,7 @@ def round_tests(given: Sequence[Instruction], kind: TestKind = "snippets") -> Te
     return TestSpec(kind, snippets=tuple(seen.items()))
 
 
-def project_round_tests(
-    task: Task, given: Sequence[Instruction], *, preprocess: bool
-) -> TestSpec:
+def project_round_tests(task: Task, given: Sequence[Instruction], *, preprocess: bool) -> TestSpec:
     """The pytest ids a repository task's round runs, each with the test it runs: under the
     authors' protocol what their copy of the project held under the id (another task's
     test of the same name, core/repo_rows.py ``as_the_authors_held_them``), else the test as
