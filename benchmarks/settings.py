@@ -15,17 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from convtui.core.executor_choice import LOCAL, ExecutorChoice
-from convtui.core.extract import ExtractMode
-from convtui.core.feedback import PartialRule
-from convtui.core.isolation import IsolationChoice
-from convtui.core.omega import FeedbackChoice, FeedbackConfig
-from convtui.core.session import ContextMode, ProtocolName, SessionConfig
-from convtui.core.tasks import SuiteOrAll, Task
+from convtui.core.catalog.tasks import SuiteOrAll, Task
+from convtui.core.execution.choice import LOCAL, ExecutorChoice
+from convtui.core.execution.isolation import IsolationChoice
+from convtui.core.feedback.render import PartialRule
+from convtui.core.settings.config import ContextMode, ProtocolName, SessionConfig
+from convtui.core.settings.omega import FeedbackChoice, FeedbackConfig
+from convtui.core.turns.extract import ExtractMode
 
 if TYPE_CHECKING:
-    from convtui.core.execution_backend import ExecutionBackend
-    from convtui.core.loaders import TaskCatalog
+    from convtui.core.catalog.loaders import TaskCatalog
+    from convtui.core.execution.backend import ExecutionBackend
     from convtui.core.services import ModelOptions
 
 # What ``sessions export --format`` writes: jsonl, one object per session; convcodebench,
@@ -49,14 +49,14 @@ class TaskSelection:
         return self.catalog().select(self.ids, list(self.lib) or None, self.stdlib_only)
 
     def catalog(self) -> TaskCatalog:
-        from convtui.core.loaders import load_catalog
+        from convtui.core.catalog.loaders import load_catalog
 
         return load_catalog(self.suite, self.data)
 
     def task(self, task_id: str) -> Task:
         """One task, from only the suite its id names under ``all``: a missing dataset of
         another suite does not get in the way."""
-        from convtui.core.loaders import load_catalog
+        from convtui.core.catalog.loaders import load_catalog
 
         return load_catalog(suite_for(task_id, self.suite), self.data).get(task_id)
 
@@ -79,7 +79,7 @@ def suite_for(task_id: str, suite: str) -> str:
 @dataclass(frozen=True)
 class ExecutorSettings:
     """``--python``, ``--jobs``, ``--isolation`` and ``--executor``: where and how candidates
-    run (``executor``: ``local`` or ``ray[:ADDRESS]``, parsed, core/executor_choice.py)."""
+    run (``executor``: ``local`` or ``ray[:ADDRESS]``, parsed, core/execution/choice.py)."""
 
     python: str | None = None
     jobs: int | None = None
@@ -140,7 +140,7 @@ class ModelSettings:
 class ProtocolSettings:
     """``--protocol``, ``--feedback``, ``--turns``, ``--context``, ``--partial-rule``,
     ``--extract`` and ``--simulator``: the rules a session plays by. None takes the
-    protocol's default (core/protocol.py)."""
+    protocol's default (core/settings/protocol.py)."""
 
     protocol: ProtocolName
     feedback: FeedbackChoice
@@ -152,7 +152,7 @@ class ProtocolSettings:
 
     def config(self, models: ModelSettings) -> tuple[SessionConfig, tuple[FeedbackConfig, ...]]:
         """The run's config (under the first Ω) and every Ω that ``--feedback`` names."""
-        from convtui.core.protocol import session_settings
+        from convtui.core.settings.protocol import session_settings
 
         omegas = self.feedback.configs
         config = session_settings(

@@ -13,10 +13,10 @@ from rich.table import Table
 from rich.text import Text
 
 from convtui.benchmarks.runs.doctor import DoctorReport
-from convtui.core.execution import ExecResult, TestOutcome
+from convtui.core.catalog.tasks import Task
+from convtui.core.execution.types import ExecResult, TestOutcome
 from convtui.core.plural import counted
 from convtui.core.projects.checkout import FETCH_HINT
-from convtui.core.tasks import Task
 
 _STATUS_STYLE = {
     "pass": ("✓ PASS", "green"),

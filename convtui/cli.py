@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from convtui.core.executor_choice import LOCAL, ExecutorChoice
+from convtui.core.execution.choice import LOCAL, ExecutorChoice
 from convtui.errors import OneLineErrors, user_errors
 from convtui.options import (
     FULL_EF,
@@ -312,7 +312,7 @@ def session(
             )
         raise typer.Exit(exit_code)
     with user_errors():
-        from convtui.core.loaders import load_catalog
+        from convtui.core.catalog.loaders import load_catalog
         from convtui.tui.launch import SessionOptions, run_session
 
         options = SessionOptions(

@@ -11,18 +11,18 @@ from typing import Annotated
 import typer
 
 from convtui.benchmarks.settings import ExportFormat
+from convtui.core.catalog.tasks import SuiteOrAll
 from convtui.core.codeif.conversation import BenchMode, Prompting
 from convtui.core.codeif.metrics import MetricsDefinition
 from convtui.core.codeif.programs import CodeifProtocol
 from convtui.core.errors import ConvtuiError
-from convtui.core.exec_requests import Solution
-from convtui.core.executor_choice import EXECUTOR_FORMS, ExecutorChoice, parse_executor
-from convtui.core.extract import ExtractMode
-from convtui.core.feedback import PartialRule
-from convtui.core.isolation import IsolationChoice
-from convtui.core.omega import BadFeedbackError, FeedbackChoice, FeedbackSource
-from convtui.core.session import ContextMode, ProtocolName, UserKind, UserMode
-from convtui.core.tasks import SuiteOrAll
+from convtui.core.execution.choice import EXECUTOR_FORMS, ExecutorChoice, parse_executor
+from convtui.core.execution.isolation import IsolationChoice
+from convtui.core.execution.requests import Solution
+from convtui.core.feedback.render import PartialRule
+from convtui.core.settings.config import ContextMode, ProtocolName, UserKind, UserMode
+from convtui.core.settings.omega import BadFeedbackError, FeedbackChoice, FeedbackSource
+from convtui.core.turns.extract import ExtractMode
 
 DataOpt = Annotated[
     Path | None,
@@ -158,7 +158,7 @@ DbOpt = Annotated[Path, typer.Option("--db", help="SQLite file that records ever
 
 
 # Options that `session`, `bench live` and `check` share. Where the default is None, the protocol
-# decides (core/protocol.py): the help says what each protocol picks.
+# decides (core/settings/protocol.py): the help says what each protocol picks.
 ProtocolOpt = Annotated[
     ProtocolName,
     typer.Option(

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convtui.core.errors import ConvtuiError
-from convtui.core.execution_backend import ExecutionBackend
-from convtui.core.executor import Executor
-from convtui.core.executor_choice import ExecutorChoice
+from convtui.core.execution.backend import ExecutionBackend
+from convtui.core.execution.choice import ExecutorChoice
+from convtui.core.execution.executor import Executor
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.registry import open_backend
-from convtui.core.session import SessionConfig
+from convtui.core.settings.config import SessionConfig
 
 NO_SANDBOX = (
     "no sandbox is available here (bubblewrap, namespaces or Landlock): install convtui's "
@@ -90,7 +90,7 @@ def open_execution(
         if model_code:
             return open_executor(python=python, jobs=jobs, isolation=isolation)
         return Executor(python=python, jobs=jobs, isolation=isolation)
-    from convtui.core.cluster.pool import RayExecutor
+    from convtui.core.execution.cluster.pool import RayExecutor
 
     backend = RayExecutor(choice.address, python=python, jobs=jobs, isolation=isolation)
     if model_code and backend.isolation.level == "none" and isolation != "none":

@@ -35,14 +35,14 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from convtui.core.catalog.tasks import Task
 from convtui.core.codeif.data_file import load_codeif_data
 from convtui.core.codeif.instructions import BASE, FUNCTIONALITY_EXTENSION, Instruction
 from convtui.core.codeif.instructions import instructions as instructions_of
 from convtui.core.codeif.programs import round_request
-from convtui.core.execution import ExecRequest, ExecResult
-from convtui.core.executor import Executor
+from convtui.core.execution.executor import Executor
+from convtui.core.execution.types import ExecRequest, ExecResult
 from convtui.core.projects.checkout import task_problem
-from convtui.core.tasks import Task
 
 # L-1's published rows were not made from the first L-1 file: they carry instruction test ids
 # that file lacks, and pass where its indent (4 more than each function's column) would make

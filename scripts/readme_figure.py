@@ -14,10 +14,10 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from convtui.core.execution import ExecResult
+from convtui.core.execution.types import ExecResult
 from convtui.core.models.types import GenerationParams
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig, Turn
+from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import SessionRow, Store
 
 TASKS = [f"BigCodeBench/{i}" for i in range(40)]

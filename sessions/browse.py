@@ -14,7 +14,7 @@ from typing import TypeAlias
 
 from sqlite_utils import Database
 
-from convtui.core.session import SessionConfig, Turn
+from convtui.core.settings.config import SessionConfig, Turn
 from convtui.sessions.connection import narrowed, rows, rows_in
 from convtui.sessions.errors import AmbiguousIdError, NotFoundError
 from convtui.sessions.records import SessionRow

@@ -38,7 +38,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from convtui.core.omega import FeedbackConfig
+from convtui.core.settings.omega import FeedbackConfig
 
 RESULTS_DIR = "results/v0.3.6"
 STATIC_DIR = f"{RESULTS_DIR}/static"

@@ -36,13 +36,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from convtui.core.evaluate import FeedbackSettings, render_execution
-from convtui.core.execution import ExecResult, TestIssue, TestOutcome
-from convtui.core.feedback import compile_feedback, declared_test_names
-from convtui.core.loaders import SUITE_PREFIX, load_catalog
-from convtui.core.protocol import build_config
-from convtui.core.session import SessionConfig, SessionStatus, Turn, TurnFeedback
-from convtui.core.tasks import Task
+from convtui.core.catalog.loaders import SUITE_PREFIX, load_catalog
+from convtui.core.catalog.tasks import Task
+from convtui.core.execution.types import ExecResult, TestIssue, TestOutcome
+from convtui.core.feedback.evaluate import FeedbackSettings, render_execution
+from convtui.core.feedback.render import compile_feedback, declared_test_names
+from convtui.core.settings.config import SessionConfig, SessionStatus, Turn, TurnFeedback
+from convtui.core.settings.protocol import build_config
 from convtui.sessions.ccw_files import (
     TURN0_DIR,
     LogSetName,
@@ -448,7 +448,7 @@ def result_from_eval(
     test's failing subtests as they ran, then its own failure). Each key is filed under its
     test (:func:`_keyed_by_test`): a test's own entry stays a test of its own; a test with
     failing subtests gets them, and its own entry, as ``issues`` in the dict's order, as the
-    executor records them (core/execution.py ``TestOutcome``). Failures and errors are told
+    executor records them (core/execution/types.py ``TestOutcome``). Failures and errors are told
     apart by :func:`_failures_end`.
 
     ``test_names``: the task's tests (``declared_test_names`` of its module, or its snippet
@@ -521,7 +521,7 @@ def _keyed_by_test(
     before it, as BigCodeBench files a test's subtests one after another (keys before any
     that names a test go with the first that does); it is named ``test_x ...5)``: its test's
     name, so the store files it back under its test (sessions/codec.py), and a dot before
-    the key, so that ``bcb_subtest_key`` cuts it back to the key (core/feedback.py). The
+    the key, so that ``bcb_subtest_key`` cuts it back to the key (core/feedback/render.py). The
     subtest it stood for may have been a later test's, whose every key was cut: the text
     renders the same either way, and nothing in the dict tells them apart. When no key names
     a test, the first key stands for one."""

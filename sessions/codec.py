@@ -14,10 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, fields
 from typing import Any
 
-from convtui.core.execution import ExecResult, Limits, TestIssue, TestOutcome
+from convtui.core.execution.types import ExecResult, Limits, TestIssue, TestOutcome
 from convtui.core.models.types import Attempt, ChatMessage, Completion, GenerationParams
-from convtui.core.omega import FeedbackConfig, parse_feedback
-from convtui.core.session import SessionConfig
+from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.omega import FeedbackConfig, parse_feedback
 
 
 def canonical_json(value: Any) -> str:

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from convtui.core.catalog.loaders import SUITE_PREFIX
 from convtui.core.codeif.records import round_source
-from convtui.core.loaders import SUITE_PREFIX
-from convtui.core.session import Turn
+from convtui.core.settings.config import Turn
 from convtui.sessions.browse import resolve_session_ids, sessions_by_id
 from convtui.sessions.errors import ExportError
 from convtui.sessions.export import select_for_export

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from sqlite_utils import Database
 
-from convtui.core.execution import ExecResult
+from convtui.core.execution.types import ExecResult
 from convtui.sessions.blobs import put_text
 from convtui.sessions.codec import (
     exec_result_from_rows,
@@ -104,7 +104,7 @@ def load_executions(db: Database, ids: Iterable[int]) -> dict[int, ExecResult]:
 
 
 class StoreExecutionCache:
-    """``ExecutionCache`` (core/session.py) over the executions table."""
+    """``ExecutionCache`` (core/settings/config.py) over the executions table."""
 
     def __init__(self, connections: Connections) -> None:
         self._connections = connections

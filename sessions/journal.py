@@ -22,7 +22,7 @@ from convtui.core.models.types import (
     Completion,
     GenerationParams,
 )
-from convtui.core.session import CallPurpose
+from convtui.core.settings.config import CallPurpose
 from convtui.sessions.blobs import get_texts, put_text, put_texts
 from convtui.sessions.codec import (
     attempt_columns,
@@ -134,7 +134,7 @@ def abandon_started(db: Database, *, run_id: str | None, session_id: str | None)
 
 
 class StoreJournal:
-    """``CallJournal`` (core/session.py) for one session.
+    """``CallJournal`` (core/settings/config.py) for one session.
 
     ``find`` reuses a finished call with the same request for the same turn and purpose — what
     a resumed run needs. With ``share_across_sessions`` it reuses one from any session (same

@@ -13,8 +13,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from convtui.core.omega import FeedbackSource
-from convtui.core.session import SessionConfig
+from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.omega import FeedbackSource
 from convtui.sessions.connection import narrowed, rows
 from convtui.sessions.records import FINAL_SESSION_STATES, SessionRow
 from convtui.sessions.store import Store

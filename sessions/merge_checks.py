@@ -16,8 +16,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any, get_args
 
-from convtui.core.loaders import suite_of
-from convtui.core.session import SessionStatus
+from convtui.core.catalog.loaders import suite_of
+from convtui.core.settings.config import SessionStatus
 from convtui.sessions.codec import text_hash
 from convtui.sessions.connection import rows, rows_in
 from convtui.sessions.errors import StoreError
@@ -134,7 +134,7 @@ def _unsupported(session: dict[str, Any], turns: list[dict[str, Any]]) -> str | 
     """What in ``session`` its ``turns`` (in order) do not bear out, as the store writes a
     session (sessions/turns.py ``save_turn``: turns numbered from 0, ``turns_done`` their
     count, ``first_pass_turn`` the first whose execution passed) and as the turn loop ends one
-    (core/loop.py: ``solved`` on a pass, ``exhausted`` at ``max_turns``); None when sound.
+    (core/turns/loop.py: ``solved`` on a pass, ``exhausted`` at ``max_turns``); None when sound.
     A CodeIF-Bench session is solved when its code follows every instruction, which its
     executions' status does not say, so only its counters are checked."""
     status, limit, count = session["status"], session["max_turns"], len(turns)

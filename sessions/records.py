@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig, SessionStatus, UserKind
+from convtui.core.settings.config import SessionConfig, SessionStatus, UserKind
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions.codec import config_from_json, omega_from_label
 
 RunKind = Literal["live", "static", "interactive"]

@@ -1,7 +1,7 @@
 """Reading runs back for reports: one outcome per session, one summary per run.
 
 Metrics are not computed here: ``convtui report`` feeds these outcomes to
-``convtui.core.metrics`` (Pass@1 per turn, MRR, Recall), the one place they are defined.
+``convtui.core.metrics.scores`` (Pass@1 per turn, MRR, Recall), the one place they are defined.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from convtui.core.session import SessionStatus
+from convtui.core.settings.config import SessionStatus
 from convtui.sessions.connection import rows
 from convtui.sessions.leases import held_by_other, this_host
 from convtui.sessions.records import (
@@ -89,7 +89,7 @@ def run_turn_passes(
     """Session id -> the verdict of each turn it recorded, in turn order (True = the turn's
     code passed), for the sessions of the given runs (all benchmark runs when None). A session
     with no recorded turn is absent. Turns that never ran are not invented here: see
-    ``convtui.core.metrics.carry_forward``."""
+    ``convtui.core.metrics.scores.carry_forward``."""
     found = _rows_of_runs(
         store,
         "SELECT t.session_id, t.passed FROM turns t JOIN sessions s ON s.id = t.session_id "

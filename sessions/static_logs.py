@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from convtui.core.ccw.sanitize import calibrated_program
-from convtui.core.execution import ExecResult
-from convtui.core.feedback import failure_details, without_candidate_source
-from convtui.core.session import SessionConfig, Turn
+from convtui.core.execution.types import ExecResult
+from convtui.core.feedback.render import failure_details, without_candidate_source
+from convtui.core.settings.config import SessionConfig, Turn
 from convtui.sessions.browse import run_code_versions
 from convtui.sessions.ccw_files import (
     NAME_MAX,

@@ -18,8 +18,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig, SessionStatus, Turn
+from convtui.core.settings.config import SessionConfig, SessionStatus, Turn
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import turns as turn_rows
 from convtui.sessions import typed
 from convtui.sessions.codec import (

@@ -1,5 +1,5 @@
 """A study's rows: the study, its annotators and who was given which task (SCHEMA.md,
-``studies``). What to write comes from core/study.py; this module only stores and reads it,
+``studies``). What to write comes from core/studies/spec.py; this module only stores and reads it,
 each change in one short write transaction (several annotators write one file at once)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Literal
 
 from sqlite_utils import Database
 
-from convtui.core.session import SessionConfig
-from convtui.core.study import Assignment, StudyError, StudySpec, TaskFilter, token_matches
+from convtui.core.settings.config import SessionConfig
+from convtui.core.studies.spec import Assignment, StudyError, StudySpec, TaskFilter, token_matches
 from convtui.sessions.codec import config_from_json, config_to_json
 from convtui.sessions.connection import narrowed, rows, writing
 from convtui.sessions.ids import new_id, utc_now

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from convtui.core.session import Turn
+from convtui.core.settings.config import Turn
 from convtui.sessions.browse import SessionDetail, load_session
 from convtui.sessions.store import Store
 from convtui.sessions.studies import AssignmentRow, StudyRow, assignments, load_study
@@ -125,7 +125,7 @@ def feedback_given(turn: Turn) -> list[tuple[FeedbackSource, str]]:
     """The feedback about ``turn``'s code, in the order the next prompt states it: the
     compiler's, the tests' (None when Ω has no EF), then the verbal feedback, if any words
     were given, labelled by whether a simulator wrote them (an edited draft is a person's:
-    core/session.py ``Turn``)."""
+    core/settings/config.py ``Turn``)."""
     given: list[tuple[FeedbackSource, str]] = [("compilation", turn.compile_feedback)]
     if turn.execution_feedback is not None:
         given.append(("execution", turn.execution_feedback))

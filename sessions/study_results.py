@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import get_args
 
-from convtui.core.omega import FeedbackSource
+from convtui.core.settings.omega import FeedbackSource
 from convtui.sessions.connection import rows
 from convtui.sessions.log_sets import LogSet, LogSetFilter, find_log_sets, log_set_of
 from convtui.sessions.records import FINAL_SESSION_STATES, SessionRow

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from convtui.core.execution import ExecResult, TestIssue, TestOutcome
-from convtui.core.session import Turn, TurnFeedback
+from convtui.core.execution.types import ExecResult, TestIssue, TestOutcome
+from convtui.core.settings.config import Turn, TurnFeedback
 from convtui.sessions.browse import SessionDetail
 from convtui.sessions.records import SessionRow
 

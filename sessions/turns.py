@@ -16,9 +16,9 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from convtui.core.execution import ExecResult
+from convtui.core.execution.types import ExecResult
 from convtui.core.models.types import Completion
-from convtui.core.session import SessionStatus, Turn, TurnFeedback
+from convtui.core.settings.config import SessionStatus, Turn, TurnFeedback
 from convtui.sessions import typed
 from convtui.sessions.blobs import get_texts, put_text, put_texts
 from convtui.sessions.codec import (

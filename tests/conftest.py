@@ -15,8 +15,8 @@ import pytest
 from support.data import BIGCODEBENCH, DATA, data_file
 
 if TYPE_CHECKING:
-    from convtui.core.executor import Executor
-    from convtui.core.loaders import TaskCatalog
+    from convtui.core.catalog.loaders import TaskCatalog
+    from convtui.core.execution.executor import Executor
 
 ISOLATION_LEVELS = ("bwrap", "namespaces", "landlock", "none")
 
@@ -24,7 +24,7 @@ ISOLATION_LEVELS = ("bwrap", "namespaces", "landlock", "none")
 @functools.cache
 def isolation_unavailable(level: str) -> str | None:
     """Why ``level`` cannot be had here, or None when it can."""
-    from convtui.core.isolation import IsolationUnavailable, detect
+    from convtui.core.execution.isolation import IsolationUnavailable, detect
 
     try:
         got = detect(level)
@@ -50,7 +50,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture(scope="session")
 def _session_executor() -> Iterator[Executor]:
-    from convtui.core.executor import Executor
+    from convtui.core.execution.executor import Executor
 
     with Executor(jobs=2) as shared:
         yield shared
@@ -68,7 +68,7 @@ def executor(_session_executor: Executor) -> Iterator[Executor]:
 @pytest.fixture(scope="session")
 def bigcodebench() -> TaskCatalog:
     """BigCodeBench's catalog (skips where the data is missing)."""
-    from convtui.core.loaders import load_catalog
+    from convtui.core.catalog.loaders import load_catalog
 
     data_file(BIGCODEBENCH.name)
     return load_catalog("bigcodebench", DATA)
@@ -77,7 +77,7 @@ def bigcodebench() -> TaskCatalog:
 @pytest.fixture(scope="session")
 def catalog() -> TaskCatalog:
     """Every suite's catalog (skips where the data is missing)."""
-    from convtui.core.loaders import load_catalog
+    from convtui.core.catalog.loaders import load_catalog
 
     data_file(BIGCODEBENCH.name)
     return load_catalog("all", DATA)
@@ -87,7 +87,7 @@ def catalog() -> TaskCatalog:
 def codeif() -> TaskCatalog:
     """CodeIF-Bench's 50 function tasks (skips where the data is missing); the repository
     levels need their projects (tests/core/test_repo_rows.py, tests/projects/)."""
-    from convtui.core.loaders import load_catalog
+    from convtui.core.catalog.loaders import load_catalog
 
     return load_catalog("codeif", data_file("CodeIF-Bench-L1-function.jsonl"))
 

@@ -119,7 +119,7 @@ def test_a_bad_mock_script_is_one_line_and_records_nothing(tmp_path, content, wo
 
 @pytest.mark.parametrize("width", [80, 120, 160])
 def test_tasks_list_fits_the_terminal_with_libs_and_test_counts_visible(width):
-    from convtui.core.feedback import declared_test_names
+    from convtui.core.feedback.render import declared_test_names
 
     done = convtui("tasks", "list", "--ids", "0-2,1139", columns=width)
     assert done.returncode == 0, done.stderr

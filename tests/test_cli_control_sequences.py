@@ -13,9 +13,9 @@ from support.cli import assert_one_line_error, convtui
 from support.recorded import compiled_turn
 from support.studies import study_spec, write_study
 
-from convtui.core.execution import ExecResult, TestOutcome
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig
+from convtui.core.execution.types import ExecResult, TestOutcome
+from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import Store
 
 # What a reply paints over a screen: clear it, home the cursor, green words, a window title.

@@ -18,14 +18,14 @@ from support.data import needs_bigcodebench
 
 from convtui.benchmarks.reports.codeif_report import DEFINITIONS
 from convtui.benchmarks.settings import ExportFormat
+from convtui.core.catalog.loaders import SUITES
 from convtui.core.codeif.conversation import MODES, PROMPTINGS
 from convtui.core.codeif.programs import CodeifProtocol
-from convtui.core.exec_requests import Solution
-from convtui.core.extract import ExtractMode
-from convtui.core.feedback import PartialRule
-from convtui.core.isolation import ISOLATION_CHOICES
-from convtui.core.loaders import SUITES
-from convtui.core.session import ContextMode, ProtocolName
+from convtui.core.execution.isolation import ISOLATION_CHOICES
+from convtui.core.execution.requests import Solution
+from convtui.core.feedback.render import PartialRule
+from convtui.core.settings.config import ContextMode, ProtocolName
+from convtui.core.turns.extract import ExtractMode
 from convtui.sessions.log_sets import UserFilter
 from convtui.sessions.records import UserKind
 from convtui.tui.controller import USER_MODES

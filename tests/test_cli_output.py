@@ -16,9 +16,9 @@ from support.omegas import omegas
 from typer.testing import CliRunner
 
 from convtui.cli import app
-from convtui.core.execution import ExecResult, TestOutcome
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig, Turn
+from convtui.core.execution.types import ExecResult, TestOutcome
+from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import Store
 
 # The Ω labels of the nine columns report's tables have for ``--feedback all``.

@@ -13,10 +13,10 @@ from support.cli import assert_one_line_error, convtui
 from support.omegas import omegas
 from support.recorded import compiled_turn
 
-from convtui.core.execution import ExecResult, TestOutcome
+from convtui.core.execution.types import ExecResult, TestOutcome
 from convtui.core.models.types import ChatMessage
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig, Turn
+from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import Store
 
 CONFIG = SessionConfig(

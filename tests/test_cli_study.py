@@ -15,7 +15,7 @@ import pytest
 from support.cli import assert_one_line_error, convtui
 from support.data import needs_bigcodebench
 
-from convtui.core.study import token_hash
+from convtui.core.studies.spec import token_hash
 from convtui.sessions import Store
 from convtui.sessions.studies import (
     assignments,

@@ -43,8 +43,8 @@ COMMAND_BODIES = {
 @pytest.mark.parametrize(
     "code",
     [
-        "import convtui.core.executor, convtui.core.feedback, convtui.core.loaders, "
-        "convtui.core.extract",
+        "import convtui.core.execution.executor, convtui.core.feedback.render, "
+        "convtui.core.catalog.loaders, convtui.core.turns.extract",
         "import convtui.sessions",
         "import convtui.benchmarks.runs.doctor, convtui.benchmarks.runs.check, "
         "convtui.benchmarks.views",
@@ -56,8 +56,8 @@ def test_library_and_headless_front_end_do_not_import_textual(code):
 
 def test_core_imports_neither_front_end_nor_store():
     loaded = loaded_after(
-        "import convtui.core.executor, convtui.core.feedback, "
-        "convtui.core.loaders, convtui.core.extract, convtui.core.omega"
+        "import convtui.core.execution.executor, convtui.core.feedback.render, "
+        "convtui.core.catalog.loaders, convtui.core.turns.extract, convtui.core.settings.omega"
     )
     assert (
         not {"convtui.tui", "convtui.benchmarks", "convtui.sessions", "sqlite_utils", "typer"}
@@ -73,7 +73,14 @@ def test_help_does_not_load_heavy_modules():
     )
     # Nor the network (a download or a model call) and asyncio (the model backends): typer
     # builds every command for --help, so what their options' choices import counts.
-    heavy = {"textual", "openai", "sqlite_utils", "convtui.core.executor", "asyncio", "ray"}
+    heavy = {
+        "textual",
+        "openai",
+        "sqlite_utils",
+        "convtui.core.execution.executor",
+        "asyncio",
+        "ray",
+    }
     assert not (heavy | {"http.client", "ssl", "convtui.core.models.base"}) & loaded
     # The command bodies load when their command runs, never for --help.
     assert not under(loaded, COMMAND_BODIES)
@@ -90,8 +97,8 @@ def test_a_run_on_the_local_executor_never_imports_ray(tmp_path):
         f"{str(truth)!r}, '--executor', 'local']\n"
         "from convtui.cli import app\ntry:\n    app()\nexcept SystemExit:\n    pass"
     )
-    assert "convtui.core.executor" in loaded  # it did run the candidate
-    assert not under(loaded, {"ray", "convtui.core.cluster"})
+    assert "convtui.core.execution.executor" in loaded  # it did run the candidate
+    assert not under(loaded, {"ray", "convtui.core.execution.cluster"})
 
 
 def test_importing_the_tui_package_leaves_textual_unloaded_until_the_app_runs():

@@ -14,11 +14,11 @@ from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker
 
+from convtui.core.catalog.loaders import TaskCatalog
+from convtui.core.catalog.search import TaskIndex
 from convtui.core.errors import ConvtuiError
-from convtui.core.loaders import TaskCatalog
 from convtui.core.printable import printable
-from convtui.core.session import SessionConfig
-from convtui.core.task_search import TaskIndex
+from convtui.core.settings.config import SessionConfig
 from convtui.tui import messages as msg
 from convtui.tui import render
 from convtui.tui.browser_keys import drop_browser_keys

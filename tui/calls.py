@@ -22,7 +22,7 @@ from convtui.core.models.types import (
     Completion,
     GenerationParams,
 )
-from convtui.core.session import CallJournal
+from convtui.core.settings.config import CallJournal
 from convtui.sessions import Store
 from convtui.sessions.browse import CallLine, session_calls
 

@@ -15,7 +15,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from convtui.core.calls import journaled_call
 from convtui.core.codeif.conversation import (
     Mode,
     PlayedRound,
@@ -28,12 +27,13 @@ from convtui.core.codeif.instructions import Instruction, instructions
 from convtui.core.codeif.programs import round_request
 from convtui.core.codeif.records import rebuild, round_status, round_turn
 from convtui.core.errors import ConvtuiError
-from convtui.core.execution import ExecRequest, ExecResult
-from convtui.core.extract import extract_code
-from convtui.core.feedback import NO_SYNTAX_ERRORS, compile_feedback
-from convtui.core.loop import cached_execute
+from convtui.core.execution.types import ExecRequest, ExecResult
+from convtui.core.feedback.render import NO_SYNTAX_ERRORS, compile_feedback
 from convtui.core.models.types import ChatMessage, Completion
-from convtui.core.session import SessionStatus, Turn, request_hash
+from convtui.core.settings.config import SessionStatus, Turn, request_hash
+from convtui.core.turns.calls import journaled_call
+from convtui.core.turns.extract import extract_code
+from convtui.core.turns.loop import cached_execute
 from convtui.tui import messages as msg
 from convtui.tui.calls import WatchedJournal
 from convtui.tui.controller import STREAM_INTERVAL_S, SessionController

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, cast
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
+from convtui.core.catalog.loaders import TaskCatalog, suite_of
 from convtui.core.codeif.conversation import rounds_limit
 from convtui.core.codeif.instructions import instructions
-from convtui.core.loaders import TaskCatalog, suite_of
 from convtui.core.plural import counted
 from convtui.core.printable import printable
 from convtui.sessions.browse import SessionSummary, list_sessions

@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 
 from textual.message import Message
 
-from convtui.core import loop as core
+from convtui.core.catalog.tasks import Task
 from convtui.core.errors import ConvtuiError
-from convtui.core.exec_requests import exec_request
-from convtui.core.execution import ExecRequest, ExecResult
-from convtui.core.execution_backend import ExecutionBackend
+from convtui.core.execution.backend import ExecutionBackend
+from convtui.core.execution.requests import exec_request
+from convtui.core.execution.types import ExecRequest, ExecResult
+from convtui.core.feedback.simulators import FeedbackRequest, Simulator, User, VerbalFeedback
 from convtui.core.models.types import ModelError
 from convtui.core.services import Models
-from convtui.core.session import ClosingStatus, SessionConfig, SessionStatus, Turn, UserMode
-from convtui.core.simulators import FeedbackRequest, Simulator, User, VerbalFeedback
-from convtui.core.tasks import Task
+from convtui.core.settings.config import ClosingStatus, SessionConfig, SessionStatus, Turn, UserMode
+from convtui.core.turns import loop as core
 from convtui.sessions import Store
 from convtui.sessions.records import UserKind
 from convtui.sessions.studies import start_assignment

@@ -8,9 +8,9 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from convtui.core.feedback.simulators import Ask, FeedbackRequest, Simulator, VerbalFeedback
 from convtui.core.printable import printable
-from convtui.core.session import ClosingStatus
-from convtui.core.simulators import Ask, FeedbackRequest, Simulator, VerbalFeedback
+from convtui.core.settings.config import ClosingStatus
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from convtui.core.catalog.loaders import TaskCatalog
 from convtui.core.errors import ConvtuiError, UnknownTaskError
-from convtui.core.executor_choice import LOCAL, ExecutorChoice
-from convtui.core.loaders import TaskCatalog
-from convtui.core.omega import FeedbackChoice
+from convtui.core.execution.choice import LOCAL, ExecutorChoice
 from convtui.core.printable import printable
-from convtui.core.protocol import session_settings
 from convtui.core.services import ModelOptions, open_execution, open_models
-from convtui.core.session import ContextMode, ExtractMode, PartialRule, ProtocolName, SessionConfig
+from convtui.core.settings.config import (
+    ContextMode,
+    ExtractMode,
+    PartialRule,
+    ProtocolName,
+    SessionConfig,
+)
+from convtui.core.settings.omega import FeedbackChoice
+from convtui.core.settings.protocol import session_settings
 from convtui.sessions import AmbiguousIdError, NotFoundError, Store
 from convtui.sessions.browse import resolve_session_id
 from convtui.sessions.studies import AssignmentRow, annotators, load_study, next_assignment
@@ -323,7 +329,7 @@ def assignment_plan(
 def run_study_session(options: StudySessionOptions) -> int:
     """Open the annotator's next assignment in the app; with none left, say so and return.
     The study and the annotator are checked before the catalog loads."""
-    from convtui.core.loaders import load_catalog
+    from convtui.core.catalog.loaders import load_catalog
     from convtui.tui import run_tui
     from convtui.tui.app import Launch
 

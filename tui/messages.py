@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from convtui.core.execution import ExecResult
-from convtui.core.session import SessionStatus, Turn
+from convtui.core.execution.types import ExecResult
+from convtui.core.settings.config import SessionStatus, Turn
 from convtui.sessions.browse import CallLine
 from convtui.sessions.typed import TypedFeedback
 from convtui.tui.refusal import Refusal

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from convtui.core.session import SessionStatus
+from convtui.core.settings.config import SessionStatus
 from convtui.tui import render
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from convtui.core.execution import ExecResult
-from convtui.core.session import Turn, TurnFeedback
+from convtui.core.execution.types import ExecResult
+from convtui.core.settings.config import Turn, TurnFeedback
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from convtui.benchmarks.runs.check import check_candidate
 from convtui.benchmarks.settings import ExecutorSettings, ProtocolSettings, TaskSelection
 from convtui.benchmarks.views import check_view
 from convtui.core.errors import ConvtuiError
-from convtui.core.protocol import DEFAULTS
+from convtui.core.settings.protocol import DEFAULTS
 
 
 def check_command(

@@ -36,21 +36,21 @@ from convtui.benchmarks.runs.codeif_score import (
 from convtui.benchmarks.runs.lifecycle import NewRun, open_run
 from convtui.benchmarks.runs.live import default_concurrency
 from convtui.benchmarks.settings import ExecutorSettings, ModelSettings, RunTarget, TaskSelection
+from convtui.core.catalog.tasks import Task
 from convtui.core.codeif.conversation import BenchMode, Prompting
 from convtui.core.codeif.data_file import CodeifData, load_codeif_data
 from convtui.core.codeif.metrics import MetricsDefinition
 from convtui.core.codeif.programs import CodeifProtocol
 from convtui.core.errors import ConvtuiError
-from convtui.core.execution_backend import ExecutionBackend
-from convtui.core.isolation import verdict_warning
-from convtui.core.loop import cached_execute
-from convtui.core.omega import FeedbackConfig
+from convtui.core.execution.backend import ExecutionBackend
+from convtui.core.execution.isolation import verdict_warning
 from convtui.core.plural import counted
 from convtui.core.projects.checkout import FETCH_HINT, task_problem
-from convtui.core.protocol import build_config
 from convtui.core.services import open_models
-from convtui.core.session import SessionConfig
-from convtui.core.tasks import Task
+from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.settings.protocol import build_config
+from convtui.core.turns.loop import cached_execute
 from convtui.sessions import Store
 
 

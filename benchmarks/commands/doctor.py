@@ -15,11 +15,11 @@ from convtui.benchmarks.runs.codeif_doctor import (
 from convtui.benchmarks.runs.doctor import DoctorReport, TaskOutcome, run_doctor
 from convtui.benchmarks.settings import ExecutorSettings, TaskSelection
 from convtui.benchmarks.views import doctor_view
+from convtui.core.catalog.tasks import Task
 from convtui.core.errors import ConvtuiError
-from convtui.core.exec_requests import Solution
-from convtui.core.execution_backend import ExecutionBackend
-from convtui.core.isolation import verdict_warning
-from convtui.core.tasks import Task
+from convtui.core.execution.backend import ExecutionBackend
+from convtui.core.execution.isolation import verdict_warning
+from convtui.core.execution.requests import Solution
 
 
 def doctor_command(

@@ -25,13 +25,13 @@ from convtui.benchmarks.settings import (
     RunTarget,
     TaskSelection,
 )
+from convtui.core.catalog.tasks import Task
 from convtui.core.errors import ConvtuiError
-from convtui.core.isolation import verdict_warning
-from convtui.core.omega import FeedbackConfig
+from convtui.core.execution.isolation import verdict_warning
 from convtui.core.plural import counted
 from convtui.core.services import ModelOptions, open_models
-from convtui.core.session import SessionConfig
-from convtui.core.tasks import Task
+from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import Store
 
 

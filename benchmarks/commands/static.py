@@ -15,16 +15,16 @@ from convtui.benchmarks.runs.lifecycle import open_run
 from convtui.benchmarks.runs.live import LiveResult, TurnProgress, default_concurrency, run_live
 from convtui.benchmarks.runs.static import ReplaySettings, replay_config, static_run
 from convtui.benchmarks.settings import ExecutorSettings, ModelSettings, RunTarget, TaskSelection
+from convtui.core.catalog.loaders import SUITE_PREFIX, load_catalog
+from convtui.core.catalog.tasks import Task
 from convtui.core.errors import ConvtuiError
-from convtui.core.execution_backend import ExecutionBackend
-from convtui.core.isolation import verdict_warning
-from convtui.core.loaders import SUITE_PREFIX, load_catalog
+from convtui.core.execution.backend import ExecutionBackend
+from convtui.core.execution.isolation import verdict_warning
 from convtui.core.models.base import ModelBackend
-from convtui.core.omega import FeedbackChoice
 from convtui.core.plural import counted
 from convtui.core.services import open_models
-from convtui.core.session import ContextMode, ProtocolName, SessionConfig
-from convtui.core.tasks import Task
+from convtui.core.settings.config import ContextMode, ProtocolName, SessionConfig
+from convtui.core.settings.omega import FeedbackChoice
 from convtui.sessions import Store
 from convtui.sessions.ccw_import import import_logs
 from convtui.sessions.copying import copy_sessions

@@ -55,9 +55,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from convtui.core.execution import Limits
+from convtui.core.execution.types import Limits
 
-# The sweep (docs/design.md, "Parity with ConvCodeWorld"; core/omega.py's ALL_CONFIGS).
+# The sweep (docs/design.md, "Parity with ConvCodeWorld"; core/settings/omega.py's ALL_CONFIGS).
 SWEEP_TASKS = 1140
 OMEGAS = 9
 OMEGAS_WITH_VF = 6  # VF:novice and VF:expert, each with EF none, partial and full
@@ -222,7 +222,7 @@ def sample_tasks(catalog, count: int, seed: int) -> list:
 
 def _one_pass(backend, tasks, kind: str, known: dict[str, float]) -> dict:
     from convtui.benchmarks.runs import durations
-    from convtui.core.exec_requests import broken_solution, exec_request
+    from convtui.core.execution.requests import broken_solution, exec_request
 
     ordered = [tasks[i] for i in durations.longest_first([t.id for t in tasks], known)]
     requests = [
@@ -247,7 +247,7 @@ def measure_executions(
     tasks, executor: str, jobs: int | None, repeats: int, kinds: Sequence[str]
 ) -> dict:
     """Per-execution core-seconds of each kind on one executor opened once, warm."""
-    from convtui.core.executor_choice import parse_executor
+    from convtui.core.execution.choice import parse_executor
     from convtui.core.services import open_execution
 
     choice = parse_executor(executor)
@@ -589,7 +589,7 @@ def main() -> None:
     parser.add_argument("--timeout-core-s", type=float, help="slot-seconds of one timeout")
     args = parser.parse_args()
 
-    from convtui.core.loaders import load_catalog
+    from convtui.core.catalog.loaders import load_catalog
 
     catalog = load_catalog("bigcodebench")
     if args.measured:

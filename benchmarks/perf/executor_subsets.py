@@ -33,9 +33,9 @@ from collections import Counter
 from pathlib import Path
 
 from convtui.benchmarks.runs import durations
-from convtui.core.exec_requests import broken_solution, exec_request
-from convtui.core.executor_choice import parse_executor
-from convtui.core.loaders import load_catalog
+from convtui.core.catalog.loaders import load_catalog
+from convtui.core.execution.choice import parse_executor
+from convtui.core.execution.requests import broken_solution, exec_request
 from convtui.core.services import open_execution
 
 HERE = Path(__file__).resolve()
@@ -182,7 +182,7 @@ def _connect_clusters(executors: list[str]) -> None:
     if len(clusters) > 1:
         raise SystemExit("one Ray cluster per run: a process is the driver of one cluster")
     if clusters:
-        from convtui.core.cluster.connect import connect
+        from convtui.core.execution.cluster.connect import connect
 
         connect(clusters.pop())
 

@@ -33,11 +33,11 @@ import time
 from pathlib import Path
 
 from convtui.benchmarks.runs.lifecycle import NewRun, open_run
-from convtui.core.execution import ExecResult, TestOutcome
-from convtui.core.loaders import load_catalog
-from convtui.core.omega import FeedbackConfig
-from convtui.core.protocol import build_config
-from convtui.core.session import SessionStatus, Turn
+from convtui.core.catalog.loaders import load_catalog
+from convtui.core.execution.types import ExecResult, TestOutcome
+from convtui.core.settings.config import SessionStatus, Turn
+from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.settings.protocol import build_config
 from convtui.sessions import Store
 
 TURNS = 11

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from support.browser import AnnotatorPage, browser, served_study  # noqa: E402
 
-from convtui.core.study import StudySpec, assign, token_hash  # noqa: E402
+from convtui.core.studies.spec import StudySpec, assign, token_hash  # noqa: E402
 from convtui.sessions import Store  # noqa: E402
 from convtui.sessions.studies import create_study  # noqa: E402
 

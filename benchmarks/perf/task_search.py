@@ -14,8 +14,8 @@ import json
 import statistics
 import time
 
-from convtui.core.loaders import load_catalog
-from convtui.core.task_search import TaskIndex
+from convtui.core.catalog.loaders import load_catalog
+from convtui.core.catalog.search import TaskIndex
 
 QUERIES = ("123", "pandas csv", "data file", "lib:numpy plot", "a e", "os.path json", "regex")
 

@@ -18,12 +18,12 @@ from pathlib import Path
 
 from convtui.benchmarks.runs.lifecycle import open_run
 from convtui.benchmarks.runs.live import live_run, run_live
-from convtui.core.executor import Executor
-from convtui.core.loaders import load_catalog
+from convtui.core.catalog.loaders import load_catalog
+from convtui.core.execution.executor import Executor
 from convtui.core.models import open_backend
 from convtui.core.models.types import GenerationParams
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig
+from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import Store
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, get_args
 
 from convtui.benchmarks.runs.codeif import AUTHORS_CONVERSATION
+from convtui.core.catalog.loaders import TaskCatalog
 from convtui.core.codeif import authors_dynamic
 from convtui.core.codeif.authors import Cell, authors_per_round, task_rows
 from convtui.core.codeif.authors_dynamic import PAIR_METRICS, ScriptTurn, pair_rows, task_pairs
@@ -42,7 +43,6 @@ from convtui.core.codeif.metrics import (
     round_scores,
 )
 from convtui.core.codeif.records import rebuild
-from convtui.core.loaders import TaskCatalog
 from convtui.sessions import Store
 from convtui.sessions.results import benchmark_sessions
 

@@ -1,5 +1,5 @@
 """``convtui report --correlate``: per feedback configuration, how well the static
-(replayed) MRR and Recall rank models the way the live ones do (core/correlation.py).
+(replayed) MRR and Recall rank models the way the live ones do (core/metrics/correlation.py).
 
 Live columns and static columns meet on (Ω, protocol); static columns are further kept apart
 by the reference model they replayed and the context mode, since each such set is one
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from convtui.benchmarks.reports.report import Column, StaticColumn
-from convtui.core.correlation import RankCorrelation, rank_correlation
+from convtui.core.metrics.correlation import RankCorrelation, rank_correlation
 
 METRICS = ("MRR", "Recall")
 NO_STATIC = (

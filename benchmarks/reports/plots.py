@@ -27,7 +27,7 @@ from convtui.benchmarks.reports.correlate import CorrelationRow
 from convtui.benchmarks.reports.report import Report, StaticColumn, report_file_names
 from convtui.core.codeif.authors import Cell
 from convtui.core.codeif.authors_dynamic import AVERAGE
-from convtui.core.omega import ALL_CONFIGS
+from convtui.core.settings.omega import ALL_CONFIGS
 
 # Every panel is this size in inches at DPI dots per inch, and figures are saved without
 # tight cropping, so a figure of R x C panels is exactly C*PANEL_W*DPI x R*PANEL_H*DPI pixels.

@@ -1,7 +1,7 @@
 """``convtui report``: ConvCodeWorld's two tables from a results database.
 
 Table 1: Pass@1 after each turn (rows 0..n-1), one column per feedback configuration.
-Table 2: MRR and Recall per configuration. Metric definitions live in core/metrics.py.
+Table 2: MRR and Recall per configuration. Metric definitions live in core/metrics/scores.py.
 
 Each session becomes its per-turn verdicts stretched to the table's turns by
 ``metrics.carry_forward``. Pass@1 rows follow the protocol the runs recorded: ConvCodeWorld's
@@ -15,11 +15,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from convtui.core import metrics
 from convtui.core.errors import ConvtuiError
-from convtui.core.isolation import verdict_warning
-from convtui.core.omega import ALL_CONFIGS
+from convtui.core.execution.isolation import verdict_warning
+from convtui.core.metrics import scores as metrics
 from convtui.core.plural import noun
+from convtui.core.settings.omega import ALL_CONFIGS
 
 _ORDER = {c.label: i for i, c in enumerate(ALL_CONFIGS)}
 

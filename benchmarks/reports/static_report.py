@@ -1,5 +1,5 @@
 """``convtui report``'s static (replayed, ConvCodeBench) results: one column per target model
-and log set, scored as ConvCodeBench's ``print_results`` scores them (core/metrics.py,
+and log set, scored as ConvCodeBench's ``print_results`` scores them (core/metrics/scores.py,
 "static"): the reference's successes count, MRR scans from the target's own turn 0
 (``compensate_init``, the reference CLI's default and the published tables' setting).
 
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from convtui.benchmarks.reports.report import STATIC_PASS_RULE, StaticColumn
-from convtui.core import metrics
+from convtui.core.metrics import scores as metrics
 from convtui.core.plural import counted
 
 COMPENSATE_INIT = True  # print_results' CLI default, with which its tables were published

@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from convtui.core.catalog.tasks import Task
 from convtui.core.errors import ConvtuiError
-from convtui.core.evaluate import FeedbackSettings, evaluate
-from convtui.core.execution import ExecRequest, ExecResult
-from convtui.core.execution_backend import ExecutionBackend
-from convtui.core.extract import ExtractMode, extract_code, holds_code
-from convtui.core.feedback import CompileCompat, PartialRule
-from convtui.core.omega import FeedbackConfig
-from convtui.core.tasks import Task
+from convtui.core.execution.backend import ExecutionBackend
+from convtui.core.execution.types import ExecRequest, ExecResult
+from convtui.core.feedback.evaluate import FeedbackSettings, evaluate
+from convtui.core.feedback.render import CompileCompat, PartialRule
+from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.turns.extract import ExtractMode, extract_code, holds_code
 
 
 @dataclass(frozen=True)

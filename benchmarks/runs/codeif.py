@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from convtui.benchmarks.runs.lifecycle import LEASE_S, NewRun, PlayedRun, play_run
-from convtui.core.calls import journaled_call
+from convtui.core.catalog.tasks import Task
 from convtui.core.codeif import authors_dynamic
 from convtui.core.codeif.conversation import (
     Mode,
@@ -33,14 +33,14 @@ from convtui.core.codeif.conversation import (
 from convtui.core.codeif.instructions import Instruction, instructions
 from convtui.core.codeif.programs import first_python_block, round_request
 from convtui.core.codeif.records import rebuild, round_status, round_turn
-from convtui.core.evaluate import Execute
-from convtui.core.execution import ExecResult
-from convtui.core.extract import extract_code
-from convtui.core.feedback import compile_feedback
+from convtui.core.execution.types import ExecResult
+from convtui.core.feedback.evaluate import Execute
+from convtui.core.feedback.render import compile_feedback
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import ChatMessage, Completion, ModelError
-from convtui.core.session import SessionConfig, SessionStatus, request_hash
-from convtui.core.tasks import Task
+from convtui.core.settings.config import SessionConfig, SessionStatus, request_hash
+from convtui.core.turns.calls import journaled_call
+from convtui.core.turns.extract import extract_code
 from convtui.sessions import Store
 from convtui.sessions.records import RunMode, SessionRow
 

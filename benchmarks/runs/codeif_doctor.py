@@ -18,11 +18,11 @@ import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from convtui.core.catalog.tasks import Task
 from convtui.core.codeif.instructions import BASE, CATEGORIES, instructions
 from convtui.core.codeif.programs import round_request, verdicts
-from convtui.core.execution import ExecResult
-from convtui.core.execution_backend import ExecutionBackend
-from convtui.core.tasks import Task
+from convtui.core.execution.backend import ExecutionBackend
+from convtui.core.execution.types import ExecResult
 
 
 @dataclass(frozen=True)

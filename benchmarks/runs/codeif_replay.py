@@ -17,13 +17,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from convtui.benchmarks.runs.lifecycle import NewRun
+from convtui.core.catalog.loaders import TaskCatalog
+from convtui.core.catalog.tasks import Task
 from convtui.core.codeif.conversation import RoundPlan
 from convtui.core.codeif.instructions import instructions
 from convtui.core.codeif.records import round_plan, round_source
 from convtui.core.errors import ConvtuiError
-from convtui.core.loaders import TaskCatalog
-from convtui.core.session import SessionConfig, Turn
-from convtui.core.tasks import Task
+from convtui.core.settings.config import SessionConfig, Turn
 from convtui.sessions import SessionRow, Store
 from convtui.sessions.copying import copy_sessions
 from convtui.sessions.results import app_sessions

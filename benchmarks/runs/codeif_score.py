@@ -29,6 +29,8 @@ from typing import Any
 
 from convtui.benchmarks.runs.codeif import CodeifSettings
 from convtui.benchmarks.runs.lifecycle import LEASE_S, limited, play_run
+from convtui.core.catalog.loaders import TaskCatalog
+from convtui.core.catalog.tasks import Task
 from convtui.core.codeif.conversation import PlayedRound, RoundPlan, message_for
 from convtui.core.codeif.instructions import BASE, Instruction, instructions
 from convtui.core.codeif.programs import (
@@ -39,12 +41,10 @@ from convtui.core.codeif.programs import (
 )
 from convtui.core.codeif.records import rebuild, round_status, round_turn
 from convtui.core.errors import ConvtuiError
-from convtui.core.evaluate import Execute
-from convtui.core.extract import extract_code
-from convtui.core.feedback import compile_feedback
-from convtui.core.loaders import TaskCatalog
-from convtui.core.session import SessionConfig, SessionStatus
-from convtui.core.tasks import Task
+from convtui.core.feedback.evaluate import Execute
+from convtui.core.feedback.render import compile_feedback
+from convtui.core.settings.config import SessionConfig, SessionStatus
+from convtui.core.turns.extract import extract_code
 from convtui.sessions import Store
 from convtui.sessions.codeif_export import (
     BASE_FILE,

@@ -10,12 +10,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from convtui.benchmarks.runs import durations
-from convtui.core.exec_requests import Solution, broken_solution, exec_request, task_modules
-from convtui.core.execution import ExecResult, Limits
-from convtui.core.execution_backend import ExecutionBackend
-from convtui.core.isolation import verdict_warning
+from convtui.core.catalog.tasks import Task
+from convtui.core.execution.backend import ExecutionBackend
+from convtui.core.execution.isolation import verdict_warning
+from convtui.core.execution.requests import Solution, broken_solution, exec_request, task_modules
+from convtui.core.execution.types import ExecResult, Limits
 from convtui.core.projects.checkout import FETCH_HINT, task_problem
-from convtui.core.tasks import Task
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from convtui.core.datasets import cache_dir
+from convtui.core.catalog.datasets import cache_dir
 
 
 def _path() -> Path:

@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig
+from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import SessionRow, Store, run_config_hash
 from convtui.sessions.records import Benchmark, RunMode
 

@@ -7,13 +7,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from convtui.benchmarks.runs.lifecycle import LEASE_S, NewRun, play_run
-from convtui.core.execution_backend import ExecutionBackend
-from convtui.core.loop import SessionEnded, SessionLoop, TurnCompleted, cached_execute
+from convtui.core.catalog.tasks import Task
+from convtui.core.execution.backend import ExecutionBackend
+from convtui.core.feedback.simulators import Simulator
 from convtui.core.models.base import ModelBackend
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig, Turn
-from convtui.core.simulators import Simulator
-from convtui.core.tasks import Task
+from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.turns.loop import SessionEnded, SessionLoop, TurnCompleted, cached_execute
 from convtui.sessions import Store
 from convtui.sessions.records import SessionRow
 
@@ -68,7 +68,7 @@ async def run_live(
 ) -> LiveResult:
     """Play the run's pending sessions, ``concurrency`` at a time. With ``replay`` (a static
     run) each session is played against its reference session's recorded turns and no user
-    is asked (core/replay.py)."""
+    is asked (core/turns/replay.py)."""
     by_id = {t.id: t for t in tasks}
     cache = store.execution_cache()
     execute = cached_execute(executor, cache)

@@ -11,8 +11,9 @@ from rich.table import Table
 from rich.text import Text
 
 from convtui.benchmarks.output import console, print_json, warn
+from convtui.core.catalog.datasets import cache_dir
+from convtui.core.catalog.tasks import Task
 from convtui.core.codeif.data_file import load_codeif_data
-from convtui.core.datasets import cache_dir
 from convtui.core.errors import ConvtuiError
 from convtui.core.projects.checkout import SOURCE_DIR, env_python, task_problem
 from convtui.core.projects.location import projects_root
@@ -24,7 +25,6 @@ from convtui.core.projects.rebuild import (
     source_of,
 )
 from convtui.core.projects.releases import Release, load_releases
-from convtui.core.tasks import Task
 
 
 def _repository_tasks() -> list[Task]:

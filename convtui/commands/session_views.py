@@ -20,7 +20,7 @@ from rich.text import Text
 
 from convtui.benchmarks.views import seconds, status_text
 from convtui.core.plural import counted
-from convtui.core.session import Turn
+from convtui.core.settings.config import Turn
 from convtui.sessions.browse import CallLine, SessionDetail, SessionSummary
 
 if TYPE_CHECKING:  # the command module opens stores; a view only reads its result

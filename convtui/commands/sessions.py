@@ -21,10 +21,10 @@ from convtui.commands.session_views import (
     session_detail,
     session_table,
 )
+from convtui.core.catalog.loaders import load_catalog
 from convtui.core.errors import ConvtuiError
-from convtui.core.loaders import load_catalog
 from convtui.core.plural import counted
-from convtui.core.session import SessionStatus
+from convtui.core.settings.config import SessionStatus
 from convtui.sessions import Store
 from convtui.sessions.browse import (
     SessionDetail,

@@ -1,5 +1,5 @@
 """Wiring for ``convtui study init|status|token|add-annotator|reassign``: read the study file,
-resolve its tasks through the catalog, deal the assignment and the tokens (core/study.py),
+resolve its tasks through the catalog, deal the assignment and the tokens (core/studies/spec.py),
 store them (sessions/studies.py), and print what a person needs, each token only once."""
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from rich.text import Text
 from convtui.benchmarks.output import console, print_json
 from convtui.benchmarks.settings import TaskSelection, suite_for
 from convtui.commands.session_views import session_status
+from convtui.core.catalog.tasks import SuiteOrAll
 from convtui.core.errors import ConvtuiError
 from convtui.core.plural import counted
-from convtui.core.study import (
+from convtui.core.studies.spec import (
     Assignment,
     StudyError,
     StudySpec,
@@ -32,7 +33,6 @@ from convtui.core.study import (
     reassign,
     token_hash,
 )
-from convtui.core.tasks import SuiteOrAll
 from convtui.sessions import Store
 from convtui.sessions.studies import (
     AssignmentRow,

@@ -23,8 +23,8 @@ from convtui.benchmarks.reports.report import report_file_names
 from convtui.commands.study_report import StudyReport
 from convtui.commands.study_scores import Scoring
 from convtui.core.plural import counted
-from convtui.core.study_agreement import Alpha, outcome_matrix
-from convtui.core.study_outcomes import Scores
+from convtui.core.studies.agreement import Alpha, outcome_matrix
+from convtui.core.studies.outcomes import Scores
 
 _METRICS = (("mrr", "MRR"), ("recall", "Recall"))
 # Unsolved, solved; a cell with no finished session is left blank (NaN).

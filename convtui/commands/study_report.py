@@ -4,8 +4,8 @@ on the same tasks, and the annotators' agreement on the tasks several of them di
 
 The store is read in sessions/study_results.py, the replays are ``bench static``'s
 (benchmarks/commands/static.py ``replay_log_sets``: recorded in the study database, so the
-same report again replays nothing), the scores are ``convtui report``'s and core/metrics.py's
-(convtui/commands/study_scores.py), the agreement core/study_agreement.py's. Printed by
+same report again replays nothing), the scores are ``convtui report``'s and core/metrics/scores.py's
+(convtui/commands/study_scores.py), the agreement core/studies/agreement.py's. Printed by
 convtui/commands/study_report_views.py; drawn by study_plots.py."""
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from convtui.benchmarks.settings import (
 from convtui.commands.study import StudyProgress, open_study, study_progress
 from convtui.commands.study_report_views import print_report, report_json
 from convtui.commands.study_scores import Scoring, Simulated, score_groups, static_scores
-from convtui.core.isolation import IsolationChoice
-from convtui.core.study_agreement import Agreement, agreement
-from convtui.core.study_outcomes import TaskOutcome, live_scores
+from convtui.core.execution.isolation import IsolationChoice
+from convtui.core.studies.agreement import Agreement, agreement
+from convtui.core.studies.outcomes import TaskOutcome, live_scores
 from convtui.sessions import Store
 from convtui.sessions.log_sets import LogSet, LogSetFilter
 from convtui.sessions.results import session_turn_passes

@@ -15,8 +15,8 @@ from convtui.benchmarks.output import console
 from convtui.commands.study import annotator_table
 from convtui.commands.study_scores import AnnotatorScores, Scoring
 from convtui.core.plural import counted
-from convtui.core.study_agreement import Agreement, Alpha
-from convtui.core.study_outcomes import Scores
+from convtui.core.studies.agreement import Agreement, Alpha
+from convtui.core.studies.outcomes import Scores
 
 if TYPE_CHECKING:
     from convtui.commands.study_report import StudyReport

@@ -2,7 +2,7 @@
 the same tasks.
 
 One :class:`Scoring` per model: the study's own (each annotator's finished sessions, scored
-live, core/study_outcomes.py) and each ``--target`` (each annotator's sessions replayed as a
+live, core/studies/outcomes.py) and each ``--target`` (each annotator's sessions replayed as a
 log set against it, scored as ``convtui report`` scores a replay, ConvCodeBench's static MRR
 and Recall, benchmarks/reports/static_report.py). A simulated user's log set is scored over
 exactly the tasks of the annotator beside it, so each row compares like with like."""
@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from convtui.benchmarks.reports.static_report import COMPENSATE_INIT, Replayed
 from convtui.benchmarks.reports.static_report import build_static_columns as static_columns
-from convtui.core.study_outcomes import Scores, TaskOutcome, pooled
+from convtui.core.studies.outcomes import Scores, TaskOutcome, pooled
 from convtui.sessions.log_sets import LogSet
 
 U = TypeVar("U", TaskOutcome, Replayed)

@@ -13,7 +13,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from convtui.core.tasks import ProjectSite, Task
+from convtui.core.catalog.tasks import ProjectSite, Task
 
 
 def _code(code: str) -> Syntax:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from convtui.core.catalog.tasks import Task
 from convtui.core.ccw.turn import (
     CallFailed,
     Coverage,
@@ -18,7 +19,6 @@ from convtui.core.ccw.turn import (
     feedback_turn,
 )
 from convtui.core.models.types import ModelError
-from convtui.core.tasks import Task
 
 # The caller's model call: the request, its position among the turn's calls -> reply text.
 Ask = Callable[[ModelCall, int], Awaitable[str]]

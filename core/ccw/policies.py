@@ -13,13 +13,13 @@ from convtui.core.ccw import drive as ccw_drive
 from convtui.core.ccw.sanitize import turn0_code
 from convtui.core.ccw.turn import ModelCall
 from convtui.core.ccw.turn0 import turn0_call
-from convtui.core.evaluate import FeedbackSettings, evaluate, render_execution
+from convtui.core.feedback.evaluate import FeedbackSettings, evaluate, render_execution
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import ChatMessage, Completion
-from convtui.core.replay import REPLAY_NOTE, RecordedFeedback
-from convtui.core.session import Turn, TurnFeedback, request_hash
-from convtui.core.turn_events import Emit, Executed, ReplyReady, ReplyStreamed
-from convtui.core.turn_policy import Played, TurnContext
+from convtui.core.settings.config import Turn, TurnFeedback, request_hash
+from convtui.core.turns.events import Emit, Executed, ReplyReady, ReplyStreamed
+from convtui.core.turns.policy import Played, TurnContext
+from convtui.core.turns.replay import REPLAY_NOTE, RecordedFeedback
 
 
 class BcbTurn0:

@@ -45,7 +45,7 @@ from importlib import resources
 from string import Template
 from typing import Any, Literal, cast, get_args
 
-from convtui.core.extract import extract_code
+from convtui.core.turns.extract import extract_code
 
 __all__ = [
     "MODES",
@@ -321,7 +321,7 @@ def predict(
 
 def parse_code(generated_code: str) -> str:
     """``ProgramOfThought.parse_code`` on a prediction's ``generated_code``
-    (``pot.py:408-434``): :func:`convtui.core.extract.extract_code` in ``ccw`` mode, without
+    (``pot.py:408-434``): :func:`convtui.core.turns.extract.extract_code` in ``ccw`` mode, without
     the header (``run.py`` prefixes it when the turn's solution is written)."""
     return extract_code(generated_code, mode="ccw")
 

@@ -34,7 +34,12 @@ from convtui.core.ccw.template import (
     predict,
     simulated_user_feedback,
 )
-from convtui.core.feedback import CompileResult, compile_feedback, trim_feedback, trim_schedule
+from convtui.core.feedback.render import (
+    CompileResult,
+    compile_feedback,
+    trim_feedback,
+    trim_schedule,
+)
 
 __all__ = [
     "MAX_ITERS",
@@ -110,7 +115,7 @@ class TurnInputs:
     - ``previous_passed``: its execution status was ``pass``.
     - ``execution``: execution feedback off, ``partial`` (CCW's ``unit_test``) or ``full``;
       ``execution_feedback`` is then the previous code's feedback text under that coverage,
-      *untrimmed* (``convtui.core.feedback.execution_feedback(..., trim=None)``): the turn
+      *untrimmed* (``convtui.core.feedback.render.execution_feedback(..., trim=None)``): the turn
       applies CCW's 8,000-character rule and its shrinking schedule itself.
     - ``user``: no simulated user, or CCW's ``user_expertise``; the expert needs
       ``ground_truth`` (``code_prompt + canonical_solution``).
@@ -353,7 +358,7 @@ class _Turn:
         - Execution feedback that is not a pass: regenerate from execution and user feedback.
           Any failure (no text, an incomplete reply, a failed request such as a context
           overflow) re-renders the execution feedback trimmed, on CCW's schedule
-          (:func:`convtui.core.feedback.trim_schedule`), and retries; past the schedule CCW's
+          (:func:`convtui.core.feedback.render.trim_schedule`), and retries; past the schedule CCW's
           assertion reaches ``pot.py:679``.
         - Otherwise the expert, or the novice on code that does not compile, regenerates from
           user feedback (``None`` when the novice was silent: DSPy then shows the field open).

@@ -88,6 +88,7 @@ from functools import cache
 from importlib import resources
 from string import Template
 
+from convtui.core.catalog.tasks import Task, TestSpec
 from convtui.core.codeif.conversation import Ask, PlayedRound, RoundPlan
 from convtui.core.codeif.instructions import (
     BASE,
@@ -98,12 +99,11 @@ from convtui.core.codeif.instructions import (
 from convtui.core.codeif.metrics import RoundKind
 from convtui.core.codeif.programs import own_verdicts, verdicts
 from convtui.core.codeif.records import round_plan
-from convtui.core.exec_requests import task_imports, task_modules
-from convtui.core.execution import ExecRequest, ExecResult, Limits
-from convtui.core.feedback import compile_feedback
+from convtui.core.execution.requests import task_imports, task_modules
+from convtui.core.execution.types import ExecRequest, ExecResult, Limits
+from convtui.core.feedback.render import compile_feedback
 from convtui.core.models.types import ChatMessage
-from convtui.core.session import SessionStatus, Turn
-from convtui.core.tasks import Task, TestSpec
+from convtui.core.settings.config import SessionStatus, Turn
 
 # Their script's limit for one instruction's script (``subprocess.run(..., timeout=10)``).
 SCRIPT_TIMEOUT_S = 10
@@ -118,7 +118,9 @@ SCRIPT_PATH = "/tmp/tmpcodeif00.py"
 _PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 # The position lines Python 3.11 added under a traceback's source lines.
 _POSITION_LINE = re.compile(r"^[ \t]*[\^~]+[ \t]*$")
-_MODULE_FILE = "__test__.py"  # the file our sandbox runs the code as (core/sandbox/runner.py)
+_MODULE_FILE = (
+    "__test__.py"  # the file our sandbox runs the code as (core/execution/sandbox/runner.py)
+)
 
 Verdicts = Mapping[str, bool]  # instruction category -> its own tests pass
 

@@ -34,7 +34,7 @@ from typing import Literal, get_args
 from convtui.core.codeif.instructions import BASE, Instruction
 from convtui.core.codeif.metrics import Round, RoundKind
 from convtui.core.codeif.programs import own_verdicts, unmet, verdicts
-from convtui.core.execution import ExecResult
+from convtui.core.execution.types import ExecResult
 from convtui.core.models.types import ChatMessage
 
 # What bench codeif plays; a person plays ``person`` conversations in the app.

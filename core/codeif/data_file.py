@@ -17,8 +17,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from convtui.core.catalog.loaders import TaskCatalog, codeif_files, load_codeif
 from convtui.core.errors import ConvtuiError
-from convtui.core.loaders import TaskCatalog, codeif_files, load_codeif
 
 DIGEST_CHARS = 16  # hex digits of the SHA-256 kept in selections and shown in reports
 
@@ -59,7 +59,7 @@ class CodeifData:
 
 def load_codeif_data(data: Path | str | None = None) -> CodeifData:
     """The data file ``--data`` names, or the files in the folder it names, else the default
-    ones (``$CONVTUI_DATA_DIR``, the cache, a download: core/datasets.py)."""
+    ones (``$CONVTUI_DATA_DIR``, the cache, a download: core/catalog/datasets.py)."""
     return _read(tuple(path.resolve() for path in codeif_files(data)))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from convtui.core.tasks import Task
+from convtui.core.catalog.tasks import Task
 
 BASE = "Base"  # the initial instruction's category, as the benchmark's own logs name it
 FUNCTIONALITY_EXTENSION = "Functionality Extension"

@@ -31,11 +31,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
+from convtui.core.catalog.tasks import Task, TestKind, TestSpec
 from convtui.core.codeif.instructions import BASE, Instruction, checked_by
-from convtui.core.exec_requests import task_imports, task_modules
-from convtui.core.execution import ExecRequest, ExecResult, Limits
+from convtui.core.execution.requests import task_imports, task_modules
+from convtui.core.execution.types import ExecRequest, ExecResult, Limits
 from convtui.core.projects.splice import named_as
-from convtui.core.tasks import Task, TestKind, TestSpec
 
 # How candidates are checked: codeif as the benchmark's evaluation does (benchmark_preprocess
 # first; dynamic conversations as the authors' script plays them), convtui as written.
@@ -89,7 +89,7 @@ def round_tests(given: Sequence[Instruction], kind: TestKind = "snippets") -> Te
 def project_round_tests(task: Task, given: Sequence[Instruction], *, preprocess: bool) -> TestSpec:
     """The pytest ids a repository task's round runs, each with the test it runs: under the
     authors' protocol what their copy of the project held under the id (another task's
-    test of the same name, core/repo_rows.py ``as_the_authors_held_them``), else the test as
+    test of the same name, core/catalog/repo_rows.py ``as_the_authors_held_them``), else the test as
     written; under convtui's the task's own test, named as its id says."""
     tests = round_tests(given, "pytest")
     if preprocess:

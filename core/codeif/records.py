@@ -15,10 +15,10 @@ from convtui.core.codeif.conversation import CHECKS_ALL, Mode, PlayedRound, Roun
 from convtui.core.codeif.instructions import Instruction
 from convtui.core.codeif.metrics import RoundKind
 from convtui.core.codeif.programs import own_verdicts, verdicts
-from convtui.core.execution import ExecResult
-from convtui.core.feedback import NO_SYNTAX_ERRORS
+from convtui.core.execution.types import ExecResult
+from convtui.core.feedback.render import NO_SYNTAX_ERRORS
 from convtui.core.models.types import ChatMessage, Completion
-from convtui.core.session import SessionStatus, Turn, TurnFeedback
+from convtui.core.settings.config import SessionStatus, Turn, TurnFeedback
 
 SOURCE = "codeif"  # Turn.received.user_source: codeif:<kind>:<category>
 

@@ -17,8 +17,8 @@ differs is deleted, part and all: resuming it could only give the same wrong byt
 next try starts clean.
 
 ``$CONVTUI_PROJECTS_URL`` replaces the Hub with a mirror, as ``$CONVTUI_DATA_URL`` does for
-the datasets (core/datasets.py): a base URL under which ``Source_Code.tar.gz`` is fetched, or
-the archive's own URL when it ends in ``.tar.gz``.
+the datasets (core/catalog/datasets.py): a base URL under which ``Source_Code.tar.gz`` is
+fetched, or the archive's own URL when it ends in ``.tar.gz``.
 """
 
 from __future__ import annotations

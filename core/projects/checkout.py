@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from convtui.core.catalog.tasks import ProjectSite, Task, TestSpec
 from convtui.core.errors import ConvtuiError
-from convtui.core.execution import ExecRequest, Limits, ProjectRun
+from convtui.core.execution.types import ExecRequest, Limits, ProjectRun
 from convtui.core.projects.location import projects_root
 from convtui.core.projects.releases import load_releases
 from convtui.core.projects.splice import SpliceError, insert_tests, module_of, splice
-from convtui.core.tasks import ProjectSite, Task, TestSpec
 
 SOURCE_DIR = "Source_Code"
 ENVS_DIR = "envs"

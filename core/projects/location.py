@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from convtui.core.datasets import cache_dir
+from convtui.core.catalog.datasets import cache_dir
 
 ENV_PROJECTS_DIR = "CONVTUI_PROJECTS_DIR"
 

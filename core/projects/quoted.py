@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from convtui.core.tasks import Task
+from convtui.core.catalog.tasks import Task
 
 # Where a quoted file leaves its function out: at a line's start, and sometimes with the
 # next source line run onto it.

@@ -19,13 +19,13 @@ import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from convtui.core.datasets import DatasetSource, DownloadError, download
+from convtui.core.catalog.datasets import DatasetSource, DownloadError, download
+from convtui.core.catalog.tasks import Task
 from convtui.core.errors import ConvtuiError
 from convtui.core.projects.checkout import SOURCE_DIR
 from convtui.core.projects.envs import build_env
 from convtui.core.projects.quoted import quoted_files
 from convtui.core.projects.releases import Release
-from convtui.core.tasks import Task
 
 SOURCE_MARKER = ".convtui-source.json"  # in a project's tree: where the tree came from
 _FETCH_TIMEOUT_S = 60.0  # per socket operation; a source distribution is a few megabytes
@@ -40,7 +40,7 @@ class RebuildError(ConvtuiError):
 
 def fetch_file(url: str, dest: Path, sha256: str) -> Path:
     """``url`` saved as ``dest``, its SHA-256 checked (a copy already there and intact is
-    kept): the datasets' download (core/datasets.py), which never leaves a partial file."""
+    kept): the datasets' download (core/catalog/datasets.py), which never leaves a partial file."""
     if dest.is_file() and hashlib.sha256(dest.read_bytes()).hexdigest() == sha256:
         return dest
     source = DatasetSource(dest.name, dest.name, (dest.name,), url, sha256)

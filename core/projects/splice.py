@@ -1,7 +1,7 @@
 """What a run inside a project changes in it: the candidate written over its function's lines,
 and the benchmark's tests put into the test modules and classes their ids name. Pure text in,
 text out; the child writes the results over its own copy of the project
-(core/sandbox/project_tests.py)."""
+(core/execution/sandbox/project_tests.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
+from convtui.core.catalog.tasks import ProjectSite
 from convtui.core.errors import ConvtuiError
-from convtui.core.tasks import ProjectSite
 
 _TEST_NAME = re.compile(r"^(\s*)(async\s+def|def)\s+(\w+)", re.MULTILINE)
 

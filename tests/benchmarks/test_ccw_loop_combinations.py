@@ -37,16 +37,16 @@ from support.ccw_turns import (
 )
 from support.ccw_turns import traceback_of as _tb
 
+from convtui.core.catalog.loaders import TaskCatalog
+from convtui.core.catalog.tasks import Task
 from convtui.core.ccw.turn import TurnInputs, run_turn
-from convtui.core.execution import ExecResult, TestOutcome
-from convtui.core.feedback import compile_feedback
-from convtui.core.loaders import TaskCatalog
-from convtui.core.loop import SessionLoop, TurnCompleted, cached_execute
+from convtui.core.execution.types import ExecResult, TestOutcome
+from convtui.core.feedback.render import compile_feedback
 from convtui.core.models.mock import MockBackend
-from convtui.core.omega import FeedbackConfig
-from convtui.core.protocol import build_config
-from convtui.core.session import Turn
-from convtui.core.tasks import Task
+from convtui.core.settings.config import Turn
+from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.settings.protocol import build_config
+from convtui.core.turns.loop import SessionLoop, TurnCompleted, cached_execute
 
 CANDIDATES = ("repaired", "stays broken", "fails tests")
 

@@ -20,16 +20,16 @@ from pathlib import Path
 import pytest
 from support.data import DATA, needs_bigcodebench
 
+from convtui.core.catalog.loaders import load_catalog
 from convtui.core.ccw.turn0 import turn0_call
-from convtui.core.executor import Executor
-from convtui.core.loaders import load_catalog
-from convtui.core.loop import SessionLoop, TurnCompleted, cached_execute
+from convtui.core.execution.executor import Executor
 from convtui.core.models import open_backend
 from convtui.core.models.mock import MockBackend
 from convtui.core.models.types import ChatMessage
-from convtui.core.omega import FeedbackConfig
-from convtui.core.protocol import build_config
-from convtui.core.session import Turn
+from convtui.core.settings.config import Turn
+from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.settings.protocol import build_config
+from convtui.core.turns.loop import SessionLoop, TurnCompleted, cached_execute
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = needs_bigcodebench

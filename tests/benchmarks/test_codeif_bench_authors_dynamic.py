@@ -33,8 +33,8 @@ from support.cli import convtui_argv, env
 from support.codeif import TASK, codeif, report, script
 from support.data import DATA
 
+from convtui.core.catalog.loaders import load_catalog
 from convtui.core.codeif.instructions import BASE, FUNCTIONALITY_EXTENSION
-from convtui.core.loaders import load_catalog
 from convtui.sessions import Store
 
 pytestmark = pytest.mark.skipif(

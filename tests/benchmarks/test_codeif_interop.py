@@ -17,9 +17,9 @@ from support.cli import convtui_argv, env
 from support.codeif import TASK, codeif, script
 from support.data import DATA
 
+from convtui.core.catalog.loaders import load_catalog
 from convtui.core.codeif.data_file import load_codeif_data
 from convtui.core.codeif.instructions import BASE, instructions
-from convtui.core.loaders import load_catalog
 from convtui.sessions import Store
 
 pytestmark = pytest.mark.skipif(

@@ -14,8 +14,8 @@ from support.cli import convtui_argv, env
 from support.codeif import TASK, codeif, report, script
 from support.data import DATA
 
+from convtui.core.catalog.loaders import load_catalog
 from convtui.core.codeif.instructions import BASE, FUNCTIONALITY_EXTENSION, instructions
-from convtui.core.loaders import load_catalog
 
 pytestmark = pytest.mark.skipif(
     not (DATA / "CodeIF-Bench-L1-function.jsonl").exists(), reason=f"no CodeIF data in {DATA}"

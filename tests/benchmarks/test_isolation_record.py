@@ -15,7 +15,7 @@ import pytest
 from support.cli import invoke
 from support.data import needs_bigcodebench
 
-from convtui.core.isolation import detect, namespaces_problem, verdict_warning
+from convtui.core.execution.isolation import detect, namespaces_problem, verdict_warning
 
 pytestmark = needs_bigcodebench
 FAILS = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"

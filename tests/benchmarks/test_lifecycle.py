@@ -21,8 +21,8 @@ from convtui.benchmarks.runs.lifecycle import (
     play_run,
 )
 from convtui.core.models.types import GenerationParams
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig
+from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import RunLeasedError, SessionRow, Store
 from convtui.sessions.connection import writing
 

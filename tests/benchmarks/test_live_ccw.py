@@ -18,7 +18,7 @@ from support.data import needs_bigcodebench
 from support.live import bench
 
 from convtui.core.ccw.turn import TurnInputs, run_turn
-from convtui.core.evaluate import FeedbackSettings, render_execution
+from convtui.core.feedback.evaluate import FeedbackSettings, render_execution
 from convtui.sessions import Store
 
 pytestmark = needs_bigcodebench

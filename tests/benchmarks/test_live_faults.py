@@ -14,12 +14,12 @@ from support.fault_server import FakeServer, ok, status
 
 from convtui.benchmarks.runs.lifecycle import open_run
 from convtui.benchmarks.runs.live import live_run, run_live
-from convtui.core.execution import Limits
-from convtui.core.executor import Executor
+from convtui.core.execution.executor import Executor
+from convtui.core.execution.types import Limits
 from convtui.core.models import open_backend
 from convtui.core.models.retry import Retrier, RetryPolicy
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig
+from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import Store
 
 pytestmark = needs_bigcodebench

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from support.cli import invoke
 
-from convtui.core.execution import ExecResult
+from convtui.core.execution.types import ExecResult
 from convtui.core.models.types import GenerationParams
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig, Turn
+from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import SessionRow, Store
 
 EF_FULL = FeedbackConfig("full", "none")

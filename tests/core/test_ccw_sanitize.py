@@ -27,6 +27,7 @@ import warnings
 import pytest
 from support.data import BIGCODEBENCH as BCB_FILE
 
+from convtui.core.catalog.loaders import load_bigcodebench
 from convtui.core.ccw.sanitize import (
     calibrate,
     calibrated_program,
@@ -34,7 +35,6 @@ from convtui.core.ccw.sanitize import (
     sanitize,
     turn0_code,
 )
-from convtui.core.loaders import load_bigcodebench
 
 FENCE = "```"
 

@@ -10,7 +10,6 @@ from importlib import resources
 
 import pytest
 
-from convtui.core import feedback
 from convtui.core.ccw.template import (
     MODES,
     NO_SYNTAX_ERRORS,
@@ -29,6 +28,7 @@ from convtui.core.ccw.template import (
     simulated_user_feedback,
     templates_hash,
 )
+from convtui.core.feedback import render as feedback
 
 PART = "\n\n---\n\n"
 REASONING = "Reasoning: Let's think step by step in order to"

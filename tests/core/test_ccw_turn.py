@@ -33,20 +33,20 @@ from support.ccw_turns import (
 )
 from support.ccw_turns import traceback_of as _tb
 
+from convtui.core.catalog.loaders import TaskCatalog
+from convtui.core.catalog.tasks import Task
 from convtui.core.ccw.turn import (
     CallFailed,
     TurnInputs,
     TurnOutcome,
     run_turn,
 )
-from convtui.core.feedback import (
+from convtui.core.feedback.render import (
     PASSED_ALL_TEST_RUNS,
     compile_feedback,
     trim_feedback,
     trim_schedule,
 )
-from convtui.core.loaders import TaskCatalog
-from convtui.core.tasks import Task
 
 # --- the reference's strings ----------------------------------------------------------------------
 

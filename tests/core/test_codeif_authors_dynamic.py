@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import pytest
 from support.data import DATA
 
+from convtui.core.catalog.loaders import load_catalog
 from convtui.core.codeif.authors_dynamic import (
     AVERAGE,
     SCRIPT_PATH,
@@ -29,8 +30,7 @@ from convtui.core.codeif.authors_dynamic import (
 )
 from convtui.core.codeif.conversation import PlayedRound, RoundPlan
 from convtui.core.codeif.instructions import BASE, FUNCTIONALITY_EXTENSION, Instruction
-from convtui.core.execution import ExecResult, TestOutcome
-from convtui.core.loaders import load_catalog
+from convtui.core.execution.types import ExecResult, TestOutcome
 from convtui.core.models.types import ChatMessage
 
 IO, EH = "Input-Output Conditions", "Exception Handling"

@@ -18,7 +18,7 @@ from convtui.core.codeif.conversation import (
 )
 from convtui.core.codeif.instructions import BASE, Instruction
 from convtui.core.codeif.metrics import round_scores
-from convtui.core.execution import ExecResult, TestOutcome
+from convtui.core.execution.types import ExecResult, TestOutcome
 from convtui.core.models.types import ChatMessage
 
 IO, EH, FE = "Input-Output Conditions", "Exception Handling", "Functionality Extension"

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pytest
 
+from convtui.core.catalog.loaders import TaskCatalog
 from convtui.core.codeif.instructions import BASE, CATEGORIES, checked_by, instructions
 from convtui.core.codeif.programs import (
     benchmark_preprocess,
@@ -18,7 +19,6 @@ from convtui.core.codeif.programs import (
     round_request,
     verdicts,
 )
-from convtui.core.loaders import TaskCatalog
 
 
 @pytest.fixture(scope="module")

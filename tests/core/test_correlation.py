@@ -1,4 +1,4 @@
-"""Live-vs-static rank correlation (core/correlation.py): scipy's values against the rank
+"""Live-vs-static rank correlation (core/metrics/correlation.py): scipy's values against the rank
 arithmetic done by hand, and every case it cannot answer explained in words."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from convtui.core.correlation import rank_correlation
+from convtui.core.metrics.correlation import rank_correlation
 
 pytest.importorskip("scipy")  # the exec extra
 

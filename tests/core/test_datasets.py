@@ -21,8 +21,8 @@ from typing import NamedTuple
 import pytest
 from support.data import DATA as DATA_DIR
 
-from convtui.core import datasets
-from convtui.core.datasets import BIGCODEBENCH, CODEIF, DATASETS, DatasetSource, locate
+from convtui.core.catalog import datasets
+from convtui.core.catalog.datasets import BIGCODEBENCH, CODEIF, DATASETS, DatasetSource, locate
 from convtui.core.errors import ConvtuiError, DataNotFoundError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

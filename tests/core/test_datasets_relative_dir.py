@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from convtui.core.datasets import CODEIF, ENV_DATA_DIR, locate
+from convtui.core.catalog.datasets import CODEIF, ENV_DATA_DIR, locate
 from convtui.core.errors import DataNotFoundError
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from support.data import needs_bigcodebench
 
-from convtui.core.evaluate import Evaluation, FeedbackSettings, evaluate, render_execution
-from convtui.core.executor import Executor
-from convtui.core.loop import cached_execute
-from convtui.core.tasks import Task
+from convtui.core.catalog.tasks import Task
+from convtui.core.execution.executor import Executor
+from convtui.core.feedback.evaluate import Evaluation, FeedbackSettings, evaluate, render_execution
+from convtui.core.turns.loop import cached_execute
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = needs_bigcodebench

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 import pytest
 from support.sandbox import ExecutorPool
 
-from convtui.core.execution import ExecRequest, ExecResult, Limits
-from convtui.core.executor import Executor, environment_fingerprint
-from convtui.core.isolation import IsolationUnavailable, detect
-from convtui.core.tasks import TestSpec as Spec
+from convtui.core.catalog.tasks import TestSpec as Spec
+from convtui.core.execution.executor import Executor, environment_fingerprint
+from convtui.core.execution.isolation import IsolationUnavailable, detect
+from convtui.core.execution.types import ExecRequest, ExecResult, Limits
 
 LIMITS = Limits(per_test_s=2, wall_s=5)
 PRELOAD = ("unittest", "unittest.mock", "numpy", "random", "inspect", "json", "tempfile")
@@ -490,7 +490,7 @@ def test_no_future_flag_of_the_runner_reaches_the_candidate_or_the_tests(executo
     import ast
     from pathlib import Path
 
-    from convtui.core import sandbox
+    from convtui.core.execution import sandbox
 
     # Every module of the child's side (the runner and what it imports from its folder).
     used = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from convtui.core.errors import ConvtuiError
-from convtui.core.executor_choice import ExecutorChoice, host_port, parse_executor
+from convtui.core.execution.choice import ExecutorChoice, host_port, parse_executor
 
 
 @pytest.mark.parametrize(

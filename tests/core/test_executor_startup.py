@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from convtui.core import fontcache
-from convtui.core.exec_requests import exec_request, task_imports
-from convtui.core.execution import ExecRequest, Limits
-from convtui.core.executor import Executor, _on_demand
-from convtui.core.loaders import TaskCatalog, load_catalog
-from convtui.core.tasks import TestSpec as Spec
+from convtui.core.catalog.loaders import TaskCatalog, load_catalog
+from convtui.core.catalog.tasks import TestSpec as Spec
+from convtui.core.execution import fontcache
+from convtui.core.execution.executor import Executor, _on_demand
+from convtui.core.execution.requests import exec_request, task_imports
+from convtui.core.execution.types import ExecRequest, Limits
 
 LIMITS = Limits(per_test_s=20, wall_s=60)
 

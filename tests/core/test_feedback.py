@@ -11,8 +11,8 @@ import pytest
 from support.ccw_turns import Outcome, Result
 from support.data import data_file
 
-from convtui.core.execution import ExecResult, TestIssue, TestOutcome
-from convtui.core.feedback import (
+from convtui.core.execution.types import ExecResult, TestIssue, TestOutcome
+from convtui.core.feedback.render import (
     NO_SYNTAX_ERRORS,
     PASSED_ALL_TEST_RUNS,
     CompileResult,
@@ -208,7 +208,7 @@ def test_fail_without_failing_tests_shows_the_detail() -> None:
 
 
 def test_executor_records_plug_in() -> None:
-    execution = pytest.importorskip("convtui.core.execution")
+    execution = pytest.importorskip("convtui.core.execution.types")
     result = execution.ExecResult(
         status="fail",
         tests=(

@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 from support.sandbox import ExecutorPool, python_script
 
-from convtui.core.execution import ExecRequest, ExecResult, Limits
-from convtui.core.executor import Executor
-from convtui.core.tasks import TestSpec as Spec
+from convtui.core.catalog.tasks import TestSpec as Spec
+from convtui.core.execution.executor import Executor
+from convtui.core.execution.types import ExecRequest, ExecResult, Limits
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SECRET = f"s3cr3t-{uuid.uuid4().hex}"
@@ -545,9 +545,9 @@ def test_secret_in_the_harness_environment_is_not_visible(ex):
 _HARNESS_SCRIPT = textwrap.dedent(
     """\
     import json, os, sys
-    from convtui.core.execution import ExecRequest, Limits
-    from convtui.core.executor import Executor
-    from convtui.core.tasks import TestSpec
+    from convtui.core.execution.types import ExecRequest, Limits
+    from convtui.core.execution.executor import Executor
+    from convtui.core.catalog.tasks import TestSpec
     level, code, source = json.loads(sys.stdin.read())
     with Executor(jobs=1, isolation=level, preload=("unittest",)) as ex:
         result = ex.run(ExecRequest(code % os.getpid(), TestSpec("unittest", source=source),

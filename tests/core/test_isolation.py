@@ -19,9 +19,9 @@ from support.cli import run_process
 from support.data import DATA
 from support.sandbox import python_script
 
-from convtui.core.execution import ExecRequest, ExecResult, Limits
-from convtui.core.executor import Executor
-from convtui.core.isolation import (
+from convtui.core.catalog.tasks import TestSpec as Spec
+from convtui.core.execution.executor import Executor
+from convtui.core.execution.isolation import (
     ISOLATION_CHOICES,
     Isolation,
     bwrap_binary,
@@ -31,7 +31,7 @@ from convtui.core.isolation import (
     verdict_warning,
     zygote_argv,
 )
-from convtui.core.tasks import TestSpec as Spec
+from convtui.core.execution.types import ExecRequest, ExecResult, Limits
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LIMITS = Limits(per_test_s=3, wall_s=8)
@@ -61,7 +61,7 @@ def python_child(script: str, path: str | None = None) -> dict:
 
 
 _RESOLVE = (
-    "import json; from convtui.core.isolation import bwrap_binary, detect; "
+    "import json; from convtui.core.execution.isolation import bwrap_binary, detect; "
     "iso = detect('bwrap'); print(json.dumps([bwrap_binary(), iso.level, iso.bwrap, "
     "iso.describe()]))"
 )
@@ -242,7 +242,7 @@ def bwrapped(*command: str, extra: tuple[str, ...] = ()) -> subprocess.Completed
     argv = [bwrap_binary() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     argv += ["--tmpfs", "/tmp", "--unshare-user", "--unshare-pid", "--unshare-net"]
     # The private /tmp hides a checkout, an interpreter or data that sit under it: bound back
-    # read-only, as core/isolation.py does for a zygote.
+    # read-only, as core/execution/isolation.py does for a zygote.
     needed = {REPO_ROOT, DATA, Path(sys.prefix), Path(os.path.realpath(sys.executable)).parents[1]}
     for path in sorted({str(p.resolve()) for p in needed if p.exists() and _under_tmp(p)}):
         argv += ["--ro-bind", path, path]
@@ -254,10 +254,10 @@ def bwrapped(*command: str, extra: tuple[str, ...] = ()) -> subprocess.Completed
 _AUTO_RUN = textwrap.dedent(
     """\
     import json
-    from convtui.core.execution import ExecRequest, Limits
-    from convtui.core.executor import Executor
-    from convtui.core.isolation import bwrap_problem
-    from convtui.core.tasks import TestSpec
+    from convtui.core.execution.types import ExecRequest, Limits
+    from convtui.core.execution.executor import Executor
+    from convtui.core.execution.isolation import bwrap_problem
+    from convtui.core.catalog.tasks import TestSpec
     code = '''import socket
     def f(x):
         open("/tmp/out", "w").write("x")

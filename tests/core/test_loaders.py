@@ -17,8 +17,7 @@ import pytest
 from support.data import BIGCODEBENCH as BCB_FILE
 from support.data import DATA as DATA_DIR
 
-from convtui.core.errors import ConvtuiError, DataNotFoundError, UnknownTaskError
-from convtui.core.loaders import (
+from convtui.core.catalog.loaders import (
     BadSelectionError,
     DataFormatError,
     TaskCatalog,
@@ -30,6 +29,7 @@ from convtui.core.loaders import (
     parse_suites,
     read_jsonl,
 )
+from convtui.core.errors import ConvtuiError, DataNotFoundError, UnknownTaskError
 
 CODEIF_FILE = DATA_DIR / "CodeIF-Bench-L1-function.jsonl"
 

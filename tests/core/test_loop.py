@@ -8,20 +8,20 @@ from dataclasses import replace
 import pytest
 from support.recorded import ADD_ONE
 
-from convtui.core.execution import ExecResult, TestOutcome
-from convtui.core.feedback import PASSED_ALL_TEST_RUNS
-from convtui.core.loop import _status_after, build_prompt, feedback_message
-from convtui.core.models.base import ModelBackend
-from convtui.core.models.types import ChatMessage, Completion
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig, Turn
-from convtui.core.simulators import (
+from convtui.core.execution.types import ExecResult, TestOutcome
+from convtui.core.feedback.render import PASSED_ALL_TEST_RUNS
+from convtui.core.feedback.simulators import (
     FeedbackRequest,
     Simulator,
     leaked_lines,
     postprocess,
     redact,
 )
+from convtui.core.models.base import ModelBackend
+from convtui.core.models.types import ChatMessage, Completion
+from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.turns.loop import _status_after, build_prompt, feedback_message
 
 # A ground truth with lines long enough to leak, for the simulators' leak checks.
 TASK = replace(

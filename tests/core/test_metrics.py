@@ -6,7 +6,7 @@ comment beside it. Vectors have 11 turns: turn 0 plus the 10 published feedback 
 
 import pytest
 
-from convtui.core import metrics
+from convtui.core.metrics import scores as metrics
 
 T, F = True, False
 TURNS = 11

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from support.projects import MODULE, TASK, make_project, with_tests
 
-from convtui.core.execution import ExecRequest, ExecResult, Limits
-from convtui.core.executor import Executor
+from convtui.core.catalog.tasks import TestSpec
+from convtui.core.execution.executor import Executor
+from convtui.core.execution.types import ExecRequest, ExecResult, Limits
 from convtui.core.projects.checkout import Checkout, env_python, project_dir
 from convtui.core.projects.envs import EnvBuildError, build_env
 from convtui.core.projects.splice import SpliceError, insert_tests, splice
-from convtui.core.tasks import TestSpec
 
 BASE_TEST = "tests/test_core.py::CounterTest::test_add"
 OWN_TEST = "tests/test_core.py::CounterTest::test_add_negative"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from convtui.core.errors import ConvtuiError
-from convtui.core.omega import FeedbackConfig
-from convtui.core.protocol import CCW_STOP, build_config, protocol_name, simulator_for
+from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.settings.protocol import CCW_STOP, build_config, protocol_name, simulator_for
 
 OMEGA = FeedbackConfig("full", "novice")
 

@@ -22,9 +22,9 @@ from support.live import FAILS, bench, histories
 from support.scripted import script
 
 from convtui.benchmarks.runs.doctor import TaskOutcome, run_doctor
-from convtui.core.exec_requests import broken_solution, exec_request
-from convtui.core.execution import ExecResult
-from convtui.core.feedback import execution_feedback
+from convtui.core.execution.requests import broken_solution, exec_request
+from convtui.core.execution.types import ExecResult
+from convtui.core.feedback.render import execution_feedback
 
 pytestmark = needs_bigcodebench
 
@@ -72,7 +72,7 @@ def verdict(result: ExecResult) -> tuple:
 
 
 def test_ray_gives_the_local_verdicts_feedback_and_cache_keys(ray_cluster, subset, executor):
-    from convtui.core.cluster.pool import RayExecutor
+    from convtui.core.execution.cluster.pool import RayExecutor
 
     # Ground truths (pass, or fail for want of the internet) and solutions that raise.
     requests = [exec_request(t, t.ground_truth) for t in subset]
@@ -132,7 +132,7 @@ def test_a_node_killed_during_doctor_loses_no_task_and_repeats_none(
     local one. Last in the module: the cluster is back to two nodes after it."""
     from support.ray_cluster import kill_node
 
-    from convtui.core.cluster.pool import RayExecutor
+    from convtui.core.execution.cluster.pool import RayExecutor
 
     doomed = ray_cluster.add_node(num_cpus=1)
     ray_cluster.wait_for_nodes()

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from convtui.core.catalog.loaders import load_catalog
+from convtui.core.catalog.repo_rows import RepoRowError, parse_repo_row
 from convtui.core.codeif.data_file import load_codeif_data
 from convtui.core.codeif.instructions import instructions
 from convtui.core.codeif.programs import project_round_tests
-from convtui.core.loaders import load_catalog
 from convtui.core.projects.splice import named_as
-from convtui.core.repo_rows import RepoRowError, parse_repo_row
 
 DATA_DIR = Path(os.environ.get("CONVTUI_DATA_DIR", "../shared/data"))
 FILES = {

@@ -1,4 +1,4 @@
-"""A study's spec, assignment and tokens (core/study.py): what a TOML file may say, that the
+"""A study's spec, assignment and tokens (core/studies/spec.py): what a TOML file may say, that the
 assignment is balanced, overlapped and reproducible, that a person who leaves is replaced by
 someone who does not already have the task, and that a token matches only its own hash."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from convtui.core.study import (
+from convtui.core.studies.spec import (
     Assignment,
     StudyError,
     StudySpec,

@@ -1,5 +1,5 @@
-"""Agreement between a study's annotators (core/study_agreement.py) and their scores
-(core/study_outcomes.py), against values computed by hand and by a small independent
+"""Agreement between a study's annotators (core/studies/agreement.py) and their scores
+(core/studies/outcomes.py), against values computed by hand and by a small independent
 Krippendorff's alpha written out below from its definition (pairable values in a
 coincidence sum), never by the package under test."""
 
@@ -10,8 +10,8 @@ from itertools import permutations
 
 import pytest
 
-from convtui.core.study_agreement import Alpha, agreement, krippendorff_alpha
-from convtui.core.study_outcomes import Scores, TaskOutcome, live_scores, pooled
+from convtui.core.studies.agreement import Alpha, agreement, krippendorff_alpha
+from convtui.core.studies.outcomes import Scores, TaskOutcome, live_scores, pooled
 
 NAN = math.nan
 

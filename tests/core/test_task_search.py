@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from support.data import DATA as DATA_DIR
 
-from convtui.core.loaders import TaskCatalog, load_catalog
-from convtui.core.task_search import TaskIndex, search_tasks
-from convtui.core.tasks import Task
+from convtui.core.catalog.loaders import TaskCatalog, load_catalog
+from convtui.core.catalog.search import TaskIndex, search_tasks
+from convtui.core.catalog.tasks import Task
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,14 +17,14 @@ import pytest
 from support.recorded import ADD_ONE
 
 from convtui.core.ccw.policies import BcbTurn0, CcwTurn
-from convtui.core.convtui_turn import ConvtuiTurn
-from convtui.core.exec_requests import exec_request
-from convtui.core.execution import ExecRequest, ExecResult, TestOutcome
-from convtui.core.loop import SessionLoop, TurnCompleted, cached_execute, choose_policy
+from convtui.core.execution.requests import exec_request
+from convtui.core.execution.types import ExecRequest, ExecResult, TestOutcome
 from convtui.core.models.mock import MockBackend
-from convtui.core.omega import FeedbackConfig
-from convtui.core.replay_turn import ReplayTurn
-from convtui.core.session import SessionConfig, Turn
+from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.turns.loop import SessionLoop, TurnCompleted, cached_execute, choose_policy
+from convtui.core.turns.own_turn import ConvtuiTurn
+from convtui.core.turns.replay_turn import ReplayTurn
 
 FENCE = "```"
 # Shaped like a BigCodeBench task: its turn 0 reads the prompt, code prompt and complete prompt.

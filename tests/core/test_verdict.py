@@ -11,10 +11,10 @@ import signal
 
 import pytest
 
-from convtui.core.tasks import TestSpec as Spec
-from convtui.core.testplan import TestPlan as Plan
-from convtui.core.testplan import plan_tests
-from convtui.core.verdict import RawRun, compile_error, decide
+from convtui.core.catalog.tasks import TestSpec as Spec
+from convtui.core.execution.testplan import TestPlan as Plan
+from convtui.core.execution.testplan import plan_tests
+from convtui.core.execution.verdict import RawRun, compile_error, decide
 
 EXPECTED = ("test_a", "test_b", "test_c")
 CANARIES = ("canary_n0nce_assertEqual", "canary_n0nce_raise")

@@ -141,7 +141,7 @@ def test_completions_in_the_authors_repository_layout_are_scored_by_namespace(
     ``test``, ``completion``): the base answer then the follow-ups. The reference code as
     every answer: the base round passes the task's own tests; a follow-up it was not written
     for fails its instruction test."""
-    from convtui.core.loaders import load_catalog
+    from convtui.core.catalog.loaders import load_catalog
 
     data = Path(env()["CONVTUI_DATA_DIR"]) / "CodeIF-Bench-L2-repo.jsonl"
     task = load_catalog("codeif", data).get("CodeIF/2024")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from convtui.core.execution import ExecResult, TestOutcome
+from convtui.core.execution.types import ExecResult, TestOutcome
 from convtui.core.models.types import Attempt, ChatMessage, Completion, GenerationParams
-from convtui.core.omega import FeedbackConfig
-from convtui.core.protocol import ProtocolName, build_config
-from convtui.core.session import SessionConfig, Turn, request_hash
+from convtui.core.settings.config import SessionConfig, Turn, request_hash
+from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.settings.protocol import ProtocolName, build_config
 
 MODEL = "local:smollm2"
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 from store_values import MODEL, completion, config, prompt, turn
 
 from convtui.core.models.types import Attempt
-from convtui.core.session import Turn, request_hash
+from convtui.core.settings.config import Turn, request_hash
 from convtui.sessions import SessionRow, Store
 
 PARAMS = config().params

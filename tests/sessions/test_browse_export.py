@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from store_values import MODEL, config, turn
 
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig, Turn
+from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import NotFoundError, Store
 from convtui.sessions.browse import list_sessions, load_session, resolve_session_id
 from convtui.sessions.errors import AmbiguousIdError, ExportError

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from store_values import logged_config, turn
 
-from convtui.core.feedback import failure_details
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import Turn, TurnFeedback
+from convtui.core.feedback.render import failure_details
+from convtui.core.settings.config import Turn, TurnFeedback
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import Store
 from convtui.sessions.ccw_import import import_logs
 from convtui.sessions.export import export_convcodebench

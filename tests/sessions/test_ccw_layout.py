@@ -13,10 +13,10 @@ from store_values import logged_config, turn
 from support.cli import invoke
 from support.data import DATA
 
-from convtui.core.evaluate import FeedbackSettings, render_execution
-from convtui.core.feedback import failure_details
-from convtui.core.loaders import load_catalog
-from convtui.core.omega import FeedbackConfig
+from convtui.core.catalog.loaders import load_catalog
+from convtui.core.feedback.evaluate import FeedbackSettings, render_execution
+from convtui.core.feedback.render import failure_details
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import Store
 from convtui.sessions.ccw_files import parse_turn_file
 from convtui.sessions.ccw_import import import_logs, result_from_eval

@@ -31,8 +31,8 @@ import pytest
 from store_values import logged_config, turn
 from support.cli import invoke
 
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig
+from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import Store
 from convtui.sessions.ccw_files import (
     file_model_name,

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from support.recorded import compiled_turn
 
-from convtui.core.execution import ExecResult, TestOutcome
-from convtui.core.omega import FeedbackConfig
-from convtui.core.protocol import build_config
-from convtui.core.session import Turn
+from convtui.core.execution.types import ExecResult, TestOutcome
+from convtui.core.settings.config import Turn
+from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.settings.protocol import build_config
 from convtui.sessions import Store
 
 DATA = Path(os.environ.get("CONVTUI_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))

@@ -24,12 +24,12 @@ from store_values import logged_config, turn
 from support.data import DATA
 
 from convtui.commands.session_views import session_detail
-from convtui.core.evaluate import FeedbackSettings, render_execution
-from convtui.core.execution import ExecResult, TestIssue, TestOutcome
-from convtui.core.feedback import declared_test_names, failure_details
-from convtui.core.loaders import load_catalog
-from convtui.core.omega import FeedbackConfig
-from convtui.core.tasks import Task
+from convtui.core.catalog.loaders import load_catalog
+from convtui.core.catalog.tasks import Task
+from convtui.core.execution.types import ExecResult, TestIssue, TestOutcome
+from convtui.core.feedback.evaluate import FeedbackSettings, render_execution
+from convtui.core.feedback.render import declared_test_names, failure_details
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import Store
 from convtui.sessions.browse import load_session
 from convtui.sessions.ccw_import import import_logs, result_from_eval

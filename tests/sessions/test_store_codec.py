@@ -8,9 +8,9 @@ from dataclasses import replace
 
 from store_values import config, result
 
-from convtui.core.execution import Limits
+from convtui.core.execution.types import Limits
 from convtui.core.models.types import ChatMessage, GenerationParams
-from convtui.core.omega import FeedbackConfig
+from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import codec
 from convtui.sessions.ids import new_id, utc_after, utc_now
 

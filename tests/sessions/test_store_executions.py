@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 from store_values import result, turn
 
-from convtui.core.execution import ExecResult, TestIssue, TestOutcome
-from convtui.core.session import ExecutionCache
+from convtui.core.execution.types import ExecResult, TestIssue, TestOutcome
+from convtui.core.settings.config import ExecutionCache
 from convtui.sessions import Store
 from convtui.sessions.codec import result_hash
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from convtui.core.session import SessionConfig
+from convtui.core.settings.config import SessionConfig
 from convtui.sessions import Store
 from convtui.sessions.errors import StoreError
 

@@ -10,7 +10,7 @@ import pytest
 from store_values import config, turn
 from support.omegas import omegas
 
-from convtui.core.omega import ALL_CONFIGS, FeedbackConfig
+from convtui.core.settings.omega import ALL_CONFIGS, FeedbackConfig
 from convtui.sessions import RunLeasedError, Store, run_config_hash
 from convtui.sessions.results import list_runs, run_outcomes
 

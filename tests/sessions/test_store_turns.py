@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 from store_values import completion, turn
 
-from convtui.core.execution import ExecResult
-from convtui.core.session import Turn
+from convtui.core.execution.types import ExecResult
+from convtui.core.settings.config import Turn
 from convtui.sessions import NotFoundError, Store
 
 
@@ -151,7 +151,7 @@ def test_an_assisted_turn_keeps_the_draft_and_whether_it_was_edited(
 
 
 def test_the_feedback_a_turns_calls_were_given_round_trips(store: Store, session_id: str) -> None:
-    from convtui.core.session import TurnFeedback
+    from convtui.core.settings.config import TurnFeedback
 
     given = TurnFeedback(
         compilation="No syntax errors",
@@ -167,7 +167,7 @@ def test_the_feedback_a_turns_calls_were_given_round_trips(store: Store, session
 
 def test_the_exception_text_of_a_module_error_round_trips(store: Store, session_id: str) -> None:
     """BigCodeBench's ALL entry (str(exc)) is kept beside convtui's own wording (m004)."""
-    from convtui.core.execution import TestOutcome
+    from convtui.core.execution.types import TestOutcome
 
     broken = ExecResult(
         "error",
@@ -186,7 +186,7 @@ def test_the_exception_text_of_a_module_error_round_trips(store: Store, session_
 def test_the_traceback_of_an_error_while_loading_round_trips(store: Store, session_id: str) -> None:
     """convtui's protocol renders a load error from its traceback (m011), so a resumed or
     replayed session must read the same one back."""
-    from convtui.core.execution import TestOutcome
+    from convtui.core.execution.types import TestOutcome
 
     tb = (
         "Traceback (most recent call last):\n"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from support.studies import PILOT, PILOT_TASKS
 
-from convtui.core.omega import FeedbackConfig
-from convtui.core.session import SessionConfig
-from convtui.core.study import (
+from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.studies.spec import (
     Assignment,
     StudyError,
     assign,

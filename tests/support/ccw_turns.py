@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from convtui.core.catalog.tasks import Task
 from convtui.core.ccw.turn import ModelCall, Reply
-from convtui.core.feedback import execution_feedback
-from convtui.core.tasks import Task
+from convtui.core.feedback.render import execution_feedback
 
 TASK_IDS = ("BigCodeBench/7", "BigCodeBench/100", "BigCodeBench/1")
 

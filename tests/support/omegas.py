@@ -3,7 +3,7 @@ feedback configurations, never the text)."""
 
 from __future__ import annotations
 
-from convtui.core.omega import FeedbackChoice, FeedbackConfig
+from convtui.core.settings.omega import FeedbackChoice, FeedbackConfig
 
 
 def omegas(*texts: str) -> list[FeedbackConfig]:

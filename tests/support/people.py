@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from convtui.core.simulators import Ask, FeedbackRequest, VerbalFeedback
+from convtui.core.feedback.simulators import Ask, FeedbackRequest, VerbalFeedback
 
 
 class Says:

@@ -11,8 +11,8 @@ import textwrap
 from dataclasses import replace
 from pathlib import Path
 
+from convtui.core.catalog.tasks import ProjectSite, Requirement, Task, TestSpec
 from convtui.core.projects.checkout import env_python, project_dir
-from convtui.core.tasks import ProjectSite, Requirement, Task, TestSpec
 
 PROJECT = "Demo/tiny"
 MODULE = textwrap.dedent(

@@ -11,7 +11,7 @@ import signal
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from convtui.core.cluster.pool import RayExecutor
+    from convtui.core.execution.cluster.pool import RayExecutor
 
 
 def start_cluster() -> Any:

@@ -3,9 +3,9 @@ a model or the sandbox: a made-up task, and a turn whose code compiled and ran."
 
 from __future__ import annotations
 
-from convtui.core.execution import ExecResult
-from convtui.core.session import Turn
-from convtui.core.tasks import Task, TestSpec
+from convtui.core.catalog.tasks import Task, TestSpec
+from convtui.core.execution.types import ExecResult
+from convtui.core.settings.config import Turn
 
 # A task no dataset holds (its tests are never run: the executor is stubbed where it is used).
 ADD_ONE = Task(

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 
-from convtui.core.executor import Executor
+from convtui.core.execution.executor import Executor
 from support.data import ROOT
 
 

@@ -8,8 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from convtui.core.session import SessionConfig
-from convtui.core.study import StudySpec, assign, token_hash
+from convtui.core.settings.config import SessionConfig
+from convtui.core.studies.spec import StudySpec, assign, token_hash
 from convtui.sessions import Store
 from convtui.sessions.studies import create_study
 

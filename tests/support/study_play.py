@@ -11,10 +11,10 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
-from convtui.core.executor import Executor
-from convtui.core.loop import SessionEnded, SessionLoop, TurnCompleted, cached_execute
+from convtui.core.catalog.tasks import Task
+from convtui.core.execution.executor import Executor
 from convtui.core.models.registry import open_backend
-from convtui.core.tasks import Task
+from convtui.core.turns.loop import SessionEnded, SessionLoop, TurnCompleted, cached_execute
 from convtui.sessions import Store
 from convtui.sessions.studies import load_study, start_assignment
 from support.people import Says

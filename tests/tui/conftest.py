@@ -19,8 +19,8 @@ from tui_harness import (
     write_script,
 )
 
-from convtui.core.executor import Executor
-from convtui.core.loaders import TaskCatalog
+from convtui.core.catalog.loaders import TaskCatalog
+from convtui.core.execution.executor import Executor
 
 
 @pytest.fixture(autouse=True)

@@ -23,11 +23,11 @@ from tui_harness import (
 )
 from tui_harness import session_screen as screen_of
 
-from convtui.core.executor import Executor
-from convtui.core.loaders import TaskCatalog
+from convtui.core.catalog.loaders import TaskCatalog
+from convtui.core.execution.executor import Executor
 from convtui.core.models.types import GenerationParams
-from convtui.core.omega import parse_feedback
-from convtui.core.session import SessionConfig
+from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.omega import parse_feedback
 from convtui.tui.app import ConvTuiApp, Launch, make_app
 from convtui.tui.controller import SessionPlan, UserMode
 from convtui.tui.screens.session import SessionScreen

@@ -11,12 +11,12 @@ import asyncio
 
 from support.people import Says
 
-from convtui.core.executor import Executor
-from convtui.core.loop import SessionLoop, TurnCompleted, build_prompt, cached_execute
+from convtui.core.catalog.tasks import Task
+from convtui.core.execution.executor import Executor
 from convtui.core.models.registry import open_backend
 from convtui.core.models.types import Completion
-from convtui.core.session import SessionConfig, request_hash
-from convtui.core.tasks import Task
+from convtui.core.settings.config import SessionConfig, request_hash
+from convtui.core.turns.loop import SessionLoop, TurnCompleted, build_prompt, cached_execute
 from convtui.sessions import Store
 
 SESSION_ID = "01snapsh0tsess10n000000000"

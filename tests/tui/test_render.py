@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from convtui.core.execution import ExecResult, TestOutcome
-from convtui.core.session import TurnFeedback
+from convtui.core.execution.types import ExecResult, TestOutcome
+from convtui.core.settings.config import TurnFeedback
 from convtui.tui import render
 from convtui.tui.viewmodels import TurnView, result_view
 

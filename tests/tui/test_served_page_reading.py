@@ -31,11 +31,12 @@ LONG = fenced(
 OMEGA = "CF,EF:full,VF:expert"  # the pilot study's
 
 
-async def click_on(page: AnnotatorPage, words: str) -> None:
-    """A click on the cell where ``words`` begins, as a person points at it."""
+async def click_into_the_code(page: AnnotatorPage) -> None:
+    """A click on the Code tab's first row (below the tab bar's underline), as a person
+    points into the code, wherever it is scrolled to."""
     rows = (await page.text()).splitlines()
-    row = next(n for n, line in enumerate(rows) if words in line)
-    column = rows[row].index(words)
+    row = next(n for n, line in enumerate(rows) if "╸━━" in line) + 1
+    column = 4
     box = await page.page.evaluate(
         "(() => { const r = document.querySelector('.xterm-screen').getBoundingClientRect();"
         " return [r.x, r.y, r.width, r.height]; })()"
@@ -55,7 +56,7 @@ def test_a_small_page_shows_the_header_whole_the_line_ends_and_only_what_works(
         async with browser() as chromium:
             page = await AnnotatorPage.open(chromium, served.url, size=(720, 520))
             assert await page.sign_in("token-of-ana") == 200
-            shown = await page.wait_for("waiting for your feedback", "│import", timeout=90)
+            shown = await page.wait_for("waiting for your feedback", "Code · turn 0", timeout=90)
             columns, lines = await page.page.evaluate("() => window.__convtui.size")
             assert columns <= 90 and lines <= 30, (columns, lines)  # about 80x24
 
@@ -67,7 +68,7 @@ def test_a_small_page_shows_the_header_whole_the_line_ends_and_only_what_works(
             # Point 1: the long line's end is out of view, and reached by clicking into the
             # code and scrolling down to the line, then sideways.
             assert TAIL not in shown
-            await click_on(page, "import")
+            await click_into_the_code(page)
             for _ in range(20):
                 if START in await page.text():
                     break

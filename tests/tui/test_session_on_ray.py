@@ -14,7 +14,7 @@ from support.data import needs_bigcodebench
 from textual.pilot import Pilot
 from tui_harness import TASK, WRONG, awaiting_feedback, rows, session_options, write_script
 
-from convtui.core.executor_choice import parse_executor
+from convtui.core.execution.choice import parse_executor
 from convtui.tui.app import make_app
 from convtui.tui.launch import open_services, plan_launch, session_config
 
@@ -25,7 +25,7 @@ def test_a_session_plays_its_turn_on_a_ray_cluster(tmp_path, catalog) -> None:
     pytest.importorskip("ray", reason="--executor ray needs pip install -e '.[ray]'")
     from support.ray_cluster import start_cluster
 
-    from convtui.core.cluster.pool import RayExecutor
+    from convtui.core.execution.cluster.pool import RayExecutor
 
     cluster = start_cluster()
     try:

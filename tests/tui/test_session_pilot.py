@@ -323,8 +323,8 @@ def test_resuming_after_the_app_was_killed_loses_only_the_turn_in_flight(
             import asyncio, sys
             sys.path.insert(0, {str(Path(__file__).parent)!r})
             from tui_harness import AppFactory
-            from convtui.core.executor import Executor
-            from convtui.core.loaders import load_catalog
+            from convtui.core.execution.executor import Executor
+            from convtui.core.catalog.loaders import load_catalog
             from tui_harness import awaiting_feedback, type_feedback
 
             async def main():

@@ -24,7 +24,7 @@ from tui_harness import (
     wait_until,
 )
 
-from convtui.core.study import StudySpec
+from convtui.core.studies.spec import StudySpec
 from convtui.sessions import Store
 from convtui.sessions.studies import assignments, load_study, start_assignment
 from convtui.tui.controller import StudyRef

@@ -16,8 +16,8 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
 
-from convtui.core.loaders import load_catalog
-from convtui.core.task_search import TaskIndex
+from convtui.core.catalog.loaders import load_catalog
+from convtui.core.catalog.search import TaskIndex
 from convtui.tui.screens.task_picker import ROW_LIMIT, TaskPickerScreen
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

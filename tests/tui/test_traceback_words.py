@@ -9,7 +9,7 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 from tui_harness import BROKEN, HEADER, AppFactory, awaiting_feedback, fenced, play, wait_until
 
-from convtui.core.execution import TestStatus
+from convtui.core.execution.types import TestStatus
 from convtui.tui import render
 from convtui.tui.screens.traceback import TracebackModal
 from convtui.tui.widgets.test_table import TestResultsTable

@@ -27,11 +27,11 @@ from tui_harness import (
     wait_until,
 )
 
-from convtui.core.executor import Executor
-from convtui.core.loaders import TaskCatalog
-from convtui.core.omega import parse_feedback
-from convtui.core.protocol import build_config
-from convtui.core.session import TurnFeedback
+from convtui.core.catalog.loaders import TaskCatalog
+from convtui.core.execution.executor import Executor
+from convtui.core.settings.config import TurnFeedback
+from convtui.core.settings.omega import parse_feedback
+from convtui.core.settings.protocol import build_config
 from convtui.sessions.browse import CallLine
 from convtui.tui import render
 from convtui.tui.app import Launch, make_app

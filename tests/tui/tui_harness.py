@@ -21,13 +21,13 @@ from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
 
-from convtui.core.executor import Executor
-from convtui.core.loaders import TaskCatalog
+from convtui.core.catalog.loaders import TaskCatalog
+from convtui.core.execution.executor import Executor
 from convtui.core.models.registry import open_backend
 from convtui.core.models.types import GenerationParams
-from convtui.core.omega import FeedbackChoice, parse_feedback
 from convtui.core.services import Models
-from convtui.core.session import SessionConfig
+from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.omega import FeedbackChoice, parse_feedback
 from convtui.sessions import Store
 from convtui.tui.app import ConvTuiApp, Launch, make_app
 from convtui.tui.controller import Services, SessionPlan, UserMode

@@ -1,7 +1,7 @@
 """The task picker: what `convtui session` opens first when no `--task` was given.
 
 A search box over the catalog (by id, words of the prompt, or library; the syntax lives in
-:mod:`convtui.core.task_search`), a table of the matches, and the highlighted task's prompt.
+:mod:`convtui.core.catalog.search`), a table of the matches, and the highlighted task's prompt.
 The screen dismisses with the chosen task id, or None when the user backs out.
 """
 
@@ -20,8 +20,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.widgets.data_table import ColumnKey
 
-from convtui.core.task_search import TaskIndex
-from convtui.core.tasks import Task
+from convtui.core.catalog.search import TaskIndex
+from convtui.core.catalog.tasks import Task
 from convtui.tui import render
 
 #: Rows shown at once: enough to scroll through, few enough to refill on every keystroke.

@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from convtui.core.printable import printable
-from convtui.core.session import TurnFeedback
+from convtui.core.settings.config import TurnFeedback
 from convtui.sessions.browse import CallLine
 from convtui.tui import render
 from convtui.tui.viewmodels import TurnView

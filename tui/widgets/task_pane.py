@@ -8,8 +8,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Markdown, Static
 
+from convtui.core.catalog.tasks import ProjectSite, Task
 from convtui.core.printable import printable
-from convtui.core.tasks import ProjectSite, Task
 from convtui.tui import render
 
 

@@ -1,0 +1,1 @@
+"""Running candidates: the executor and its sandboxed children, Ray, requests, verdicts."""

@@ -1,0 +1,171 @@
+"""What every executor backend does the same way around its sandboxes: the cache key, how a
+batch is cut into shards and played ``jobs`` at a time, and how the shards' reports become
+one verdict. The local pool (executor.py) and the Ray pool (cluster/pool.py) differ only in
+where a shard runs, so their verdicts, feedback and cache keys cannot drift apart."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict
+from typing import TYPE_CHECKING
+
+from convtui.core.execution.testplan import TestPlan, plan_tests
+from convtui.core.execution.types import RUNNER_VERSION, ExecRequest, ExecResult, TestOutcome
+from convtui.core.execution.verdict import RawRun, decide
+
+if TYPE_CHECKING:
+    from convtui.core.execution.isolation import Isolation
+
+# Runs one shard of a request: the tests named, or all of them for None. None back when the
+# sandbox died during the run.
+RunPart = Callable[[ExecRequest, TestPlan, Sequence[str] | None], RawRun | None]
+
+
+def execution_key(request: ExecRequest, isolation: str, fingerprint: str) -> str:
+    """Key of the result cache (docs/design.md#executor-contract): code, tests, limits,
+    isolation, runner version and environment fingerprint."""
+    blob = json.dumps(
+        {
+            "code": request.code,
+            "tests": asdict(request.tests),
+            "task": request.task_id,
+            "known": sorted(request.known_modules),
+            "limits": request.limits.as_dict(),
+            # Absent when False, so every key made before the field existed stays valid.
+            **({"as_main": True} if request.as_main else {}),
+            # A project by what it holds, not where it lies: the same tree and environment
+            # give the same key on every machine.
+            **(
+                {
+                    "project": [request.project.digest, request.project.files]
+                    + ([True] if request.project.skips_pass else [])
+                }
+                if request.project
+                else {}
+            ),
+            "isolation": isolation,
+            "runner": RUNNER_VERSION,
+            "env": fingerprint,
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def decide_parts(
+    request: ExecRequest, plan: TestPlan, parts: Sequence[RawRun | None], isolation: str
+) -> ExecResult:
+    """The verdict of ``request`` from the reports of its shards (one when it was not split)."""
+    if any(part is None for part in parts):
+        return ExecResult(
+            status="crash",
+            isolation=isolation,
+            detail="the sandbox process died during the run",
+            tests=tuple(TestOutcome(n, "missing") for n in plan.expected),
+        )
+    raw = RawRun.merge([p for p in parts if p is not None])
+    return decide(
+        raw, plan, request.known_modules, isolation, request.limits.wall_s, code=request.code
+    )
+
+
+def run_batch(
+    requests: Sequence[ExecRequest],
+    run_part: RunPart,
+    *,
+    jobs: int,
+    isolation: str,
+    on_result: Callable[[int, ExecResult], None] | None = None,
+    expected_s: Mapping[int, float] | None = None,
+) -> list[ExecResult]:
+    """Run many candidates through ``run_part``, ``jobs`` at a time, in the order given (put
+    the longest first); see Executor.run_many. ``on_result(index, result)`` is called once
+    per request as it is decided, from the calling thread."""
+    plans = [plan_tests(r.tests) for r in requests]
+    shards = shard_batch(plans, expected_s or {}, jobs)
+    parts: dict[int, list[RawRun | None]] = {i: [] for i in range(len(requests))}
+    results: list[ExecResult | None] = [None] * len(requests)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(run_part, requests[i], plans[i], only): i for i, only in shards}
+        wanted = {i: sum(1 for j, _ in shards if j == i) for i in range(len(requests))}
+        try:
+            for future in as_completed(futures):
+                index = futures[future]
+                parts[index].append(future.result())
+                if len(parts[index]) == wanted[index]:
+                    decided = decide_parts(requests[index], plans[index], parts[index], isolation)
+                    results[index] = decided
+                    if on_result is not None:
+                        on_result(index, decided)
+        except BaseException:
+            # A backend that could not run a shard at all (ExecutorError): the shards not yet
+            # started never will, rather than the batch running on to its end first.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    return [r for r in results if r is not None]
+
+
+class BatchRunner:
+    """What an executor builds on its own ``run_part`` (where one run or shard of it goes):
+    one candidate, and a batch of them ``jobs`` at a time. Here once, so that the local
+    executor and the cluster's decide verdicts the same way."""
+
+    jobs: int
+    isolation: Isolation
+
+    def run_part(
+        self, request: ExecRequest, plan: TestPlan, only: Sequence[str] | None = None
+    ) -> RawRun | None:
+        raise TypeError(f"{type(self).__name__} does not say where a run goes")
+
+    def run(self, request: ExecRequest) -> ExecResult:
+        """Run one candidate; never raises for anything the candidate does."""
+        plan = plan_tests(request.tests)
+        return decide_parts(request, plan, [self.run_part(request, plan)], self.isolation.label)
+
+    def run_many(
+        self,
+        requests: Sequence[ExecRequest],
+        on_result: Callable[[int, ExecResult], None] | None = None,
+        expected_s: Mapping[int, float] | None = None,
+    ) -> list[ExecResult]:
+        """Run many candidates, ``jobs`` at a time, in the order given (put the longest first).
+
+        ``expected_s`` maps request indexes to their expected run time (e.g. from an earlier
+        run). A request expected to take over half of one worker's share of the whole batch
+        has its tests split into shards that run side by side, so one slow task does not
+        leave the other workers idle at the end. ``on_result(index, result)`` is called as
+        each request finishes, from the calling thread."""
+        return run_batch(
+            requests,
+            self.run_part,
+            jobs=self.jobs,
+            isolation=self.isolation.label,
+            on_result=on_result,
+            expected_s=expected_s,
+        )
+
+
+def shard_batch(
+    plans: Sequence[TestPlan], expected_s: Mapping[int, float], jobs: int
+) -> list[tuple[int, tuple[str, ...] | None]]:
+    """(request index, tests to run or None for all), longest work first. A request expected
+    to take over half of one worker's share of the whole batch is split into shards that run
+    side by side, so one slow task does not leave the other workers idle at the end."""
+    share = sum(expected_s.values()) / jobs
+    work: list[tuple[float, int, tuple[str, ...] | None]] = []
+    for index, plan in enumerate(plans):
+        # Without an estimate a request may be long: it starts before the known ones.
+        seconds = expected_s.get(index, float("inf"))
+        # Twice as many shards as workers packs unequal tests better than one each.
+        pieces = min(2 * jobs, len(plan.expected))
+        if jobs > 1 and pieces > 1 and share / 2 < seconds < float("inf"):
+            for k in range(pieces):
+                work.append((seconds / pieces, index, plan.expected[k::pieces]))
+        else:
+            work.append((seconds, index, None))
+    work.sort(key=lambda w: -w[0])  # stable: equal estimates keep the caller's order
+    return [(index, only) for _, index, only in work]

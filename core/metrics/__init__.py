@@ -1,0 +1,1 @@
+"""Scores over sessions: Pass@1 per turn, MRR, Recall, and rank correlation."""

@@ -1,0 +1,1 @@
+"""A session's settings: its config, Ω, the two protocols and the one builder of them."""

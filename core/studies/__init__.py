@@ -1,0 +1,1 @@
+"""Human-feedback studies: the spec, assignments, agreement and outcomes."""

@@ -1,0 +1,1 @@
+"""Playing turns: the session loop, its turn policies, replays, journaled model calls."""
