@@ -62,6 +62,23 @@ def _run(executor: Executor, root: Path, code: str, tests: TestSpec | None = Non
     return executor.run(request)
 
 
+def _under_each_reading(executor: Executor, root: Path, tests: TestSpec) -> dict[bool, ExecResult]:
+    """The reference against ``tests``, a skip not passing (convtui) and passing (the
+    authors' reading), keyed by ``skips_pass``."""
+    checkout = Checkout(TASK, root)
+    found = {}
+    for skips_pass in (False, True):
+        request = ExecRequest(
+            code=TASK.ground_truth,
+            tests=tests,
+            project=checkout.run(TASK.ground_truth, tests, skips_pass=skips_pass),
+            limits=Limits(wall_s=60),
+            task_id=TASK.id,
+        )
+        found[skips_pass] = executor.run(request)
+    return found
+
+
 def _statuses(result: ExecResult) -> dict[str, str]:
     return {t.name: t.status for t in result.tests}
 
@@ -156,17 +173,7 @@ def test_a_coroutine_test_no_plugin_runs_is_a_skip_even_where_warnings_are_error
     tests = TestSpec(
         "pytest", snippets=((BASE_TEST, ""), (coroutine, "async def test_later():\n    pass\n"))
     )
-    checkout = Checkout(TASK, strict)
-    found = {}
-    for skips_pass in (False, True):
-        request = ExecRequest(
-            code=TASK.ground_truth,
-            tests=tests,
-            project=checkout.run(TASK.ground_truth, tests, skips_pass=skips_pass),
-            limits=Limits(wall_s=60),
-            task_id=TASK.id,
-        )
-        found[skips_pass] = _statuses(executor.run(request))
+    found = {k: _statuses(v) for k, v in _under_each_reading(executor, strict, tests).items()}
     assert found[True] == {BASE_TEST: "pass", coroutine: "pass"}
     assert found[False][BASE_TEST] == "pass" and found[False][coroutine] != "pass"
 
@@ -302,16 +309,6 @@ def test_a_skipped_test_passes_only_under_the_authors_reading(
             (skipped, "def test_skipped(self):\n    import pytest\n    pytest.skip('no')\n"),
         ),
     )
-    checkout = Checkout(TASK, root)
-    found = {}
-    for skips_pass in (False, True):
-        request = ExecRequest(
-            code=TASK.ground_truth,
-            tests=tests,
-            project=checkout.run(TASK.ground_truth, tests, skips_pass=skips_pass),
-            limits=Limits(wall_s=60),
-            task_id=TASK.id,
-        )
-        found[skips_pass] = executor.run(request)
+    found = _under_each_reading(executor, root, tests)
     assert _statuses(found[False])[skipped] == "skipped" and not found[False].passed
     assert _statuses(found[True])[skipped] == "pass" and found[True].passed
