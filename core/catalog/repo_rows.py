@@ -206,6 +206,13 @@ def as_the_authors_held_them(tasks: Sequence[Task]) -> list[Task]:
     return out
 
 
+def as_held(task: Task, tests: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """``tests`` ((pytest id, code) pairs of ``task``) with the code the authors' copy of the
+    project held under each id (:func:`as_the_authors_held_them`)."""
+    theirs = dict(task.site.authors_tests) if task.site else {}
+    return tuple((test_id, theirs.get(test_id, code)) for test_id, code in tests)
+
+
 def _instruction_tests(task: Task) -> list[tuple[str, str]]:
     return [pair for r in task.requirements for pair in r.tests.snippets if pair[1]]
 

@@ -88,6 +88,7 @@ from functools import cache
 from importlib import resources
 from string import Template
 
+from convtui.core.catalog.repo_rows import as_held
 from convtui.core.catalog.tasks import Task, TestSpec
 from convtui.core.codeif.conversation import Ask, PlayedRound, RoundPlan
 from convtui.core.codeif.instructions import (
@@ -228,11 +229,10 @@ def _project_request(
     says (their ``adjust_indent``)."""
     from convtui.core.projects.checkout import PROJECT_LIMITS, project_request
 
-    theirs = dict(task.site.authors_tests) if task.site else {}  # what their copy held
     return project_request(
         task,
         code,
-        TestSpec("pytest", snippets=tuple((n, theirs.get(n, c)) for n, c in tests)),
+        TestSpec("pytest", snippets=as_held(task, tests)),  # what their copy held
         limits=replace(
             limits or PROJECT_LIMITS,
             per_test_s=float(REPO_TIMEOUT_S),

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Literal
 
+from convtui.core.catalog.repo_rows import as_held
 from convtui.core.catalog.tasks import Task, TestKind, TestSpec
 from convtui.core.codeif.instructions import BASE, Instruction, checked_by
 from convtui.core.execution.requests import task_imports, task_modules
@@ -88,13 +89,12 @@ def round_tests(given: Sequence[Instruction], kind: TestKind = "snippets") -> Te
 
 def project_round_tests(task: Task, given: Sequence[Instruction], *, preprocess: bool) -> TestSpec:
     """The pytest ids a repository task's round runs, each with the test it runs: under the
-    authors' protocol what their copy of the project held under the id (another task's
-    test of the same name, core/catalog/repo_rows.py ``as_the_authors_held_them``), else the test as
-    written; under convtui's the task's own test, named as its id says."""
+    authors' protocol what their copy of the project held under the id (another task's test
+    of the same name: core/catalog/repo_rows.py ``as_held``), else the test as written; under
+    convtui's the task's own test, named as its id says."""
     tests = round_tests(given, "pytest")
     if preprocess:
-        theirs = dict(task.site.authors_tests) if task.site else {}
-        return replace(tests, snippets=tuple((n, theirs.get(n, c)) for n, c in tests.snippets))
+        return replace(tests, snippets=as_held(task, tests.snippets))
     return replace(tests, snippets=tuple((n, named_as(c, n)) for n, c in tests.snippets))
 
 

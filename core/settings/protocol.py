@@ -136,6 +136,9 @@ def simulator_for(
     return simulator or model
 
 
+PERSONAS = ("novice", "expert")  # the user modes in which a simulator speaks alone
+
+
 def session_settings(
     protocol: ProtocolName,
     *,
@@ -176,9 +179,6 @@ def session_settings(
         extract=extract,
         max_tokens=max_tokens,
     )
-
-
-PERSONAS = ("novice", "expert")  # the user modes in which a simulator speaks alone
 
 
 def feedback_for_user(feedback: FeedbackConfig, user: UserMode) -> FeedbackConfig:
