@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Literal
 from convtui.core.catalog.tasks import SuiteOrAll, Task
 from convtui.core.execution.choice import LOCAL, ExecutorChoice
 from convtui.core.execution.isolation import IsolationChoice
-from convtui.core.feedback.render import PartialRule
+from convtui.core.models.extract import ExtractMode
 from convtui.core.settings.config import ContextMode, ProtocolName, SessionConfig
-from convtui.core.settings.omega import FeedbackChoice, FeedbackConfig
-from convtui.core.turns.extract import ExtractMode
+from convtui.core.settings.omega import FeedbackChoice, FeedbackConfig, PartialRule
 
 if TYPE_CHECKING:
     from convtui.core.catalog.loaders import TaskCatalog

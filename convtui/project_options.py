@@ -1,8 +1,9 @@
-"""The options of ``convtui projects fetch``, declared once (as convtui/options.py declares the
-others; ``--projects`` is there, shared with the other ``projects`` commands)."""
+"""The options of ``convtui projects``, each declared once (as convtui/options.py declares the
+shared ones)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -47,5 +48,31 @@ KeepArchiveOpt = Annotated[
         "--keep-archive/--no-keep-archive",
         help="Keep Source_Code.tar.gz under the projects root once unpacked (0.9 GB): a later "
         "fetch checks it and unpacks it again rather than downloading it.",
+    ),
+]
+ProjectsDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--projects",
+        help="Where DevEval's projects live: Source_Code/ and envs/ under it "
+        "(default: $CONVTUI_PROJECTS_DIR, else ~/.cache/convtui/projects).",
+        show_default=False,
+    ),
+]
+ProjectNamesArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Projects to rebuild, by name (sqlitedict) or DevEval path (Database/sqlitedict); "
+        "default: every project with a matching release.",
+        show_default=False,
+    ),
+]
+ProjectTreeOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--tree",
+        help="Take the one project named from this folder (a checkout of the commit "
+        "releases.toml names) instead of its release on PyPI.",
+        show_default=False,
     ),
 ]

@@ -44,6 +44,8 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+from codeif_scoring import convtui, score_only
+
 from convtui.core.codeif.programs import first_python_block
 
 FE = "Functionality Extension"
@@ -166,18 +168,9 @@ def ia_ca_script(scripts: Path, base_passed: dict, rows: list[dict]) -> list[tup
     return [(int(c), int(t)) for _, c, t in ROUND_LINE.findall(done.stdout)]
 
 
-def convtui(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "convtui", *args], capture_output=True, text=True, check=False
-    )
-
-
 def ours(completions: Path, data: Path, db: Path) -> tuple[dict, list[dict]]:
     """Score the file, then read the report's authors tables and sessions."""
-    scored = convtui(
-        "bench", "codeif", "--score-only", str(completions), "--data", str(data),
-        "--protocol", "codeif", "--db", str(db), "--json",
-    )  # fmt: skip
+    scored = score_only(completions, data, db)
     if scored.returncode != 0:
         raise SystemExit(f"bench codeif --score-only {completions}: {scored.stderr}")
     run_id = json.loads(scored.stdout)["run_id"]

@@ -25,10 +25,11 @@ import io
 import json
 import re
 import runpy
-import subprocess
 import sys
 import types
 from pathlib import Path
+
+from codeif_scoring import convtui, score_only
 
 from convtui.core.codeif.data_file import load_codeif_data
 from convtui.core.projects.checkout import task_problem
@@ -70,12 +71,6 @@ def ia_ca(script: Path, base: list[dict], rounds: list[dict]) -> dict[int, tuple
     return {int(m[1]): (int(m[2]), int(m[3])) for m in ROUND_LINE.finditer(out.getvalue())}
 
 
-def convtui(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "convtui", *args], capture_output=True, text=True, check=False
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--experiments", type=Path, required=True, help="a checkout of 93b17ef")
@@ -109,10 +104,7 @@ def main() -> None:
             "".join(json.dumps(r) + "\n" for r in [*base_asked, *asked]), "utf-8"
         )
         db = args.out / f"{slug}.db"
-        done = convtui(
-            "bench", "codeif", "--score-only", str(completions), "--data", str(data),
-            "--protocol", "codeif", "--db", str(db), "--json",
-        )  # fmt: skip
+        done = score_only(completions, data, db)
         if done.returncode != 0:
             raise SystemExit(f"{model}: scoring failed: {done.stderr.strip()}")
         report = json.loads(

@@ -19,54 +19,33 @@ error, and each turn its recorded verdict, feedback and notes, with the code fro
 A set whose files changed since (or an export from before the manifest held turns) is read as
 ConvCodeWorld's logs, like any other.
 
-The turn-0 file may carry any name BigCodeBench gives an instruct-split sample file (any
-backend, ``vllm`` or ``openai`` among them, temperature, sample count and version: see
-sessions/ccw_files.py); it belongs to the turn files whose model one name spells both ways,
-as ConvCodeWorld's scripts derive both from one ``--model_name``.
+The sets are found by sessions/ccw_sets.py, the verdicts rebuilt by sessions/ccw_verdicts.py.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
-from collections import defaultdict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from convtui.core.catalog.loaders import SUITE_PREFIX, load_catalog
 from convtui.core.catalog.tasks import Task
-from convtui.core.execution.types import ExecResult, TestIssue, TestOutcome
 from convtui.core.feedback.evaluate import FeedbackSettings, render_execution
 from convtui.core.feedback.render import compile_feedback, declared_test_names
 from convtui.core.settings.config import SessionConfig, SessionStatus, Turn, TurnFeedback
 from convtui.core.settings.protocol import build_config
-from convtui.sessions.ccw_files import (
-    TURN0_DIR,
-    LogSetName,
-    Turn0File,
-    eval_file,
-    paired_name,
-    parse_turn0_file,
-    parse_turn_file,
-)
+from convtui.sessions.ccw_files import eval_file
+from convtui.sessions.ccw_sets import FolderSet, find_sets
+from convtui.sessions.ccw_verdicts import result_from_eval
 from convtui.sessions.codec import config_from_json, run_config_hash
 from convtui.sessions.errors import ImportFormatError
 from convtui.sessions.records import UserKind
 from convtui.sessions.static_logs import MANIFEST, STATIC_FORMAT
 from convtui.sessions.store import Store
 from convtui.sessions.transcript import turn_from_record
-
-
-@dataclass(frozen=True)
-class FolderSet:
-    """One log set found in a folder: its turn-0 file and its turn files, in turn order."""
-
-    name: LogSetName
-    model: str  # as the turn-0 file spells it, "/" restored
-    files: tuple[Path, ...]  # turn 0, 1, ..., N-1
 
 
 @dataclass(frozen=True)
@@ -91,88 +70,6 @@ class RecordedSet:
     sessions: Mapping[str, Mapping[str, Any]]  # task id -> the manifest's entry
     digest: str  # of the set's files: two different exports of one set are two runs
     code_version: str | None  # of the runs that recorded them, where that was one version
-
-
-def find_sets(folder: Path) -> list[FolderSet]:
-    """The log sets under ``folder`` (outputs of a static run, under ``static/``, are not
-    logs), or one clear error saying what is missing."""
-    if not folder.is_dir():
-        raise ImportFormatError(f"{folder} is not a folder in ConvCodeWorld's static layout")
-    turn0 = [
-        (path, sample)
-        for path in sorted(folder.rglob("*.jsonl"))
-        if "static" not in path.relative_to(folder).parts
-        and (sample := parse_turn0_file(path.name)) is not None
-    ]
-    turns: dict[LogSetName, dict[int, Path]] = defaultdict(dict)
-    for path in sorted(folder.rglob("bigcodebench_*.jsonl")):
-        parsed = parse_turn_file(path.name)
-        if parsed is not None and "static" not in path.relative_to(folder).parts:
-            turns[parsed[0]][parsed[1]] = path
-    if not turns:
-        raise ImportFormatError(
-            f"{folder} holds no ConvCodeWorld turn file (results/v0.3.6/bigcodebench_<model>_CF"
-            "...jsonl): give the folder that holds results/ and bigcodebench/"
-        )
-    found = []
-    for name, by_turn in sorted(turns.items(), key=lambda item: item[0].stem):
-        zero, model = _turn0_of(folder, name, turn0)
-        last = max(by_turn)
-        missing = [k for k in range(1, last + 1) if k not in by_turn]
-        if missing:
-            raise ImportFormatError(
-                f"{name.stem}: turn file{'s' if len(missing) > 1 else ''} "
-                f"{', '.join(str(k) for k in missing)} missing (ITER=k); every turn up to "
-                f"{last} is needed"
-            )
-        files = (zero, *(by_turn[k] for k in range(1, last + 1)))
-        found.append(FolderSet(name, model, files))
-    return found
-
-
-def _turn0_of(
-    folder: Path, name: LogSetName, turn0: Sequence[tuple[Path, Turn0File]]
-) -> tuple[Path, str]:
-    """The turn-0 sample file of ``name``'s model, and the model's name: the one name that
-    spells both files as ConvCodeWorld's scripts do (``/`` as ``--`` in the sample file, as
-    ``_`` in turn files), whatever backend, temperature and BigCodeBench version wrote the
-    sample file. Exports of earlier convtui versions spelled other characters ``_`` on each
-    side separately: they still pair, by that rule."""
-    # Best first: the whole prefix pairs, then one without BigCodeBench 0.2's revision, then
-    # the legacy rule.
-    ranked: dict[int, list[tuple[Path, str]]] = defaultdict(list)
-    for path, parsed in turn0:
-        spellings = parsed.spellings()
-        for rank, spelling in enumerate(spellings):
-            model = paired_name(spelling, name.model)
-            if model is not None:
-                ranked[rank].append((path, model))
-                break
-        else:
-            if _legacy_part(parsed.prefix) == name.model:
-                ranked[_LEGACY].append((path, parsed.prefix.replace("--", "/")))
-    candidates = ranked[min(ranked)] if ranked else []
-    if not candidates:
-        raise ImportFormatError(
-            f"{folder} has {name.stem}.jsonl but not its turn-0 file ({TURN0_DIR}/<model, / "
-            "as -->--bigcodebench-instruct--<backend>-<temperature>-<n>-sanitized-calibrated"
-            ".jsonl, as BigCodeBench names it)"
-        )
-    if len(candidates) > 1:
-        shown = " and ".join(path.name for path, _ in candidates[:2])
-        raise ImportFormatError(
-            f"{name.stem}: more than one turn-0 file could be its model's ({shown}): keep "
-            "the one the logs started from"
-        )
-    return candidates[0]
-
-
-_LEGACY = 9  # the legacy rule's rank: after every spelling (Turn0File.spellings gives 3 at most)
-
-
-def _legacy_part(prefix: str) -> str:
-    """How convtui before file_model_name spelled a turn-0 prefix's model in turn files."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", prefix.replace("--", "/")).strip("_") or "model"
 
 
 def import_folder(
@@ -434,170 +331,6 @@ def _test_names(task: Task) -> tuple[str, ...] | None:
         return declared_test_names(task.tests.source)
     except SyntaxError:
         return None
-
-
-def result_from_eval(
-    entry: Mapping[str, Any], where: str = "eval", test_names: Collection[str] | None = None
-) -> ExecResult:
-    """An ``ExecResult`` whose BigCodeBench ``details`` (``feedback.failure_details``) are
-    ``entry``'s, in the same order, so that its execution feedback renders as the reference's.
-
-    BigCodeBench fills ``details[test.id().split(".")[-1]] = trace`` over unittest's
-    ``failures + errors`` (bigcode-project/bigcodebench: bigcodebench/eval/__init__.py,
-    ``unsafe_execute``): failures before errors, each group in run order (tests by name, a
-    test's failing subtests as they ran, then its own failure). Each key is filed under its
-    test (:func:`_keyed_by_test`): a test's own entry stays a test of its own; a test with
-    failing subtests gets them, and its own entry, as ``issues`` in the dict's order, as the
-    executor records them (core/execution/types.py ``TestOutcome``). Failures and errors are told
-    apart by :func:`_failures_end`.
-
-    ``test_names``: the task's tests (``declared_test_names`` of its module, or its snippet
-    names), which tell a subtest's key from one that only looks like it; without them, any
-    identifier is taken for a test's name.
-    """
-    status = entry.get("status")
-    details = entry.get("details") or {}
-    if status not in ("pass", "fail", "timeout") or not isinstance(details, dict):
-        raise ImportFormatError(
-            f"{where}: an eval entry needs status pass|fail|timeout and details"
-        )
-    if status == "pass":
-        return ExecResult("pass", isolation="imported")
-    run_status = "timeout" if status == "timeout" else "fail"
-    if not details:
-        return ExecResult(run_status, isolation="imported")  # type: ignore[arg-type]
-    if set(details) == {"ALL"}:
-        text = str(details.get("ALL", ""))
-        return ExecResult(
-            "timeout" if status == "timeout" else "error",
-            isolation="imported",
-            detail=text,
-            error_message=text,
-        )
-    # Keys that collided in the reference (two subtests described alike, or cut alike at
-    # their last dot: "test_x (value=1.5)" and "test_x (value=2.5)" are both "5)") were one
-    # entry there, at the first one's position with the last one's traceback: the others are
-    # gone from the dict and cannot be recovered, and neither can the text a cut key lost.
-    keyed = _keyed_by_test(
-        [(str(key), str(text)) for key, text in details.items()],
-        None if test_names is None else frozenset(test_names),
-    )
-    end = _failures_end(
-        [test for test, _, _ in keyed], [_raised_assertion(text) for _, _, text in keyed]
-    )
-    by_test: dict[str, list[TestIssue]] = {}
-    for position, (test, name, text) in enumerate(keyed):
-        by_test.setdefault(test, []).append(
-            TestIssue(name, "fail" if position < end else "error", text)
-        )
-    tests = []
-    for test, issues in by_test.items():
-        first = issues[0]
-        if len(issues) == 1 and first.name == test:
-            tests.append(TestOutcome(test, first.status, 0.0, first.traceback))
-        else:
-            # A test with failing subtests: the executor's shape, whose status and traceback
-            # are its first problem and whose issues are what unittest filed for it.
-            tests.append(
-                TestOutcome(test, first.status, 0.0, first.traceback, issues=tuple(issues))
-            )
-    return ExecResult(run_status, tests=tuple(tests), isolation="imported")  # type: ignore[arg-type]
-
-
-# A subtest's id is its test's id, a space, then unittest's description of it: "[msg]",
-# "(k=v, ...)", both, or "(<subtest>)" (CPython Lib/unittest/case.py, _SubTest._subDescription).
-_SUBTEST_KEY = re.compile(r"([A-Za-z_]\w*) [\[(]")
-
-
-def _keyed_by_test(
-    details: Sequence[tuple[str, str]], test_names: frozenset[str] | None
-) -> list[tuple[str, str, str]]:
-    """(test, issue name, traceback) for each ``details`` entry, in order.
-
-    A key that is a test's name (an identifier: a cut key always ends with the ``)`` or ``]``
-    of a description) is that test's own entry; ``name (...)`` or ``name [...]`` a subtest of
-    test ``name`` (one of ``test_names`` when given), named by its key. A key with no test's
-    name left, cut at a dot inside the description (``5)``), belongs to the test of the key
-    before it, as BigCodeBench files a test's subtests one after another (keys before any
-    that names a test go with the first that does); it is named ``test_x ...5)``: its test's
-    name, so the store files it back under its test (sessions/codec.py), and a dot before
-    the key, so that ``bcb_subtest_key`` cuts it back to the key (core/feedback/render.py). The
-    subtest it stood for may have been a later test's, whose every key was cut: the text
-    renders the same either way, and nothing in the dict tells them apart. When no key names
-    a test, the first key stands for one."""
-    tests: list[str | None] = []
-    for key, _ in details:
-        match = _SUBTEST_KEY.match(key)
-        if key.isidentifier():
-            tests.append(key)
-        elif match and (test_names is None or match.group(1) in test_names):
-            tests.append(match.group(1))
-        else:
-            tests.append(None)
-    current = next((test for test in tests if test is not None), details[0][0])
-    keyed: list[tuple[str, str, str]] = []
-    for (key, text), test in zip(details, tests, strict=True):
-        if test is not None:
-            current = test
-            keyed.append((test, key, text))
-        elif key == current:
-            keyed.append((key, key, text))  # the first key, standing for a test
-        else:
-            keyed.append((current, f"{current} ...{key}", text))
-    return keyed
-
-
-_TRACEBACK_HEAD = "Traceback (most recent call last):"
-
-
-def _raised_assertion(text: str) -> bool | None:
-    """Whether the traceback ``text`` ends in an ``AssertionError`` (unittest files those
-    under ``failures``, anything else under ``errors``: CPython Lib/unittest/case.py,
-    ``_Outcome.testPartExecutor``); None when it names no exception. The exception is the
-    first line at the margin after the last ``Traceback`` head, where a chained traceback's
-    last exception is; its message may run on over further lines."""
-    lines = text.splitlines()
-    heads = [i for i, line in enumerate(lines) if line == _TRACEBACK_HEAD]
-    if not heads:
-        return None
-    for line in lines[heads[-1] + 1 :]:
-        if line and not line[0].isspace():
-            name = re.match(r"[\w.]+", line)
-            if name is None or line[name.end() :][:1] not in (":", ""):
-                return None
-            return name.group(0).rsplit(".", 1)[-1] == "AssertionError"
-    return None
-
-
-def _failures_end(tests: Sequence[str], assertions: Sequence[bool | None]) -> int:
-    """How many of the entries, whose tests are ``tests``, are failures (the rest are errors).
-
-    BigCodeBench lists failures then errors, each by test name (unittest's loader sorts the
-    methods), so a split is possible only where the test names before it, and those after
-    it, never go down; the names are compared, not the keys (``test_x (length=100)`` sorts
-    before ``test_x (length=50)``, which ran first). Among the possible splits, the one that
-    agrees with the most tracebacks (:func:`_raised_assertion`) wins, then the latest one.
-    Any possible split renders the dict in its order; the tracebacks make the statuses right.
-    A dict in no such order (not BigCodeBench's) keeps the longest sorted run as failures."""
-    count = len(tests)
-    rising_to = 1  # tests[:rising_to] never goes down
-    while rising_to < count and tests[rising_to - 1] <= tests[rising_to]:
-        rising_to += 1
-    rising_from = count - 1  # nor does tests[rising_from:]
-    while rising_from > 0 and tests[rising_from - 1] <= tests[rising_from]:
-        rising_from -= 1
-    if rising_from > rising_to:
-        return rising_to
-    # score(end) = failures' tracebacks before end + errors' from end on, kept as it moves.
-    score = sum(found is True for found in assertions[:rising_from]) + sum(
-        found is False for found in assertions[rising_from:]
-    )
-    best, best_score = rising_from, score
-    for end in range(rising_from + 1, rising_to + 1):
-        score += (assertions[end - 1] is True) - (assertions[end - 1] is False)
-        if score >= best_score:
-            best, best_score = end, score
-    return best
 
 
 def _lines(path: Path, *, first: bool = False) -> dict[str, dict[str, Any]]:

@@ -228,7 +228,7 @@ def _issue_test(issue: str, names: Sequence[str]) -> str:
     """The test an issue row belongs to: the longest test name that is the issue's name or
     starts it, then a space. Test methods are identifiers, so that is the issue's first word;
     a test imported from BigCodeBench's details may be named by a key with spaces in it
-    (sessions/ccw_import.py)."""
+    (sessions/ccw_verdicts.py)."""
     owners = [name for name in names if issue == name or issue.startswith(name + " ")]
     return max(owners, key=len) if owners else issue.split(" ", 1)[0]
 

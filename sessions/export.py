@@ -14,7 +14,8 @@ from typing import TextIO
 from convtui.sessions.browse import load_session, resolve_session_ids, sessions_by_id
 from convtui.sessions.errors import ExportError
 from convtui.sessions.records import SessionRow
-from convtui.sessions.static_logs import WrittenLogSet, plan_log_sets, write_log_sets
+from convtui.sessions.static_logs import WrittenLogSet, write_log_sets
+from convtui.sessions.static_plan import plan_log_sets
 from convtui.sessions.store import Store
 from convtui.sessions.transcript import json_line, session_record
 

@@ -17,12 +17,10 @@ from sqlite_utils import Database
 
 from convtui.core.models.types import (
     Attempt,
-    CallKind,
     ChatMessage,
     Completion,
-    GenerationParams,
 )
-from convtui.core.settings.config import CallPurpose
+from convtui.core.settings.config import CallPurpose, CallRequest
 from convtui.sessions.blobs import get_texts, put_text, put_texts
 from convtui.sessions.codec import (
     attempt_columns,
@@ -202,32 +200,21 @@ class StoreJournal:
             text = get_texts(db, [row["response_blob"]])[row["response_blob"]]
         return completion_from_row({**row, "cache_hit": 1}, text)
 
-    def started(
-        self,
-        turn_idx: int,
-        purpose: CallPurpose,
-        request_hash: str,
-        messages: tuple[ChatMessage, ...],
-        params: GenerationParams,
-        model: str,
-        *,
-        seq: int = 0,
-        kind: CallKind = "chat",
-    ) -> str:
+    def started(self, call: CallRequest) -> str:
         db = self._connections.get()
         with writing(db):
             return _insert_call(
                 db,
                 {
                     "session_id": self.session_id,
-                    "turn_idx": turn_idx,
-                    "purpose": purpose,
-                    "seq": seq,
-                    "kind": kind,
-                    "request_hash": request_hash,
-                    "model": model,
-                    "messages_json": _messages_json(db, messages),
-                    "params_json": canonical_json(params_to_dict(params)),
+                    "turn_idx": call.turn_idx,
+                    "purpose": call.purpose,
+                    "seq": call.seq,
+                    "kind": call.kind,
+                    "request_hash": call.request_hash,
+                    "model": call.model,
+                    "messages_json": _messages_json(db, call.messages),
+                    "params_json": canonical_json(params_to_dict(call.params)),
                     "status": "started",
                     "started_utc": utc_now(),
                 },

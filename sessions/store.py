@@ -27,7 +27,6 @@ from convtui.sessions.codec import (
     config_from_json,
     config_to_json,
     omega_from_label,
-    run_config_hash,
 )
 from convtui.sessions.connection import (
     Connections,
@@ -44,7 +43,6 @@ from convtui.sessions.executions import StoreExecutionCache
 from convtui.sessions.ids import new_id, utc_after, utc_now
 from convtui.sessions.journal import StoreJournal, abandon_started
 from convtui.sessions.leases import held_by_other, this_host
-from convtui.sessions.provenance import code_version as current_code_version
 from convtui.sessions.records import (
     FINAL_SESSION_STATES,
     Benchmark,
@@ -54,6 +52,12 @@ from convtui.sessions.records import (
     RunState,
     SessionRow,
     UserKind,
+)
+from convtui.sessions.run_rows import (
+    insert_replay_sessions,
+    insert_run,
+    insert_run_sessions,
+    insert_static_run,
 )
 from convtui.sessions.schema import migrate
 from convtui.sessions.typed import TypedFeedback
@@ -175,52 +179,22 @@ class Store:
         run_id, now = new_id(), utc_now()
         db = self._connections.get()
         with writing(db):
-            db.execute(
-                "INSERT INTO runs (id, kind, config_json, config_hash, model, simulator, "
-                "feedback_json, context, selection, task_count, max_turns, status, "
-                "created_utc, code_version, origin, benchmark, mode) VALUES (?, ?, ?, ?, ?, ?, "
-                "?, ?, ?, ?, ?, 'planned', ?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    kind,
-                    config_to_json(config),
-                    run_config_hash(config, labels),
-                    config.model,
-                    config.simulator,
-                    canonical_json(labels),
-                    config.context,
-                    selection,
-                    len(tasks),
-                    config.max_turns,
-                    now,
-                    code_version or current_code_version(),
-                    origin,
-                    benchmark,
-                    mode or ("static" if kind == "static" else "live"),
-                ),
+            insert_run(
+                db,
+                run_id,
+                kind,
+                config,
+                labels,
+                selection,
+                len(tasks),
+                now,
+                code_version=code_version,
+                origin=origin,
+                benchmark=benchmark,
+                mode=mode or ("static" if kind == "static" else "live"),
             )
-            db.conn.executemany(
-                "INSERT INTO sessions (id, run_id, task_id, model, feedback, user_kind, "
-                "simulator, max_turns, status, created_utc, updated_utc, annotator) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?, ?)",
-                [
-                    (
-                        new_id(),
-                        run_id,
-                        task_id,
-                        config.model,
-                        label,
-                        *_who(verbal[label], config.simulator, user_kind),
-                        config.max_turns,
-                        now,
-                        now,
-                        (annotators or {}).get(task_id) if user_kind in _PEOPLE else None,
-                    )
-                    # Task-major: an interrupted run has every configuration of its first
-                    # tasks, so its columns stay comparable.
-                    for task_id in tasks
-                    for label in labels
-                ],
+            insert_run_sessions(
+                db, run_id, config, tasks, labels, verbal, now, user_kind, annotators
             )
         return run_id
 
@@ -248,52 +222,20 @@ class Store:
         label = config.feedback.label
         db = self._connections.get()
         with writing(db):
-            db.execute(
-                "INSERT INTO runs (id, kind, config_json, config_hash, model, simulator, "
-                "feedback_json, context, selection, task_count, max_turns, status, "
-                "created_utc, code_version, replay_json, benchmark, mode) VALUES (?, 'static', "
-                "?, ?, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?, ?, ?, ?)",
-                (
-                    run_id,
-                    config_to_json(config),
-                    run_config_hash(config, [label]),
-                    config.model,
-                    None,
-                    canonical_json([label]),
-                    config.context,
-                    selection,
-                    len(references),
-                    config.max_turns,
-                    now,
-                    code_version or current_code_version(),
-                    canonical_json(dict(replay)),
-                    benchmark,
-                    mode,
-                ),
+            insert_static_run(
+                db,
+                run_id,
+                config,
+                label,
+                selection,
+                len(references),
+                now,
+                code_version=code_version,
+                replay=replay,
+                benchmark=benchmark,
+                mode=mode,
             )
-            db.conn.executemany(
-                "INSERT INTO sessions (id, run_id, task_id, model, feedback, user_kind, "
-                "simulator, max_turns, status, created_utc, updated_utc, "
-                "reference_session_id, annotator) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?, ?, ?)",
-                [
-                    (
-                        new_id(),
-                        run_id,
-                        ref.task_id,
-                        config.model,
-                        label,
-                        ref.user_kind,
-                        ref.simulator,
-                        config.max_turns,
-                        now,
-                        now,
-                        ref.id,
-                        ref.annotator,
-                    )
-                    for ref in references
-                ],
-            )
+            insert_replay_sessions(db, run_id, config, label, references, now)
         return run_id
 
     def update_run_settings(self, run_id: str, settings: Mapping[str, Any]) -> None:
@@ -524,19 +466,6 @@ class Store:
         """The executor's result cache over the executions table (timeouts and crashes are
         recorded but never returned)."""
         return StoreExecutionCache(self._connections)
-
-
-_PEOPLE = ("human", "assist")
-
-
-def _who(
-    verbal: bool, simulator: str | None, given: UserKind | None
-) -> tuple[UserKind, str | None]:
-    """A run session's user kind and simulator: its simulator's, or ``given``'s, whose
-    simulator is kept as :meth:`Store.create_interactive_session` keeps it."""
-    if given is None:
-        return ("simulator" if verbal and simulator else "none"), (simulator if verbal else None)
-    return given, (simulator if given in ("simulator", "assist") else None)
 
 
 def _create(path: Path) -> bool:

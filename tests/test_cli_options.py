@@ -23,9 +23,9 @@ from convtui.core.codeif.conversation import MODES, PROMPTINGS
 from convtui.core.codeif.programs import CodeifProtocol
 from convtui.core.execution.isolation import ISOLATION_CHOICES
 from convtui.core.execution.requests import Solution
-from convtui.core.feedback.render import PartialRule
+from convtui.core.models.extract import ExtractMode
 from convtui.core.settings.config import ContextMode, ProtocolName
-from convtui.core.turns.extract import ExtractMode
+from convtui.core.settings.omega import PartialRule
 from convtui.sessions.log_sets import UserFilter
 from convtui.sessions.records import UserKind
 from convtui.tui.controller import USER_MODES

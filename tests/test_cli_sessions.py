@@ -238,18 +238,23 @@ def listed_ids(done) -> list[str]:
     return [line.split()[0] for line in done.stdout.splitlines() if "BigCodeBench/" in line]
 
 
-def test_sessions_of_one_run_are_listed_by_short_prefixes_that_show_resolves(tmp_path):
-    db = tmp_path / "run.db"
+def planned_run(db: Path, tasks: int, *feedback: str) -> list[str]:
+    """The session ids of a run of tasks 0 to ``tasks - 1`` under each Ω in ``feedback``,
+    planned in one transaction as `bench live` does (so created within milliseconds)."""
     with Store.open(db) as store:
-        # Planned in one transaction, as `bench live` does: 120 ids within a millisecond or two.
         run_id = store.create_run(
             "live",
             CONFIG,
-            "ids=0-59",
-            [f"BigCodeBench/{n}" for n in range(60)],
-            omegas("CF,EF:full", "CF,EF:partial"),
+            f"ids=0-{tasks - 1}",
+            [f"BigCodeBench/{n}" for n in range(tasks)],
+            omegas(*feedback),
         )
-        ids = [s.id for s in store.run_sessions(run_id)]
+        return [s.id for s in store.run_sessions(run_id)]
+
+
+def test_sessions_of_one_run_are_listed_by_short_prefixes_that_show_resolves(tmp_path):
+    db = tmp_path / "run.db"
+    ids = planned_run(db, 60, "CF,EF:full", "CF,EF:partial")  # 120 ids in a millisecond or two
     shown = listed_ids(convtui("sessions", "list", "--db", str(db), columns=120))
     assert len(shown) == len(ids) == 120
     assert len({len(prefix) for prefix in shown}) == 1  # one width: the column lines up
@@ -264,15 +269,7 @@ def test_sessions_of_one_run_are_listed_by_short_prefixes_that_show_resolves(tmp
 
 def test_a_prefix_one_character_short_of_the_shown_one_can_be_ambiguous(tmp_path):
     db = tmp_path / "run.db"
-    with Store.open(db) as store:
-        run_id = store.create_run(
-            "live",
-            CONFIG,
-            "ids=0-39",
-            [f"BigCodeBench/{n}" for n in range(40)],
-            omegas("CF,EF:full"),
-        )
-        ids = [s.id for s in store.run_sessions(run_id)]
+    ids = planned_run(db, 40, "CF,EF:full")
     shown = listed_ids(convtui("sessions", "list", "--db", str(db)))
     # The shown length is the shortest that works for all: one less names two sessions.
     shorter = {prefix[:-1] for prefix in shown}

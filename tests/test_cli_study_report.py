@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
 from support.cli import assert_one_line_error, invoke
 from support.data import needs_bigcodebench
 from support.scripted import script
+from support.sqlite_rows import fetchall
 from support.studies import study_spec, write_study
 from support.study_play import FAILS, play_assignment, solving_at
 
@@ -135,11 +135,11 @@ def test_own_scores_simulated_scores_and_agreement_are_the_hand_computed_ones(st
 
 
 def static_runs(db: Path) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(
-            "SELECT r.id, count(s.id), (SELECT count(*) FROM model_calls) FROM runs r "
-            "JOIN sessions s ON s.run_id = r.id WHERE r.kind = 'static' GROUP BY r.id"
-        ).fetchall()
+    return fetchall(
+        db,
+        "SELECT r.id, count(s.id), (SELECT count(*) FROM model_calls) FROM runs r "
+        "JOIN sessions s ON s.run_id = r.id WHERE r.kind = 'static' GROUP BY r.id",
+    )
 
 
 def test_replayed_against_a_target_the_static_scores_are_the_hand_computed_ones(study, tmp_path):

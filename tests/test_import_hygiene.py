@@ -4,8 +4,11 @@ and `convtui --help` stays light."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from support.data import needs_bigcodebench
@@ -27,6 +30,12 @@ def under(loaded: set[str], packages: set[str]) -> set[str]:
 COMMAND_LINE = {
     "convtui.cli",
     "convtui.options",
+    "convtui.option_groups",
+    "convtui.play_options",
+    "convtui.bench_options",
+    "convtui.record_options",
+    "convtui.project_options",
+    "convtui.study_options",
     "convtui.errors",
     "convtui.commands",
     "convtui.interrupted",
@@ -44,7 +53,7 @@ COMMAND_BODIES = {
     "code",
     [
         "import convtui.core.execution.executor, convtui.core.feedback.render, "
-        "convtui.core.catalog.loaders, convtui.core.turns.extract",
+        "convtui.core.catalog.loaders, convtui.core.models.extract",
         "import convtui.sessions",
         "import convtui.benchmarks.runs.doctor, convtui.benchmarks.runs.check, "
         "convtui.benchmarks.views",
@@ -57,7 +66,7 @@ def test_library_and_headless_front_end_do_not_import_textual(code):
 def test_core_imports_neither_front_end_nor_store():
     loaded = loaded_after(
         "import convtui.core.execution.executor, convtui.core.feedback.render, "
-        "convtui.core.catalog.loaders, convtui.core.turns.extract, convtui.core.settings.omega"
+        "convtui.core.catalog.loaders, convtui.core.models.extract, convtui.core.settings.omega"
     )
     assert (
         not {"convtui.tui", "convtui.benchmarks", "convtui.sessions", "sqlite_utils", "typer"}
@@ -135,3 +144,56 @@ def test_the_store_imports_no_front_end_and_prints_nothing():
     assert "convtui.sessions.ccw_import" in loaded
     assert not under(loaded, {"convtui.tui", "convtui.benchmarks", "textual", "rich", "typer"})
     assert not under(loaded, COMMAND_LINE)
+
+
+CORE = Path(__file__).parents[1] / "core"
+
+
+def core_package_imports() -> dict[str, set[str]]:
+    """Which of core/'s subpackages each one imports (at run time: imports under
+    ``if TYPE_CHECKING`` do not count, imports inside functions do)."""
+    imports: dict[str, set[str]] = defaultdict(set)
+    for path in CORE.rglob("*.py"):
+        parts = path.relative_to(CORE).parts
+        if len(parts) < 2:
+            continue
+        tree = ast.parse(path.read_text())
+        typing_only = {
+            id(node)
+            for branch in ast.walk(tree)
+            if isinstance(branch, ast.If) and "TYPE_CHECKING" in ast.unparse(branch.test)
+            for node in ast.walk(branch)
+        }
+        for node in ast.walk(tree):
+            if id(node) in typing_only or not isinstance(node, ast.ImportFrom):
+                continue
+            name = (node.module or "").split(".")
+            inside = name[:2] == ["convtui", "core"] and len(name) > 2
+            if inside and (CORE / name[2]).is_dir() and name[2] != parts[0]:
+                imports[parts[0]].add(name[2])
+    return imports
+
+
+def test_core_subpackages_form_layers_without_a_cycle():
+    """A subpackage that imports another is above it: no two import each other, directly or
+    round a longer loop (a reader can take core/ from the bottom up)."""
+    imports = core_package_imports()
+    assert "settings" in imports and "execution" in imports["settings"]  # the walk sees imports
+
+    def loop_from(start: str) -> list[str] | None:
+        path, seen = [start], set()
+        while path:
+            last = path[-1]
+            nxt = next((n for n in sorted(imports[last]) if (last, n) not in seen), None)
+            if nxt is None:
+                path.pop()
+                continue
+            seen.add((last, nxt))
+            if nxt == start:
+                return [*path, nxt]
+            if nxt not in path:
+                path.append(nxt)
+        return None
+
+    loops = [found for start in sorted(imports) if (found := loop_from(start))]
+    assert not loops, " ; ".join(" -> ".join(loop) for loop in loops)

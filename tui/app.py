@@ -22,9 +22,9 @@ from convtui.core.settings.config import SessionConfig
 from convtui.tui import messages as msg
 from convtui.tui import render
 from convtui.tui.browser_keys import drop_browser_keys
-from convtui.tui.commands import SessionCommands, StoredSessions
-from convtui.tui.controller import Services, SessionPlan, StudyRef, UserMode
+from convtui.tui.controller import AppServices, SessionPlan, StudyRef, UserMode
 from convtui.tui.launch import MachineOptions, resume_command, resumed_plan, served_by_convtui
+from convtui.tui.palette import SessionCommands, StoredSessions
 from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.help import HelpModal, key_help
 from convtui.tui.screens.session import SessionScreen
@@ -94,7 +94,7 @@ class ConvTuiApp(App):
         ),
     ]
 
-    def __init__(self, services: Services, launch: Launch) -> None:
+    def __init__(self, services: AppServices, launch: Launch) -> None:
         super().__init__()
         self.services = services
         self.launch = launch
@@ -324,7 +324,7 @@ class ConvTuiApp(App):
         self.push_screen(HelpModal(rows, "\n\n".join(b for b in blurbs if b)))
 
 
-def make_app(services: Services, launch: Launch) -> ConvTuiApp:
+def make_app(services: AppServices, launch: Launch) -> ConvTuiApp:
     """The app the CLI runs and the tests drive: every dependency comes in here."""
     if launch.study is not None:
         from convtui.tui.study import StudyApp

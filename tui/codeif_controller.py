@@ -12,8 +12,9 @@ the turn it answers like assisted feedback: the offered text as the draft, the s
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 from convtui.core.codeif.conversation import (
     Mode,
@@ -29,15 +30,15 @@ from convtui.core.codeif.records import rebuild, round_status, round_turn
 from convtui.core.errors import ConvtuiError
 from convtui.core.execution.types import ExecRequest, ExecResult
 from convtui.core.feedback.render import NO_SYNTAX_ERRORS, compile_feedback
+from convtui.core.models.extract import extract_code
 from convtui.core.models.types import ChatMessage, Completion
 from convtui.core.settings.config import SessionStatus, Turn, request_hash
-from convtui.core.turns.calls import journaled_call
-from convtui.core.turns.extract import extract_code
-from convtui.core.turns.loop import cached_execute
+from convtui.core.turns.journaled import journaled_call
+from convtui.core.turns.loop import CachedExecute, cached_execute
 from convtui.tui import messages as msg
-from convtui.tui.calls import WatchedJournal
 from convtui.tui.controller import STREAM_INTERVAL_S, SessionController
 from convtui.tui.human import Answer, PersonUser
+from convtui.tui.turn_calls import WatchedJournal
 
 MODE: Mode = "person"
 
@@ -45,6 +46,17 @@ MODE: Mode = "person"
 def offered_source(category: str) -> str:
     """The feedback source of an instruction sent as offered."""
     return f"codeif:{category}"
+
+
+@dataclass
+class _Play:
+    """What the callbacks of one play of the rounds share."""
+
+    journal: WatchedJournal
+    execute: CachedExecute
+    given: list[str]  # the categories of the instructions given so far, in order
+    person: PersonUser
+    closing: list[SessionStatus] = field(default_factory=list)  # how the person ended it
 
 
 class CodeifController(SessionController):
@@ -76,100 +88,133 @@ class CodeifController(SessionController):
     async def _rounds(self, prior: Sequence[PlayedRound]) -> None:
         assert self.session_id is not None
         store = self.services.store
-        journal = WatchedJournal(store.journal(self.session_id), self._calls_changed)
-        execute = cached_execute(self.services.executor, store.execution_cache())
-        made = self._made
-        given = list(prior[-1].given) if prior else []
-        person = PersonUser(lambda _request, _draft: None)
-        self._person = person
-        closing: list[SessionStatus] = []
-
-        async def ask(messages: tuple[ChatMessage, ...], plan: RoundPlan) -> str:
-            idx = plan.number - 1
-            self.live_idx = idx
-            if plan.instruction.category not in given:
-                given.append(plan.instruction.category)
-                self.post(msg.InstructionsGiven(tuple(given)))
-            self.post(msg.TurnBegan(idx))
-            last_post = 0.0
-
-            def streamed(text: str) -> None:
-                nonlocal last_post
-                now = time.monotonic()
-                if now - last_post >= STREAM_INTERVAL_S:
-                    last_post = now
-                    self.post(msg.ReplyStreamed(idx, text))
-
-            completion = await journaled_call(
-                self.services.models.coder,
-                journal,
-                self.session_id or "",
-                idx,
-                "generate",
-                messages,
-                self.config.params,
-                streamed,
-            )
-            made[plan.number] = (completion, messages)
-            return completion.text
-
-        async def check(code: str, _given: Sequence[Instruction]) -> ExecResult:
-            self._last_code = code
-            self.post(msg.ReplyReady(self.live_idx, made[self.live_idx + 1][0].text, code))
-            key, result = await execute.keyed(self.request(code))
-            self._cache_keys[self.live_idx + 1] = key
-            self._executed_idx = self.live_idx
-            self.post(msg.ExecutionDone(self.live_idx, result))
-            return result
-
-        def extract(reply: str) -> tuple[str, str | None]:
-            code = extract_code(reply, mode=self.config.extract, entry_point=self.task.entry_point)
-            compiled = compile_feedback(code)
-            return code, None if compiled.ok else compiled.text
-
-        async def choose(
-            rounds: Sequence[PlayedRound], offered: RoundPlan | None
-        ) -> RoundPlan | None:
-            last = rounds[-1]
-            fresh = last.plan.number in made
-            if not fresh:
-                # Resumed after the person answered this round: what they sent then is the
-                # next round's message (its model call is in the journal), not asked again.
-                sent = self._sent_after(last)
-                if sent is not None:
-                    return sent
-            category = offered.instruction.category if offered else None
-            self.post(
-                msg.InstructionOffered(
-                    last.plan.number - 1, category, offered.message if offered else None
-                )
-            )
-            compiled = last.compile_error or NO_SYNTAX_ERRORS
-            draft = offered.message if offered else None
-            self.post(msg.FeedbackWanted(last.plan.number - 1, compiled, None, draft))
-            answer = await person.wait()
-            # A round recorded before a restart without an answer keeps its record; the new
-            # answer goes with the next round (its received message).
-            if answer.closes is not None:
-                closing.append(answer.closes)
-                if fresh:
-                    self._save_round(last, answer, offered=None, status=answer.closes)
-                else:
-                    store.set_session_status(self.session_id or "", answer.closes)
-                return None
-            chosen = self._instruction(answer.instruction or category)
-            plan = RoundPlan(last.plan.number + 1, "instruction", chosen, answer.text)
-            if fresh:
-                self._save_round(last, answer, offered=chosen, status="running")
-            return plan
-
+        play_state = _Play(
+            journal=WatchedJournal(store.journal(self.session_id), self._calls_changed),
+            execute=cached_execute(self.services.executor, store.execution_cache()),
+            given=list(prior[-1].given) if prior else [],
+            person=PersonUser(lambda _request, _draft: None),
+        )
+        self._person = play_state.person
         last: PlayedRound | None = prior[-1] if prior else None
-        async for played in play(self.order, MODE, ask, check, extract, prior, choose):
+        async for played in play(
+            self.order,
+            MODE,
+            partial(self._ask, play_state),
+            partial(self._check, play_state),
+            self._extract,
+            prior,
+            partial(self._choose, play_state),
+        ):
             last = played
-        if closing:
-            self.post(msg.SessionFinished(closing[0]))
+        self._end(play_state, last)
+
+    async def _ask(
+        self, play_state: _Play, messages: tuple[ChatMessage, ...], plan: RoundPlan
+    ) -> str:
+        """The model's reply to round ``plan``, streamed to the screen as it comes."""
+        idx = plan.number - 1
+        self.live_idx = idx
+        given = play_state.given
+        if plan.instruction.category not in given:
+            given.append(plan.instruction.category)
+            self.post(msg.InstructionsGiven(tuple(given)))
+        self.post(msg.TurnBegan(idx))
+        completion = await journaled_call(
+            self.services.models.coder,
+            play_state.journal,
+            self.session_id or "",
+            idx,
+            "generate",
+            messages,
+            self.config.params,
+            self._streamer(idx),
+        )
+        self._made[plan.number] = (completion, messages)
+        return completion.text
+
+    def _streamer(self, idx: int) -> Callable[[str], None]:
+        """Posts round ``idx``'s text so far, at most every ``STREAM_INTERVAL_S``: the full
+        reply follows anyway."""
+        last_post = 0.0
+
+        def streamed(text: str) -> None:
+            nonlocal last_post
+            now = time.monotonic()
+            if now - last_post >= STREAM_INTERVAL_S:
+                last_post = now
+                self.post(msg.ReplyStreamed(idx, text))
+
+        return streamed
+
+    async def _check(
+        self, play_state: _Play, code: str, _given: Sequence[Instruction]
+    ) -> ExecResult:
+        """Every instruction's tests on the live round's code; the cache key is kept for the
+        round's record, as the turn loop keeps it."""
+        self._last_code = code
+        self.post(msg.ReplyReady(self.live_idx, self._made[self.live_idx + 1][0].text, code))
+        key, result = await play_state.execute.keyed(self.request(code))
+        self._cache_keys[self.live_idx + 1] = key
+        self._executed_idx = self.live_idx
+        self.post(msg.ExecutionDone(self.live_idx, result))
+        return result
+
+    def _extract(self, reply: str) -> tuple[str, str | None]:
+        code = extract_code(reply, mode=self.config.extract, entry_point=self.task.entry_point)
+        compiled = compile_feedback(code)
+        return code, None if compiled.ok else compiled.text
+
+    async def _choose(
+        self, play_state: _Play, rounds: Sequence[PlayedRound], offered: RoundPlan | None
+    ) -> RoundPlan | None:
+        """The person's say after each round: the next round's instruction and words, or
+        None once they end the session."""
+        last = rounds[-1]
+        fresh = last.plan.number in self._made
+        if not fresh:
+            # Resumed after the person answered this round: what they sent then is the
+            # next round's message (its model call is in the journal), not asked again.
+            sent = self._sent_after(last)
+            if sent is not None:
+                return sent
+        self._offer(last, offered)
+        answer = await play_state.person.wait()
+        # A round recorded before a restart without an answer keeps its record; the new
+        # answer goes with the next round (its received message).
+        if answer.closes is not None:
+            play_state.closing.append(answer.closes)
+            if fresh:
+                self._save_round(last, answer, offered=None, status=answer.closes)
+            else:
+                self.services.store.set_session_status(self.session_id or "", answer.closes)
+            return None
+        category = offered.instruction.category if offered else None
+        chosen = self._instruction(answer.instruction or category)
+        plan = RoundPlan(last.plan.number + 1, "instruction", chosen, answer.text)
+        if fresh:
+            self._save_round(last, answer, offered=chosen, status="running")
+        return plan
+
+    def _offer(self, last: PlayedRound, offered: RoundPlan | None) -> None:
+        """Put the static order's next instruction (if any is left) before the person, with
+        the round's compilation feedback."""
+        category = offered.instruction.category if offered else None
+        self.post(
+            msg.InstructionOffered(
+                last.plan.number - 1, category, offered.message if offered else None
+            )
+        )
+        compiled = last.compile_error or NO_SYNTAX_ERRORS
+        draft = offered.message if offered else None
+        self.post(msg.FeedbackWanted(last.plan.number - 1, compiled, None, draft))
+
+    def _end(self, play_state: _Play, last: PlayedRound | None) -> None:
+        """Close the session once the rounds stop: as the person closed it, or, when the
+        rounds ran out, with the last round saved without an answer."""
+        if play_state.closing:
+            self.post(msg.SessionFinished(play_state.closing[0]))
             return
-        if last is not None and last.plan.number in made:
+        if last is not None and last.plan.number in self._made:
             # The rounds ran out: the last one is saved without an answer.
             status = round_status(last)
             self._save_round(last, None, offered=None, status=status)

@@ -18,10 +18,10 @@ from textual.message import Message
 from convtui.core.catalog.tasks import Task
 from convtui.core.errors import ConvtuiError
 from convtui.core.execution.backend import ExecutionBackend
-from convtui.core.execution.requests import exec_request
 from convtui.core.execution.types import ExecRequest, ExecResult
 from convtui.core.feedback.simulators import FeedbackRequest, Simulator, User, VerbalFeedback
 from convtui.core.models.types import ModelError
+from convtui.core.projects.checkout import exec_request
 from convtui.core.services import Models
 from convtui.core.settings.config import ClosingStatus, SessionConfig, SessionStatus, Turn, UserMode
 from convtui.core.turns import loop as core
@@ -29,10 +29,10 @@ from convtui.sessions import Store
 from convtui.sessions.records import UserKind
 from convtui.sessions.studies import start_assignment
 from convtui.tui import messages as msg
-from convtui.tui.calls import WatchedJournal, read_calls
 from convtui.tui.human import Answer, PersonUser, ShownSimulator
 from convtui.tui.refusal import Refusal
 from convtui.tui.runner import AsyncRunner
+from convtui.tui.turn_calls import WatchedJournal, read_calls
 
 USER_MODES: tuple[UserMode, ...] = ("human", "novice", "expert", "assist:novice", "assist:expert")
 
@@ -91,7 +91,7 @@ class SessionPlan:
 
 
 @dataclass
-class Services:
+class AppServices:
     """What every session of the app shares: opened once by the CLI or a test."""
 
     store: Store
@@ -114,7 +114,7 @@ class Services:
 
 class SessionController:
     def __init__(
-        self, services: Services, plan: SessionPlan, post: Callable[[Message], object]
+        self, services: AppServices, plan: SessionPlan, post: Callable[[Message], object]
     ) -> None:
         self.services = services
         self.plan = plan

@@ -30,7 +30,7 @@ from convtui.core.settings.protocol import session_settings
 from convtui.sessions import AmbiguousIdError, NotFoundError, Store
 from convtui.sessions.browse import resolve_session_id
 from convtui.sessions.studies import AssignmentRow, annotators, load_study, next_assignment
-from convtui.tui.controller import Services, SessionError, SessionPlan, StudyRef, UserMode
+from convtui.tui.controller import AppServices, SessionError, SessionPlan, StudyRef, UserMode
 from convtui.tui.runner import AsyncRunner
 from convtui.tui.web.lifeline import SERVER_PID
 
@@ -126,7 +126,7 @@ def resumed_plan(store: Store, catalog: TaskCatalog, session_id: str) -> Session
     return SessionPlan(catalog.get(row.task_id), config, user, resume_id=session_id, ended=ended)
 
 
-def open_services(options: SessionOptions, config: SessionConfig) -> Services:
+def open_services(options: SessionOptions, config: SessionConfig) -> AppServices:
     """Everything the app shares; the backends are checked later, inside the app, so that an
     unreachable server is a message on screen rather than a crash at start."""
     models = open_models(config, ModelOptions(options.model_name, options.chat_template))
@@ -134,7 +134,7 @@ def open_services(options: SessionOptions, config: SessionConfig) -> Services:
         options.executor, python=options.python, jobs=options.jobs, isolation=options.isolation
     )
     store = Store.open(options.db)
-    return Services(store, models, executor, AsyncRunner())
+    return AppServices(store, models, executor, AsyncRunner())
 
 
 def plan_launch(
@@ -360,7 +360,7 @@ def run_study_session(options: StudySessionOptions) -> int:
     except BaseException:
         store.close()
         raise
-    services = Services(store, models, executor, AsyncRunner())
+    services = AppServices(store, models, executor, AsyncRunner())
     try:
         launch = Launch(
             catalog, config, user, plan, annotator=study.annotator, study=study, machine=machine

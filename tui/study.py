@@ -16,9 +16,9 @@ from convtui.core.errors import ConvtuiError
 from convtui.sessions.studies import assignments
 from convtui.tui import messages as msg
 from convtui.tui.app import ConvTuiApp, Launch
-from convtui.tui.commands import SessionCommands
-from convtui.tui.controller import Services, StudyRef
+from convtui.tui.controller import AppServices, StudyRef
 from convtui.tui.launch import next_plan, served_by_convtui
+from convtui.tui.palette import SessionCommands
 from convtui.tui.screens.assignments import AssignmentsModal
 from convtui.tui.screens.session import SessionScreen
 
@@ -52,7 +52,7 @@ class StudyApp(ConvTuiApp):
         ),
     ]
 
-    def __init__(self, services: Services, launch: Launch) -> None:
+    def __init__(self, services: AppServices, launch: Launch) -> None:
         super().__init__(services, launch)
         assert launch.study is not None
         self.study: StudyRef = launch.study

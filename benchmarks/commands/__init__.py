@@ -1,2 +1,2 @@
 """The bodies of the headless commands (``convtui check``, ``doctor``, ``bench live``,
-``bench static``, ``bench codeif``, ``report``): cli.py parses, these run and print."""
+``bench static``, ``bench codeif``, ``report``): convtui/cli/ parses, these run and print."""

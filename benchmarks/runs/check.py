@@ -10,9 +10,9 @@ from convtui.core.errors import ConvtuiError
 from convtui.core.execution.backend import ExecutionBackend
 from convtui.core.execution.types import ExecRequest, ExecResult
 from convtui.core.feedback.evaluate import FeedbackSettings, evaluate
-from convtui.core.feedback.render import CompileCompat, PartialRule
-from convtui.core.settings.omega import FeedbackConfig
-from convtui.core.turns.extract import ExtractMode, extract_code, holds_code
+from convtui.core.feedback.render import CompileCompat
+from convtui.core.models.extract import ExtractMode, extract_code, holds_code
+from convtui.core.settings.omega import FeedbackConfig, PartialRule
 
 
 @dataclass(frozen=True)

@@ -37,10 +37,10 @@ from convtui.core.execution.types import ExecResult
 from convtui.core.feedback.evaluate import Execute
 from convtui.core.feedback.render import compile_feedback
 from convtui.core.models.base import ModelBackend
+from convtui.core.models.extract import extract_code
 from convtui.core.models.types import ChatMessage, Completion, ModelError
 from convtui.core.settings.config import SessionConfig, SessionStatus, request_hash
-from convtui.core.turns.calls import journaled_call
-from convtui.core.turns.extract import extract_code
+from convtui.core.turns.journaled import journaled_call
 from convtui.sessions import Store
 from convtui.sessions.records import RunMode, SessionRow
 

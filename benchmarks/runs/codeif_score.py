@@ -43,8 +43,8 @@ from convtui.core.codeif.records import rebuild, round_status, round_turn
 from convtui.core.errors import ConvtuiError
 from convtui.core.feedback.evaluate import Execute
 from convtui.core.feedback.render import compile_feedback
+from convtui.core.models.extract import extract_code
 from convtui.core.settings.config import SessionConfig, SessionStatus
-from convtui.core.turns.extract import extract_code
 from convtui.sessions import Store
 from convtui.sessions.codeif_export import (
     BASE_FILE,

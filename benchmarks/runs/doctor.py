@@ -13,9 +13,9 @@ from convtui.benchmarks.runs import durations
 from convtui.core.catalog.tasks import Task
 from convtui.core.execution.backend import ExecutionBackend
 from convtui.core.execution.isolation import verdict_warning
-from convtui.core.execution.requests import Solution, broken_solution, exec_request, task_modules
+from convtui.core.execution.requests import Solution, broken_solution, task_modules
 from convtui.core.execution.types import ExecResult, Limits
-from convtui.core.projects.checkout import FETCH_HINT, task_problem
+from convtui.core.projects.checkout import FETCH_HINT, exec_request, task_problem
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,6 @@ async def run_live(
 
 def default_concurrency(model: str) -> int:
     """In-process models serve one call at a time on every core, so extra sessions only
-    contend (measured: 0.92x the turns per minute at 4 sessions, benchmarks/perf/
+    contend (measured: 0.92x the turns per minute at 4 sessions, scripts/perf/
     turn_throughput.py); servers batch, so keep several going."""
     return 1 if model.startswith("local:") else 8

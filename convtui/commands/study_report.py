@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from convtui.benchmarks.commands.report import need, read_replayed
@@ -30,7 +30,6 @@ from convtui.benchmarks.settings import (
 from convtui.commands.study import StudyProgress, open_study, study_progress
 from convtui.commands.study_report_views import print_report, report_json
 from convtui.commands.study_scores import Scoring, Simulated, score_groups, static_scores
-from convtui.core.execution.isolation import IsolationChoice
 from convtui.core.studies.agreement import Agreement, agreement
 from convtui.core.studies.outcomes import TaskOutcome, live_scores
 from convtui.sessions import Store
@@ -50,9 +49,7 @@ class ReplayOptions:
 
     data: Path | None = None
     concurrency: int | None = None
-    python: str | None = None
-    jobs: int | None = None
-    isolation: IsolationChoice = "auto"
+    executor: ExecutorSettings = field(default_factory=ExecutorSettings)
 
 
 @dataclass(frozen=True)
@@ -182,7 +179,7 @@ async def _replay(
         models=ModelSettings(target),
         wanted=LogSetFilter(),
         selection=TaskSelection("all", options.data),
-        executor=ExecutorSettings(options.python, options.jobs, options.isolation),
+        executor=options.executor,
         target=RunTarget(db, options.concurrency, quiet),
     )
     with Store.open(db) as store:

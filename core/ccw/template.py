@@ -1,31 +1,31 @@
 """ConvCodeWorld's feedback-turn prompts, rendered and parsed as DSPy 2.4.12 does.
 
 ConvCodeWorld (CCW, github.com/sfc-gh-hhan/convcodeworld@83bdc84) builds every feedback-turn
-prompt with ``dspy.ChainOfThought`` over the signatures of ``pot.py`` and pins
-``dspy-ai==2.4.12`` (``environment.yml:101``). The text of those signatures and DSPy's fixed
+prompt with ``dspy.ChainOfThought`` over the signatures of CCW:``convcodeworld/pot.py`` and pins
+``dspy-ai==2.4.12`` (CCW:``environment.yml:101``). The text of those signatures and DSPy's fixed
 strings are data (``core/prompts/convcodeworld/*.json``); this module applies DSPy's rules to
 them. Rules and where DSPy v2.4.12 (commit ce0333e) states them:
 
 - Fields: the ``input`` field of ``Signature("input -> output")``, the mode's input fields,
   then the outputs: ChainOfThought's ``rationale`` and the mode's output
-  (``dspy/signatures/signature.py`` ``fields``; ``dspy/predict/chain_of_thought.py``).
+  (DSPy:``dspy/signatures/signature.py`` ``fields``; DSPy:``dspy/predict/chain_of_thought.py``).
   A field's label is its prefix stripped; its separator is one space, or a newline when the
-  formatted value holds one (``dsp/adapters/base_template.py:41-46``,
-  ``dsp/adapters/template.py:45``). CCW declares every field ``format=str``, so values are
+  formatted value holds one (DSPy:``dsp/adapters/base_template.py:41-46``,
+  DSPy:``dsp/adapters/template.py:45``). CCW declares every field ``format=str``, so values are
   shown verbatim; the rationale has no format and DSPy's default joins its words with single
-  spaces (``template.py:40-42``).
+  spaces (DSPy:``dsp/adapters/template.py:40-42``).
 - Prompt: instructions, guidelines ("Follow the following format." and one ``label desc``
   entry per field), then the query, joined by ``"\\n\\n---\\n\\n"`` after stripping each part,
-  and stripped as a whole (``template.py:138-220``). The output field's value is dropped
-  (``:145-146``); a field that is absent or ``None`` is not shown; the field after the last one
-  holding a non-empty value is shown empty, as ``"Label "`` (``:15-32``), so the prompt ends
+  and stripped as a whole (DSPy:``dsp/adapters/template.py:138-220``). The output field's value is
+  dropped (``:145-146``); a field that is absent or ``None`` is not shown; the field after the last
+  one holding a non-empty value is shown empty, as ``"Label "`` (``:15-32``), so the prompt ends
   with that label once stripped. Entries are joined by blank lines when the signature has more
   than three fields or a description with a newline, or when the single-spaced query has more
   lines than the signature has fields; otherwise by single newlines (``:70-73``, ``:178-191``).
-- Parsing a completion (``template.py:75-136``, ``dsp.settings.release == 0`` so nothing but
-  whitespace is stripped): the text goes into the first field that is absent or ``None`` and is
-  cut at ``"\\n" + next label``, field by field; the last field takes all that is left.
-- Completeness (``dsp/primitives/predict.py:62-102``): when the field after the last one set is
+- Parsing a completion (DSPy:``dsp/adapters/template.py:75-136``, ``dsp.settings.release == 0`` so
+  nothing but whitespace is stripped): the text goes into the first field that is absent or ``None``
+  and is cut at ``"\\n" + next label``, field by field; the last field takes all that is left.
+- Completeness (DSPy:``dsp/primitives/predict.py:62-102``): when the field after the last one set is
   missing, that field is set to the empty string and the LM is asked again with ``max_tokens``
   halved (at least 75, at most the previous) at temperature 0; the third incomplete
   completion raises ``AssertionError`` (here :class:`IncompleteError`). A completion with no
@@ -45,7 +45,7 @@ from importlib import resources
 from string import Template
 from typing import Any, Literal, cast, get_args
 
-from convtui.core.turns.extract import extract_code
+from convtui.core.models.extract import extract_code
 
 __all__ = [
     "MODES",
@@ -131,7 +131,8 @@ class Field:
 
     @property
     def separator(self) -> str:
-        """What follows the label before any value is known (``base_template.py:41-43``)."""
+        """What follows the label before any value is known
+        (DSPy:``dsp/adapters/base_template.py:41-43``)."""
         stripped = self.prefix.rstrip()
         return " " if stripped == self.prefix and self.prefix else self.prefix[len(stripped) :]
 
@@ -173,8 +174,9 @@ class Signature:
 
 @functools.cache
 def signature(mode: Mode) -> Signature:
-    """The signature CCW builds for ``mode`` (``pot.py:96-156``, ``_generate_signature``,
-    ``_generate_instruction``) with DSPy's input and rationale fields around it."""
+    """The signature CCW builds for ``mode`` (CCW:``convcodeworld/pot.py:96-156``,
+    ``_generate_signature``, ``_generate_instruction``) with DSPy's input and rationale fields
+    around it."""
     ccw = _data("signatures.json")
     dspy = _data("dspy_template.json")
     spec = ccw["modes"][mode]
@@ -202,7 +204,8 @@ def signature(mode: Mode) -> Signature:
     }
     template_lines = ccw["instructions"][spec["instructions"]]
     lines = [Template(line).substitute(values) for line in template_lines]
-    # DSPy keeps a signature's instructions as inspect.cleandoc(__doc__) (signature.py).
+    # DSPy keeps a signature's instructions as inspect.cleandoc(__doc__)
+    # (DSPy:dspy/signatures/signature.py).
     instructions = inspect.cleandoc("\n".join(lines))
     return Signature(mode, instructions, (*inputs, rationale, output))
 
@@ -218,7 +221,7 @@ Values = Mapping[str, str | None]
 
 def _shown(sig: Signature, values: Values) -> dict[str, str | None]:
     """The values the query shows: the output dropped, and the field after the last non-empty
-    one opened as ``""`` (``template.py:15-32``, ``:145-146``)."""
+    one opened as ``""`` (DSPy:``dsp/adapters/template.py:15-32``, ``:145-146``)."""
     shown = {f.name: values.get(f.name) for f in sig.fields}
     shown[sig.output.name] = None
     filled = [shown[f.name] not in (None, "") for f in sig.fields]
@@ -275,7 +278,7 @@ def extract_fields(mode: Mode, values: Values, completion: str) -> dict[str, str
 
 def missing_field(mode: Mode, values: Values) -> str | None:
     """The field DSPy asks again for: the one after the last field set, or ``None`` when the
-    last field (the output) is set (``dsp/primitives/predict.py:76-92``, one completion)."""
+    last field (the output) is set (DSPy:``dsp/primitives/predict.py:76-92``, one completion)."""
     fields = signature(mode).fields
     last = max((i for i, f in enumerate(fields) if values.get(f.name) is not None), default=-1)
     return fields[last + 1].name if last + 1 < len(fields) else None
@@ -321,15 +324,16 @@ def predict(
 
 def parse_code(generated_code: str) -> str:
     """``ProgramOfThought.parse_code`` on a prediction's ``generated_code``
-    (``pot.py:408-434``): :func:`convtui.core.turns.extract.extract_code` in ``ccw`` mode, without
-    the header (``run.py`` prefixes it when the turn's solution is written)."""
+    (CCW:``convcodeworld/pot.py:408-434``): :func:`convtui.core.models.extract.extract_code` in
+    ``ccw`` mode, without the header (``run.py`` prefixes it when the turn's solution is
+    written)."""
     return extract_code(generated_code, mode="ccw")
 
 
 def simulated_user_feedback(output: str, expertise: Expertise) -> str:
     """``get_simulated_user_feedback``'s cuts of the simulator's ``user_feedback`` field
-    (``pot.py:532-536``): at the first ``---``, then at the first two blank lines, and for the
-    expert at the first line that opens a code fence."""
+    (CCW:``convcodeworld/pot.py:532-536``): at the first ``---``, then at the first two blank lines,
+    and for the expert at the first line that opens a code fence."""
     text = output.split("---", 1)[0].split("\n\n\n", 1)[0]
     if expertise == "expert":
         text = text.split("\n```")[0]
@@ -337,7 +341,8 @@ def simulated_user_feedback(output: str, expertise: Expertise) -> str:
 
 
 def fence_for_simulator(code: str) -> str:
-    """How the simulator is shown code (``pot.py:510``, ``:512``): inside a bare fence."""
+    """How the simulator is shown code (CCW:``convcodeworld/pot.py:510``, ``:512``): inside a bare
+    fence."""
     fence = _data("signatures.json")["simulator_code_fence"]
     return f"{fence['before']}{code}{fence['after']}"
 

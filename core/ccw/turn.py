@@ -5,16 +5,16 @@ previous turn's code (``use_generated_code`` or ``iteration > 1``), live or as a
 :func:`feedback_turn` is a generator: it yields every model request as a :class:`ModelCall`
 and is sent back the reply, so the caller does the I/O (and may batch, cache or journal the
 calls). It returns a :class:`TurnOutcome` with the code and the feedback CCW records for the
-turn (``run.py:198-204``). The caller supplies what CCW reads from disk: the previous turn's
-solution (import header included, as ``run.py:187-189`` wrote it), whether it passed, and its
-execution feedback text. The caller prefixes the import header to the outcome's code, as
-``run.py:187-189`` does (:meth:`TurnOutcome.solution`).
+turn (CCW:``convcodeworld/run.py:198-204``). The caller supplies what CCW reads from disk: the
+previous turn's solution (import header included, as CCW:``convcodeworld/run.py:187-189`` wrote it),
+whether it passed, and its execution feedback text. The caller prefixes the import header to the
+outcome's code, as CCW:``convcodeworld/run.py:187-189`` does (:meth:`TurnOutcome.solution`).
 
 A reply is the completion text, ``None`` when the API answered without any text (DSPy 2.4
 then raises ``AttributeError``), or :class:`CallFailed` when the request raised (an HTTP error,
 a prompt longer than the context window). CCW handles these per call site, as each method's
-docstring says; where CCW lets an exception reach ``pot.py:679-682`` its process exits, which
-the outcome reports as ``aborted``.
+docstring says; where CCW lets an exception reach CCW:``convcodeworld/pot.py:679-682`` its process
+exits, which the outcome reports as ``aborted``.
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ __all__ = [
     "run_turn",
 ]
 
-# ProgramOfThought(max_iters=3) (pot.py:30): hops, i.e. code calls that count, per turn.
+# ProgramOfThought(max_iters=3) (CCW:convcodeworld/pot.py:30): hops, i.e. code calls that
+# count, per turn.
 MAX_ITERS = 3
 
 Role = Literal["code", "simulator"]
@@ -102,7 +103,8 @@ CompileCheck = Callable[[str], CompileResult]
 
 
 def ccw_compile(code: str) -> CompileResult:
-    """CCW's ``get_compilation_feedback`` text (``pot.py:21-26``, ``:437-447``)."""
+    """CCW's ``get_compilation_feedback`` text (CCW:``convcodeworld/pot.py:21-26``,
+    ``:437-447``)."""
     return compile_feedback(code, compat="ccw")
 
 
@@ -126,7 +128,7 @@ class TurnInputs:
       appended to a feedback value; CCW has no bound (``None``).
     - ``static``: a static replay (ConvCodeBench, ``run.py --option static``): the reference
       run's ``recorded_user_feedback`` for this turn (``None`` where its novice was silent)
-      stands in for the simulator (``pot.py:500-502``).
+      stands in for the simulator (CCW:``convcodeworld/pot.py:500-502``).
     """
 
     prompt: str
@@ -153,12 +155,12 @@ class TurnInputs:
 
 @dataclass(frozen=True)
 class TurnOutcome:
-    """``forward``'s result (``pot.py:687-691``). ``code`` is ``final_generated_code``: the
-    last prediction's parsed code (no header), or the previous solution as it was when no
-    prediction replaced it; the three feedback values are what CCW records for the turn, appended
-    spaces and trimming included; ``iteration`` is the hop counter. ``aborted`` says why CCW's
-    process would have exited (``pot.py:679-682``): CCW then writes nothing for the turn and
-    ``code`` is the previous code."""
+    """``forward``'s result (CCW:``convcodeworld/pot.py:687-691``). ``code`` is
+    ``final_generated_code``: the last prediction's parsed code (no header), or the previous
+    solution as it was when no prediction replaced it; the three feedback values are what CCW
+    records for the turn, appended spaces and trimming included; ``iteration`` is the hop counter.
+    ``aborted`` says why CCW's process would have exited (CCW:``convcodeworld/pot.py:679-682``): CCW
+    then writes nothing for the turn and ``code`` is the previous code."""
 
     code: str
     compilation_feedback: str | None
@@ -170,8 +172,9 @@ class TurnOutcome:
     aborted: str | None = None
 
     def solution(self, header: str) -> str:
-        """The turn's solution as ``run.py:187-189`` writes it: the import header (the code
-        prompt before ``def task_func``) prefixed, even when the code already carries it."""
+        """The turn's solution as CCW:``convcodeworld/run.py:187-189`` writes it: the import header
+        (the code prompt before ``def task_func``) prefixed, even when the code already carries
+        it."""
         return header + self.code
 
 
@@ -180,7 +183,7 @@ class _CallError(Exception):
 
 
 class _Abort(Exception):
-    """An exception CCW does not catch before ``pot.py:679``."""
+    """An exception CCW does not catch before CCW:``convcodeworld/pot.py:679``."""
 
 
 @dataclass(frozen=True)
@@ -208,7 +211,7 @@ class _Turn:
         self.inputs = inputs
         self.calls: list[CallRecord] = []
         self.code_data = _CodeData(inputs.previous_code, predicted=False)
-        self.code = self.code_data.parse()  # pot.py:555
+        self.code = self.code_data.parse()  # CCW:convcodeworld/pot.py:555
         self.cf: str | None = None
         self.ef: str | None = None
         self.uf: str | None = None
@@ -217,7 +220,8 @@ class _Turn:
         self.spaces = 0
 
     def outcome(self, aborted: str | None = None, already_solved: bool = False) -> TurnOutcome:
-        code = self.inputs.previous_code if aborted else self.code_data.parse()  # pot.py:685
+        # CCW:convcodeworld/pot.py:685
+        code = self.inputs.previous_code if aborted else self.code_data.parse()
         return TurnOutcome(
             code, self.cf, self.ef, self.uf, self.hop, tuple(self.calls), already_solved, aborted
         )
@@ -244,7 +248,7 @@ class _Turn:
     def space(self, value: str | None, what: str) -> str:
         """CCW's retry after ``AttributeError``: the feedback value plus one space."""
         if value is None:
-            # `None += " "` raises TypeError, which reaches pot.py:679.
+            # `None += " "` raises TypeError, which reaches CCW:convcodeworld/pot.py:679.
             raise _Abort(f"{what} is None and cannot take the appended space")
         self.spaces += 1
         limit = self.inputs.space_retries
@@ -253,7 +257,7 @@ class _Turn:
         return value + " "
 
     def forward(self) -> Generator[ModelCall, Reply, None]:
-        """``pot.py:571-678``, one pass per hop."""
+        """CCW:``convcodeworld/pot.py:571-678``, one pass per hop."""
         inputs = self.inputs
         while self.hop < inputs.iteration + MAX_ITERS:  # :572
             if inputs.compilation:  # :573-574
@@ -286,45 +290,50 @@ class _Turn:
             break
 
     def repair(self) -> Generator[ModelCall, Reply, None]:
-        """``pot.py:582-592``: regenerate from compilation feedback. A reply without text is
-        retried with a space appended to the compilation feedback; any other failure reaches
-        ``pot.py:679``."""
-        while True:
-            try:
-                out = yield from self.ask(
-                    "code", "repair", "refine_from_compilation_feedback", self.kwargs
-                )
-            except NoTextError:
-                self.cf = self.space(self.cf, "compilation feedback")
-                self.kwargs["compilation_feedback"] = self.cf
-                continue
-            self.code_data = _CodeData(out, predicted=True)
-            return
+        """CCW:``convcodeworld/pot.py:582-592``: regenerate from compilation feedback. A reply
+        without text is retried with a space appended to the compilation feedback; any other failure
+        reaches CCW:``convcodeworld/pot.py:679``."""
+
+        def spaced() -> None:
+            self.cf = self.space(self.cf, "compilation feedback")
+            self.kwargs["compilation_feedback"] = self.cf
+
+        yield from self.regenerate("repair", "refine_from_compilation_feedback", spaced)
 
     def refine_from_execution(self) -> Generator[ModelCall, Reply, None]:
-        """``pot.py:605-616``: regenerate from execution feedback. After a repair this turn,
-        the feedback is still that of the previous turn's code (``stale_ef``). Failures are
-        handled as in :meth:`repair`, with the space appended to the execution feedback."""
+        """CCW:``convcodeworld/pot.py:605-616``: regenerate from execution feedback. After a repair
+        this turn, the feedback is still that of the previous turn's code (``stale_ef``). Failures
+        are handled as in :meth:`repair`, with the space appended to the execution feedback."""
+
+        def spaced() -> None:
+            self.ef = self.space(self.ef, "execution feedback")
+            self.kwargs["execution_feedback"] = self.ef
+
         purpose: Purpose = "stale_ef" if self.hop > self.inputs.iteration else "generate"
+        yield from self.regenerate(purpose, "refine_from_execution_feedback", spaced)
+
+    def regenerate(
+        self, purpose: Purpose, mode: Mode, spaced: Callable[[], None]
+    ) -> Generator[ModelCall, Reply, None]:
+        """The code call of :meth:`repair` and :meth:`refine_from_execution`: after a reply
+        without text ``spaced()`` appends CCW's space to the feedback and the call is made
+        again; any other failure propagates."""
         while True:
             try:
-                out = yield from self.ask(
-                    "code", purpose, "refine_from_execution_feedback", self.kwargs
-                )
+                out = yield from self.ask("code", purpose, mode, self.kwargs)
             except NoTextError:
-                self.ef = self.space(self.ef, "execution feedback")
-                self.kwargs["execution_feedback"] = self.ef
+                spaced()
                 continue
             self.code_data = _CodeData(out, predicted=True)
             return
 
     def simulate(self) -> Generator[ModelCall, Reply, str | None]:
-        """``get_simulated_user_feedback`` (``pot.py:499-538``) on the current code, which
-        after a repair is the repaired code; in a static replay the recorded feedback, without a
-        call. The expert sees the ground truth and the execution feedback when it is not a
+        """``get_simulated_user_feedback`` (CCW:``convcodeworld/pot.py:499-538``) on the current
+        code, which after a repair is the repaired code; in a static replay the recorded feedback,
+        without a call. The expert sees the ground truth and the execution feedback when it is not a
         pass, never the compilation feedback; the novice is silent (``None``, no call) when
         execution feedback is on and says ``Passed all test runs``, or when it is off and the
-        code compiles. Any failure reaches ``pot.py:679``."""
+        code compiles. Any failure reaches CCW:``convcodeworld/pot.py:679``."""
         inputs = self.inputs
         if inputs.static:  # :500-502
             return inputs.recorded_user_feedback
@@ -353,17 +362,19 @@ class _Turn:
         return simulated_user_feedback(out, expertise)  # :532-536
 
     def refine_with_user(self) -> Generator[ModelCall, Reply, bool]:
-        """``pot.py:628-669``; returns True when the novice path ends the turn unchanged.
+        """CCW:``convcodeworld/pot.py:628-669``; returns True when the novice path ends the turn
+        unchanged.
 
         - Execution feedback that is not a pass: regenerate from execution and user feedback.
           Any failure (no text, an incomplete reply, a failed request such as a context
           overflow) re-renders the execution feedback trimmed, on CCW's schedule
           (:func:`convtui.core.feedback.render.trim_schedule`), and retries; past the schedule CCW's
-          assertion reaches ``pot.py:679``.
+          assertion reaches CCW:``convcodeworld/pot.py:679``.
         - Otherwise the expert, or the novice on code that does not compile, regenerates from
           user feedback (``None`` when the novice was silent: DSPy then shows the field open).
           Three incomplete replies keep the current code; a reply without text is retried with
-          a space appended to the user feedback; a failed request reaches ``pot.py:679``.
+          a space appended to the user feedback; a failed request reaches
+          CCW:``convcodeworld/pot.py:679``.
         - Otherwise (the novice on code that compiles) nothing happens.
         """
         inputs = self.inputs
@@ -407,7 +418,7 @@ def feedback_turn(inputs: TurnInputs) -> Generator[ModelCall, Reply, TurnOutcome
     """One feedback turn of one task; send each yielded call's :data:`Reply`.
 
     Previous code that passed is returned unchanged without any call ("Already solved",
-    ``pot.py:563-570``)."""
+    CCW:``convcodeworld/pot.py:563-570``)."""
     turn = _Turn(inputs)
     if inputs.previous_passed:
         return turn.outcome(already_solved=True)

@@ -1,4 +1,6 @@
-"""Building executor requests for a task's candidates."""
+"""What an executor request needs from a task: the modules and imports its code uses, and
+what doctor runs as a solution (``exec_request``, which also builds a repository task's
+request inside its project, is in core/projects/checkout.py, above both)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,6 @@ from typing import Literal
 
 from convtui.core.catalog.loaders import imported_modules
 from convtui.core.catalog.tasks import Task
-from convtui.core.execution.types import ExecRequest, Limits
 
 
 @functools.lru_cache(maxsize=4096)
@@ -69,22 +70,6 @@ def _import_nodes(source: str) -> list[ast.Import | ast.ImportFrom]:
 def third_party_modules(task: Task) -> frozenset[str]:
     """The task's modules that are not in Python's standard library."""
     return frozenset(m for m in task_modules(task) if m not in sys.stdlib_module_names)
-
-
-def exec_request(task: Task, code: str, limits: Limits | None = None) -> ExecRequest:
-    """``code`` against ``task``'s own tests; a repository task's inside its project."""
-    if task.site is not None:
-        from convtui.core.projects.checkout import project_request
-
-        return project_request(task, code, limits=limits)
-    return ExecRequest(
-        code=code,
-        tests=task.tests,
-        known_modules=task_modules(task),
-        task_imports=task_imports(task),
-        limits=limits or Limits(),
-        task_id=task.id,
-    )
 
 
 # What a deliberately broken solution does: its body is replaced by a raise. A plain

@@ -175,6 +175,29 @@ def _issues(rec: dict, name: str) -> tuple[TestIssue, ...] | None:
     return tuple(issues)
 
 
+@dataclass
+class _Records:
+    """What the runner's records of one run say, read once in the order they came."""
+
+    done: bool  # the final record: the runner reached the end of its tests
+    module_error: dict | None  # the code (with the tests) did not compile or load
+    setup_error: dict | None  # the sandbox could not be set up
+    reported: dict[str, dict]  # expected test or canary -> the record that counts
+    unexpected: list[str]  # names of records the plan did not ask for, or malformed
+    running: str | None  # a test started after the last result: running when the run ended
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """A run's status and what its result says beside the tests."""
+
+    status: RunStatus
+    detail: str = ""
+    missing_module: str | None = None
+    tampered: bool = False
+    error_traceback: str = ""
+
+
 def decide(
     raw: RawRun,
     plan: TestPlan,
@@ -190,134 +213,180 @@ def decide(
     Expected tests that sent no result are ``not_run`` when something outside any test
     raised (the code did not compile or load: status ``error``, or ``env_error``), else
     ``missing`` (the run ended or was cut short without them)."""
+    records = _read_records(raw.records, plan)
+    tests = _outcomes(records, plan, raw.timed_out, wall_s)
+    # The first that holds decides: what the environment lacks before what the candidate
+    # did, a run cut short before what its records say, tampering before any test's result.
+    verdict = (
+        _missing_library(records, known_modules)
+        or _run_cut_short(raw, records, plan, wall_s)
+        or _module_failed(records.module_error, code)
+        or _tampering(records, plan)
+        or _tests_verdict(tests)
+    )
+    module_error = records.module_error
+    return ExecResult(
+        status=verdict.status,
+        detail=verdict.detail,
+        error_message=str(module_error.get("msg", "")) if module_error else "",
+        error_traceback=verdict.error_traceback,
+        missing_module=verdict.missing_module,
+        tampered=verdict.tampered,
+        tests=tuple(tests),
+        duration_s=raw.duration_s,
+        output=raw.output,
+        output_bytes=raw.output_bytes,
+        isolation=isolation,
+    )
+
+
+def _read_records(lines: Sequence[str], plan: TestPlan) -> _Records:
+    """The runner's records sorted into what :func:`decide` asks of them; a line that is not
+    JSON is an unexpected record (an honest runner writes none)."""
     records = []
-    for line in raw.records:
+    for line in lines:
         try:
             records.append(json.loads(line))
         except ValueError:
             records.append({"t": "garbage"})
-    done = any(r.get("t") == "done" for r in records)
-    module_error = next((r for r in records if r.get("t") == "module_error"), None)
-    setup_error = next((r for r in records if r.get("t") == "setup_error"), None)
-    reported: dict[str, dict] = {}
-    unexpected: list[str] = []
+    found = _Records(
+        done=any(r.get("t") == "done" for r in records),
+        module_error=next((r for r in records if r.get("t") == "module_error"), None),
+        setup_error=next((r for r in records if r.get("t") == "setup_error"), None),
+        reported={},
+        unexpected=[],
+        running=None,
+    )
     canary_set = set(plan.canaries)
     expected_set = set(plan.expected)
-    running: str | None = None
     for rec in records:
         if rec.get("t") == "start":
-            running = rec.get("name")
+            found.running = rec.get("name")
         elif rec.get("t") == "test":
             name = rec.get("name", "")
-            running = None
+            found.running = None
             if name in expected_set or name in canary_set:
                 # A canary that passed in any shard is what counts.
                 passed_canary = name in canary_set and rec.get("status") == "pass"
-                if passed_canary or name not in reported:
-                    reported[name] = rec
+                if passed_canary or name not in found.reported:
+                    found.reported[name] = rec
             else:
-                unexpected.append(name)
+                found.unexpected.append(name)
             if rec.get("status") not in ("pass", "fail", "error", "timeout", "skipped"):
-                unexpected.append(name)
+                found.unexpected.append(name)
         elif rec.get("t") == "garbage":
-            unexpected.append("<unparseable record>")
+            found.unexpected.append("<unparseable record>")
+    return found
 
+
+def _outcomes(
+    records: _Records, plan: TestPlan, timed_out: bool, wall_s: float
+) -> list[TestOutcome]:
+    """One outcome per expected test, in the plan's order; a test whose subtest list is
+    malformed is added to ``records.unexpected``."""
     tests = []
-    unreported: TestStatus = "not_run" if module_error is not None else "missing"
+    unreported: TestStatus = "not_run" if records.module_error is not None else "missing"
     for name in plan.expected:
-        rec = reported.get(name)
+        rec = records.reported.get(name)
         if rec is None:
-            status: TestStatus = "timeout" if raw.timed_out and name == running else unreported
+            status: TestStatus = "timeout" if timed_out and name == records.running else unreported
             tb = (
                 f"the run was stopped after {wall_s:g} s while this test was running\n"
                 if status == "timeout"
                 else ""
             )
             tests.append(TestOutcome(name, status, 0.0, tb))
-        else:
-            status = rec["status"]
-            issues = _issues(rec, name)
-            if issues is None:
-                unexpected.append(name)
-                issues = ()
-            # Subtests are evidence attached to the expected test, never tests of their own:
-            # what failed in any of them fails the test, whatever status came with it.
-            if issues and status in ("pass", "skipped"):
-                status = "fail"
-            tests.append(
-                TestOutcome(
-                    name, status, float(rec.get("dur", 0.0)), rec.get("tb", ""), issues=issues
-                )
-            )
-
-    def result(
-        status: RunStatus,
-        detail: str = "",
-        missing: str | None = None,
-        tampered: bool = False,
-        error_traceback: str = "",
-    ) -> ExecResult:
-        return ExecResult(
-            status=status,
-            detail=detail,
-            error_message=str(module_error.get("msg", "")) if module_error else "",
-            error_traceback=error_traceback,
-            missing_module=missing,
-            tampered=tampered,
-            tests=tuple(tests),
-            duration_s=raw.duration_s,
-            output=raw.output,
-            output_bytes=raw.output_bytes,
-            isolation=isolation,
+            continue
+        status = rec["status"]
+        issues = _issues(rec, name)
+        if issues is None:
+            records.unexpected.append(name)
+            issues = ()
+        # Subtests are evidence attached to the expected test, never tests of their own:
+        # what failed in any of them fails the test, whatever status came with it.
+        if issues and status in ("pass", "skipped"):
+            status = "fail"
+        tests.append(
+            TestOutcome(name, status, float(rec.get("dur", 0.0)), rec.get("tb", ""), issues=issues)
         )
+    return tests
 
-    # A missing library the task itself needs is never the candidate's fault.
-    for rec in [module_error, *reported.values()]:
+
+def _missing_library(records: _Records, known_modules: frozenset[str]) -> _Verdict | None:
+    """A missing library the task itself needs is never the candidate's fault."""
+    for rec in [records.module_error, *records.reported.values()]:
         module = rec.get("module") if rec else None
         if not module:
             continue
         if module.startswith("nltk:") and known_modules & {"nltk", "textblob"}:
             name = module.split(":", 1)[1]
-            return result("env_error", f"missing NLTK data '{name}'", module)
+            return _Verdict("env_error", f"missing NLTK data '{name}'", module)
         if _top(module) in known_modules:
-            return result("env_error", f"missing module '{_top(module)}'", _top(module))
-    if setup_error is not None:
-        return result("crash", f"the sandbox could not be set up: {setup_error.get('msg')}")
+            return _Verdict("env_error", f"missing module '{_top(module)}'", _top(module))
+    return None
+
+
+def _run_cut_short(
+    raw: RawRun, records: _Records, plan: TestPlan, wall_s: float
+) -> _Verdict | None:
+    """The run did not reach the end of its tests: the sandbox failed, the clock or a
+    signal stopped it, or it exited early or with another exit status."""
+    if records.setup_error is not None:
+        return _Verdict(
+            "crash", f"the sandbox could not be set up: {records.setup_error.get('msg')}"
+        )
     if raw.timed_out:
-        return result("timeout", f"the run did not finish within {wall_s:g} s")
+        return _Verdict("timeout", f"the run did not finish within {wall_s:g} s")
     if raw.signal is not None:
         if raw.signal == signal.SIGXCPU:
-            return result("timeout", "the run used up its CPU time limit")
-        return result("crash", f"the run died from {_signal_name(raw.signal)}")
-    if not done or raw.exit_code != plan.exit_code:
+            return _Verdict("timeout", "the run used up its CPU time limit")
+        return _Verdict("crash", f"the run died from {_signal_name(raw.signal)}")
+    if not records.done or raw.exit_code != plan.exit_code:
         how = f"exit code {raw.exit_code}" if raw.exit_code is not None else "no exit status"
-        where = f" during {running}" if running else ""
-        return result("crash", f"the run ended before finishing its tests{where} ({how})")
-    if module_error is not None:
-        if module_error.get("timeout"):
-            return result("timeout", "the code did not finish loading in time")
-        detail = _not_compiling(module_error, code)
-        if detail is not None:
-            # Its traceback would point into the harness's module of code + tests; the loop
-            # sends compilation feedback for such code anyway.
-            return result("error", detail)
-        detail = module_error.get("msg", "") or module_error.get("exc", "")
-        return result("error", detail, error_traceback=str(module_error.get("tb", "")))
-    tampered = [n for n in plan.canaries if reported.get(n, {}).get("status") == "pass"]
-    silent = [n for n in plan.canaries if n not in reported]
-    if tampered or silent or unexpected:
-        what = []
-        if tampered:
-            what.append("assertion checks that must fail passed")
-        if silent:
-            what.append("harness checks did not report")
-        if unexpected:
-            what.append(f"unexpected test records ({', '.join(sorted(set(unexpected))[:3])})")
-        return result("fail", "test machinery was tampered with: " + "; ".join(what), tampered=True)
+        where = f" during {records.running}" if records.running else ""
+        return _Verdict("crash", f"the run ended before finishing its tests{where} ({how})")
+    return None
+
+
+def _module_failed(module_error: dict | None, code: str | None) -> _Verdict | None:
+    """The code (with the tests) did not load: too slow, not compiling, or raising."""
+    if module_error is None:
+        return None
+    if module_error.get("timeout"):
+        return _Verdict("timeout", "the code did not finish loading in time")
+    detail = _not_compiling(module_error, code)
+    if detail is not None:
+        # Its traceback would point into the harness's module of code + tests; the loop
+        # sends compilation feedback for such code anyway.
+        return _Verdict("error", detail)
+    detail = module_error.get("msg", "") or module_error.get("exc", "")
+    return _Verdict("error", detail, error_traceback=str(module_error.get("tb", "")))
+
+
+def _tampering(records: _Records, plan: TestPlan) -> _Verdict | None:
+    """A canary that passed or never reported, or a record nobody asked for: the candidate
+    reached into the test machinery, so no test result of the run can be trusted."""
+    tampered = [n for n in plan.canaries if records.reported.get(n, {}).get("status") == "pass"]
+    silent = [n for n in plan.canaries if n not in records.reported]
+    if not (tampered or silent or records.unexpected):
+        return None
+    what = []
+    if tampered:
+        what.append("assertion checks that must fail passed")
+    if silent:
+        what.append("harness checks did not report")
+    if records.unexpected:
+        shown = ", ".join(sorted(set(records.unexpected))[:3])
+        what.append(f"unexpected test records ({shown})")
+    return _Verdict("fail", "test machinery was tampered with: " + "; ".join(what), tampered=True)
+
+
+def _tests_verdict(tests: Sequence[TestOutcome]) -> _Verdict:
+    """The verdict of a run that finished cleanly: its expected tests decide."""
     if any(t.status == "timeout" for t in tests):
-        return result("timeout", "a test did not finish in time")
+        return _Verdict("timeout", "a test did not finish in time")
     if tests and all(t.status == "pass" for t in tests):
-        return result("pass")
+        return _Verdict("pass")
     if not tests:
-        return result("error", "the tests define no test to run")
-    return result("fail")
+        return _Verdict("error", "the tests define no test to run")
+    return _Verdict("fail")

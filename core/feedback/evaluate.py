@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from convtui.core.catalog.tasks import Task
-from convtui.core.execution.requests import exec_request
 from convtui.core.execution.types import ExecRequest, ExecResult, Limits
 from convtui.core.feedback.render import (
     CompileCompat,
@@ -19,6 +18,7 @@ from convtui.core.feedback.render import (
     compile_feedback,
     execution_feedback,
 )
+from convtui.core.projects.checkout import exec_request
 from convtui.core.settings.config import SessionConfig, Turn
 from convtui.core.settings.omega import ExecutionFeedback
 

@@ -8,12 +8,12 @@ repositories behind the CCW/BCB short names; docs/design.md#parity-with-convcode
 - :func:`failure_details`: the ``details`` dict BigCodeBench's ``untrusted_check`` builds
   (BCB-fork:``bigcodebench/eval/__init__.py:158-164``), from convtui's per-test outcomes,
   one entry per failing subtest as there.
-- :func:`execution_feedback`: ``get_execution_feedback`` (CCW:``pot.py:449-494``): the
+- :func:`execution_feedback`: ``get_execution_feedback`` (CCW:``convcodeworld/pot.py:449-494``): the
   ``NAME\\ntraceback`` layout, ``Passed all test runs``, partial coverage.
 - :func:`visible_test_names`: ``extract_methods_from_class(test)[:3]``
-  (CCW:``convcodeworld/extract_methods.py``, ``pot.py:17``, ``:454-459``).
+  (CCW:``convcodeworld/extract_methods.py``, CCW:``convcodeworld/pot.py:17``, ``:454-459``).
 - :func:`trim_feedback` / :func:`trim_schedule`: the 8,000-character trimming rule and the
-  shrinking schedule on model-call failures (CCW:``pot.py:471-480``, ``:633-649``).
+  shrinking schedule on model-call failures (CCW:``convcodeworld/pot.py:471-480``, ``:633-649``).
 """
 
 import ast
@@ -23,6 +23,8 @@ import warnings
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
+
+from convtui.core.settings.omega import PartialRule
 
 __all__ = [
     "NO_SYNTAX_ERRORS",
@@ -35,7 +37,6 @@ __all__ = [
     "ExecResultLike",
     "IssueLike",
     "OutcomeLike",
-    "PartialRule",
     "TrimSpec",
     "bcb_subtest_key",
     "compile_feedback",
@@ -57,13 +58,12 @@ NUM_VISIBLE_TESTS = 3
 
 CompileCompat = Literal["convtui", "ccw"]
 Coverage = Literal["full", "partial"]
-PartialRule = Literal["ccw", "first-tests"]
 
 _TRACEBACK_HEAD = "Traceback (most recent call last):\n"
-# CCW's first frame: its compile_code (sfc-gh-hhan/convcodeworld convcodeworld/pot.py, line
-# 23), under Python 3.9, whose tracebacks put no carets under a frame's line. The reference
-# printed the absolute path of its checkout, which differs between machines; the path from
-# the repository root stands in for it, the rest of the frame is the reference's.
+# CCW's first frame: its compile_code (CCW:convcodeworld/pot.py:23), under Python 3.9, whose
+# tracebacks put no carets under a frame's line. The reference printed the absolute path of its
+# checkout, which differs between machines; the path from the repository root stands in for
+# it, the rest of the frame is the reference's.
 _CCW_FRAME = (
     '  File "convcodeworld/pot.py", line 23, in compile_code\n'
     "    compile(code, 'tmp.py', mode='exec')\n"

@@ -1,4 +1,5 @@
-"""Model backends behind one interface, chosen by a spec string (docs/design.md#models).
+"""Model backends behind one interface, chosen by a spec string (docs/design.md#models),
+and the code read out of their replies (``extract``).
 
 Importing this package is cheap: its value types load at once, while the backends, the
 registry and the retrier (asyncio, and the ``openai`` client, llama.cpp or vLLM when a

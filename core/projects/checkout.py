@@ -1,6 +1,7 @@
-"""A project as a repository task's run uses it: where its tree and environment lie under the
-projects root, what identifies them in the result cache, whether a task can run there, and
-the files a run writes over its copy.
+"""Where a candidate runs (``exec_request``: against its task's own tests, or inside its
+project), and a project as a repository task's run uses it: where its tree and environment
+lie under the projects root, what identifies them in the result cache, whether a task can run
+there, and the files a run writes over its copy.
 
 Under the root: ``Source_Code/<Domain>/<Project>`` (DevEval's layout, from its archive or
 rebuilt) and ``envs/<Domain>__<Project>`` (a virtual environment with the project's
@@ -18,10 +19,18 @@ from pathlib import Path
 
 from convtui.core.catalog.tasks import ProjectSite, Task, TestSpec
 from convtui.core.errors import ConvtuiError
+from convtui.core.execution.requests import task_imports, task_modules
 from convtui.core.execution.types import ExecRequest, Limits, ProjectRun
 from convtui.core.projects.location import projects_root
 from convtui.core.projects.releases import load_releases
-from convtui.core.projects.splice import SpliceError, insert_tests, module_of, splice
+from convtui.core.projects.splice import (
+    SpliceError,
+    dotted_module,
+    insert_tests,
+    module_of,
+    splice,
+    top_level_names,
+)
 
 SOURCE_DIR = "Source_Code"
 ENVS_DIR = "envs"
@@ -138,21 +147,24 @@ class Checkout:
         site = self.site
         original = (self.tree / site.file_in_project).read_text(encoding="utf-8")
         files: dict[str, str] = {site.file_in_project: splice(original, site, code, indent)}
+        release = load_releases().get(site.project_path)
+        pythonpath = release.pythonpath if release else ()
+        # The names the module under test defines, which the added tests may use unimported.
+        under_test = (dotted_module(site.file_in_project, pythonpath), top_level_names(original))
         for module, added in _by_module(tests.snippets).items():
             source = files.get(module)
             if source is None:
                 source = (self.tree / module).read_text(encoding="utf-8")
             try:
-                files[module] = insert_tests(source, added, module)
+                files[module] = insert_tests(source, added, module, under_test)
             except SyntaxError as exc:
                 raise SpliceError(f"{module} of {site.project_path} does not parse: {exc}") from exc
-        release = load_releases().get(site.project_path)
         return ProjectRun(
             root=str(self.tree),
             python=str(self.python),
             files=tuple(sorted(files.items())),
             digest=_tree_digest(str(self.tree), str(self.python)),
-            pythonpath=release.pythonpath if release else (),
+            pythonpath=pythonpath,
             skips_pass=skips_pass,
         )
 
@@ -200,4 +212,18 @@ def project_request(
         limits=limits or PROJECT_LIMITS,
         task_id=task.id,
         project=Checkout(task, where).run(code, tests, indent, skips_pass),
+    )
+
+
+def exec_request(task: Task, code: str, limits: Limits | None = None) -> ExecRequest:
+    """``code`` against ``task``'s own tests; a repository task's inside its project."""
+    if task.site is not None:
+        return project_request(task, code, limits=limits)
+    return ExecRequest(
+        code=code,
+        tests=task.tests,
+        known_modules=task_modules(task),
+        task_imports=task_imports(task),
+        limits=limits or Limits(),
+        task_id=task.id,
     )

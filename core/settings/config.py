@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal, Protocol
 
 from convtui.core.execution.types import ExecResult, Limits
-from convtui.core.feedback.render import PartialRule
+from convtui.core.models.extract import ExtractMode
 from convtui.core.models.types import (
     Attempt,
     CallKind,
@@ -21,8 +21,7 @@ from convtui.core.models.types import (
     Completion,
     GenerationParams,
 )
-from convtui.core.settings.omega import FeedbackConfig
-from convtui.core.turns.extract import ExtractMode
+from convtui.core.settings.omega import FeedbackConfig, PartialRule
 
 ContextMode = Literal["markov", "full"]
 # Whose rules a session follows: ConvCodeWorld's reference exactly, or our own design
@@ -132,6 +131,22 @@ class Turn:
         return self.execution is not None and self.execution.passed
 
 
+@dataclass(frozen=True)
+class CallRequest:
+    """A model call as the journal records it before it is made: the turn it belongs to, its
+    purpose, its request (hashed and whole) and the model. ``seq`` is its position among the
+    turn's calls; a ``text`` call's one prompt is ``messages[0].content``."""
+
+    turn_idx: int
+    purpose: CallPurpose
+    request_hash: str
+    messages: tuple[ChatMessage, ...]
+    params: GenerationParams
+    model: str
+    seq: int = 0
+    kind: CallKind = "chat"
+
+
 class CallJournal(Protocol):
     """Where model calls are recorded as they happen (the store implements it).
 
@@ -146,20 +161,8 @@ class CallJournal(Protocol):
         """A finished call with this request, to reuse instead of calling again (recorded as
         a reuse at position ``seq`` of the turn)."""
 
-    def started(
-        self,
-        turn_idx: int,
-        purpose: CallPurpose,
-        request_hash: str,
-        messages: tuple[ChatMessage, ...],
-        params: GenerationParams,
-        model: str,
-        *,
-        seq: int = 0,
-        kind: CallKind = "chat",
-    ) -> str:
-        """Record a call before it is made; returns its id. ``seq`` is its position among
-        the turn's calls; a ``text`` call's one prompt is ``messages[0].content``."""
+    def started(self, call: CallRequest) -> str:
+        """Record a call before it is made; returns its id."""
 
     def attempt(self, call_id: str, attempt: Attempt) -> None:
         """Record one attempt (retries included)."""

@@ -13,6 +13,8 @@ from convtui.core.errors import ConvtuiError
 
 ExecutionFeedback = Literal["none", "partial", "full"]
 VerbalFeedback = Literal["none", "novice", "expert"]
+# Which tests EF:partial shows (core/feedback/render.py): ConvCodeWorld's rule or ours.
+PartialRule = Literal["ccw", "first-tests"]
 # Whose verbal feedback recorded sessions hold: people's, a simulated persona's, or none
 # (``bench static --user``; sessions/log_sets.py filters log sets by it).
 FeedbackSource = Literal["human", "novice", "expert", "none"]

@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from convtui.core.catalog.tasks import Task
-from convtui.core.ccw.policies import BcbTurn0, CcwTurn
 from convtui.core.execution.backend import ExecutionBackend
 from convtui.core.execution.types import ExecRequest, ExecResult
 from convtui.core.feedback.evaluate import Execute
@@ -29,6 +28,7 @@ from convtui.core.settings.config import (
     SessionStatus,
     Turn,
 )
+from convtui.core.turns.ccw_policies import BcbTurn0, CcwTurn
 from convtui.core.turns.events import (
     Emit,
     Event,

@@ -11,10 +11,10 @@ from convtui.core.feedback.evaluate import Evaluation, FeedbackSettings, evaluat
 from convtui.core.feedback.prompts import feedback_message, render
 from convtui.core.feedback.simulators import FeedbackRequest, VerbalFeedback
 from convtui.core.models.base import ModelBackend
+from convtui.core.models.extract import extract_code
 from convtui.core.models.types import ChatMessage, Completion, GenerationParams
 from convtui.core.settings.config import CallPurpose, SessionConfig, Turn, request_hash
 from convtui.core.turns.events import Emit, Executed, ReplyReady, ReplyStreamed
-from convtui.core.turns.extract import extract_code
 from convtui.core.turns.policy import Played, TurnContext
 
 

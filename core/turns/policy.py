@@ -25,8 +25,8 @@ from convtui.core.settings.config import (
     SessionConfig,
     Turn,
 )
-from convtui.core.turns.calls import journaled_call
 from convtui.core.turns.events import Emit
+from convtui.core.turns.journaled import journaled_call
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class TurnContext:
         seq: int = 0,
         kind: CallKind = "chat",
     ) -> Completion:
-        """One model call, journaled (calls.py); a finished identical call is reused."""
+        """One model call, journaled (journaled.py); a finished identical call is reused."""
         return await journaled_call(
             backend or self.backend,
             self.journal,

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convtui.core.ccw.policies import CcwTurn
 from convtui.core.feedback.evaluate import FeedbackSettings, evaluate
 from convtui.core.settings.config import Turn, request_hash
+from convtui.core.turns.ccw_policies import CcwTurn
 from convtui.core.turns.events import Emit, Executed
 from convtui.core.turns.own_turn import build_prompt, generate
 from convtui.core.turns.policy import Played, TurnContext

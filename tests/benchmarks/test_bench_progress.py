@@ -6,12 +6,11 @@ its replies slowed) makes the run last a few of the tiny intervals the test asks
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 
-from support.data import DATA, needs_bigcodebench
+from support.cli import env, run_process
+from support.data import needs_bigcodebench
 
 pytestmark = needs_bigcodebench
 FAILS = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
@@ -27,20 +26,7 @@ def _bench(tmp_path, every: str) -> subprocess.CompletedProcess[str]:
         "--feedback", "CF,EF:full", "--protocol", "convtui", "--db", str(tmp_path / "p.db"),
         "--concurrency", "1",
     ]  # fmt: skip
-    environ = {
-        **os.environ,
-        "CONVTUI_DATA_DIR": str(DATA),
-        "CI": "true",
-        "CONVTUI_PROGRESS_EVERY": every,
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "convtui", *args],
-        capture_output=True,
-        text=True,
-        env=environ,
-        timeout=600,
-        check=False,
-    )
+    return run_process(*args, environ=env(CONVTUI_PROGRESS_EVERY=every), timeout=600)
 
 
 def test_a_piped_bench_run_prints_a_progress_line_now_and_then(tmp_path) -> None:

@@ -17,6 +17,7 @@ import pytest
 from support.cli import convtui_argv, env
 from support.codeif import TASK, codeif, report, rounds, script
 from support.data import DATA
+from support.sqlite_rows import fetchall
 
 from convtui.core.catalog.loaders import load_catalog
 from convtui.core.codeif.instructions import BASE, instructions
@@ -125,13 +126,13 @@ def test_chain_of_thought_prompting_asks_each_round_to_reason_and_is_reported_ap
     cot = codeif(db, "--mode", "static", "--model", model, "--prompting", "cot")
     assert cot.returncode == 0, cot.stderr
     assert json.loads(cot.stdout)["sessions_played"] == 1  # not the direct run resumed
-    with sqlite3.connect(db) as conn:
-        prompts = conn.execute(
-            "SELECT t.prompt_json, json_extract(t.received_json, '$.user') FROM turns t "
-            "JOIN sessions s ON s.id = t.session_id JOIN runs r ON r.id = s.run_id "
-            "WHERE r.selection LIKE '%prompting=cot%' ORDER BY t.idx"
-        ).fetchall()
-        blobs = dict(conn.execute("SELECT hash, text FROM blobs").fetchall())
+    prompts = fetchall(
+        db,
+        "SELECT t.prompt_json, json_extract(t.received_json, '$.user') FROM turns t "
+        "JOIN sessions s ON s.id = t.session_id JOIN runs r ON r.id = s.run_id "
+        "WHERE r.selection LIKE '%prompting=cot%' ORDER BY t.idx",
+    )
+    blobs = dict(fetchall(db, "SELECT hash, text FROM blobs"))
     assert len(prompts) == len(order)
     for prompt_json, said in prompts:
         last = blobs[json.loads(prompt_json)[-1][1]]  # (role, blob hash of the content)

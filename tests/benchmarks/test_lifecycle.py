@@ -21,7 +21,7 @@ from convtui.benchmarks.runs.lifecycle import (
     play_run,
 )
 from convtui.core.models.types import GenerationParams
-from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.config import CallRequest, SessionConfig
 from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import RunLeasedError, SessionRow, Store
 from convtui.sessions.connection import writing
@@ -58,7 +58,7 @@ def test_a_second_open_resumes_the_run_and_makes_failed_work_playable(store: Sto
         db.execute("UPDATE sessions SET turns_done = 1 WHERE id = ?", (with_turn.id,))
     store.set_session_status(with_turn.id, "failed", "model error")
     journal = store.journal(no_turn.id)
-    call = journal.started(0, "generate", "h", (), CONFIG.params, CONFIG.model)
+    call = journal.started(CallRequest(0, "generate", "h", (), CONFIG.params, CONFIG.model))
     store.finish_run(first.run_id, "done")  # a finished run is reopened, not made again
 
     again = open_run(store, LIVE)

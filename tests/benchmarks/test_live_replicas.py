@@ -27,29 +27,30 @@ from support.live import (
     calls_started,
     tables,
 )
+from support.sqlite_rows import fetchall
 
 pytestmark = [pytest.mark.slow, needs_bigcodebench]
 
 
 def outcomes(db: Path) -> dict[tuple[str, str, int], tuple]:
     """(task, Ω, turn) -> its code, whether it passed, and its execution's verdict."""
-    with sqlite3.connect(db) as conn:
-        found = conn.execute(
-            "SELECT s.task_id, s.feedback, t.idx, t.code, t.passed, e.status, e.tests_passed, "
-            "e.tests_total, t.execution_feedback FROM turn_texts t "
-            "JOIN sessions s ON s.id = t.session_id JOIN turns u "
-            "ON u.session_id = t.session_id AND u.idx = t.idx "
-            "LEFT JOIN executions e ON e.id = u.execution_id"
-        ).fetchall()
+    found = fetchall(
+        db,
+        "SELECT s.task_id, s.feedback, t.idx, t.code, t.passed, e.status, e.tests_passed, "
+        "e.tests_total, t.execution_feedback FROM turn_texts t "
+        "JOIN sessions s ON s.id = t.session_id JOIN turns u "
+        "ON u.session_id = t.session_id AND u.idx = t.idx "
+        "LEFT JOIN executions e ON e.id = u.execution_id",
+    )
     return {(task, fb, idx): tuple(rest) for task, fb, idx, *rest in found}
 
 
 def sessions(db: Path) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(
-            "SELECT task_id, feedback, status, turns_done, first_pass_turn FROM sessions "
-            "ORDER BY task_id, feedback"
-        ).fetchall()
+    return fetchall(
+        db,
+        "SELECT task_id, feedback, status, turns_done, first_pass_turn FROM sessions "
+        "ORDER BY task_id, feedback",
+    )
 
 
 def unnamed(report: dict) -> dict:

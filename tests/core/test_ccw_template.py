@@ -136,8 +136,8 @@ def test_fields_are_input_then_mode_inputs_then_rationale_and_output(mode, names
 
 
 def test_instructions_per_mode() -> None:
-    """pot.py:350-405, including its quirks: `output` (not `generated_code`) in 'generate',
-    the 'answer' instructions for refine_from_execution_feedback, and a double space."""
+    """CCW:convcodeworld/pot.py:350-405, including its quirks: `output` (not `generated_code`) in
+    'generate', the 'answer' instructions for refine_from_execution_feedback, and a double space."""
     assert signature("generate").instructions == (
         "You will be given `input` and you will respond with `output`.\n"
         "Generating executable python code that satisfies user requirements specification."
@@ -366,7 +366,7 @@ def test_a_reply_without_text_fails_as_dspys_attribute_error() -> None:
 def test_parse_code_takes_the_first_python_fence() -> None:
     assert parse_code("```python\ndef f():\n    return 1\n```") == "def f():\n    return 1"
     assert parse_code("no fence at all") == "no fence at all"
-    # The cut at the first two blank lines (pot.py:412).
+    # The cut at the first two blank lines (CCW:convcodeworld/pot.py:412).
     assert parse_code("```python\nimport os\n\n\ndef f():\n    pass\n```") == "python\nimport os"
 
 

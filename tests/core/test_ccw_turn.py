@@ -50,13 +50,13 @@ from convtui.core.feedback.render import (
 
 # --- the reference's strings ----------------------------------------------------------------------
 
-# DSPy 2.4.12 (dsp/adapters/template.py): the three parts are stripped and joined by this.
+# DSPy 2.4.12 (DSPy:dsp/adapters/template.py): the three parts are stripped and joined by this.
 PART = "\n\n---\n\n"
 HEADING = "Follow the following format."
 REASONING = "Reasoning: Let's think step by step in order to"
 
-# pot.py:170-348 with {self.code_template} = "python code"; "Input:"/"${input}" are DSPy's
-# defaults for the field `input` of Signature("input -> output").
+# CCW:convcodeworld/pot.py:170-348 with {self.code_template} = "python code"; "Input:"/"${input}"
+# are DSPy's defaults for the field `input` of Signature("input -> output").
 GUIDE = {
     "input": "Input: ${input}",
     "previous_code": "Previous Code: previously-generated python code that errored",
@@ -91,18 +91,18 @@ def _backticked(names: list[str]) -> str:
     return ", ".join(f"`{name}`" for name in names)
 
 
-def refine_instructions(names: list[str]) -> str:  # pot.py:368-375
+def refine_instructions(names: list[str]) -> str:  # CCW:convcodeworld/pot.py:368-375
     return (
         f"You are given {_backticked(names)} due to an error in previous code.\n"
         "Your task is to correct the error and provide the new `generated_code`."
     )
 
 
-def answer_instructions(names: list[str]) -> str:  # pot.py:400-403
+def answer_instructions(names: list[str]) -> str:  # CCW:convcodeworld/pot.py:400-403
     return f"Return the final code {_backticked(names)} in markdown format."
 
 
-def expert_instructions(names: list[str]) -> str:  # pot.py:376-383
+def expert_instructions(names: list[str]) -> str:  # CCW:convcodeworld/pot.py:376-383
     return (
         f"You are given {_backticked(names)} to simulate user feedback that compares the"
         " `previous_code` and the `ground_truth_code`.\n"
@@ -116,7 +116,7 @@ def expert_instructions(names: list[str]) -> str:  # pot.py:376-383
     )
 
 
-def novice_instructions(names: list[str]) -> str:  # pot.py:384-399
+def novice_instructions(names: list[str]) -> str:  # CCW:convcodeworld/pot.py:384-399
     feedback = [name for name in names if "feedback" in name]
     return (
         f"You are given {_backticked(names)} due to an error in previous code.\n"
@@ -150,7 +150,7 @@ def prompt(instructions: str, inputs: dict[str, str], output: str, example: str 
     return PART.join(part.strip() for part in (instructions, guidelines, query))
 
 
-def fenced(code: str) -> str:  # pot.py:510, :512
+def fenced(code: str) -> str:  # CCW:convcodeworld/pot.py:510, :512
     return f"```\n{code}\n```"
 
 
@@ -377,7 +377,7 @@ def test_code_that_compiles_and_fails_tests(tasks, task_id, ef, user) -> None:
     assert outcome.user_feedback == (None if (user, ef) == ("novice", "none") else said)
     # The novice with nothing to say leaves the loop before the hop counter moves.
     assert outcome.iteration == (1 if (user, ef) == ("novice", "none") else 2)
-    # run.py:187-189 prefixes the header again, even to code that already has it.
+    # CCW:convcodeworld/run.py:187-189 prefixes the header again, even to code that already has it.
     assert outcome.solution(task.import_header) == task.import_header + outcome.code
 
 
@@ -468,7 +468,7 @@ def test_a_reply_without_text_is_retried_with_a_space_after_the_feedback(tasks) 
 
 
 def test_the_silent_novices_none_cannot_take_a_space(tasks) -> None:
-    """pot.py:666: `None += " "` raises TypeError and CCW's process exits."""
+    """CCW:convcodeworld/pot.py:666: `None += " "` raises TypeError and CCW's process exits."""
     task = tasks["BigCodeBench/7"]
     script = Script(replies=[None])
     previous = task.import_header + BROKEN_CODE
@@ -529,7 +529,8 @@ def test_a_simulator_failure_aborts(tasks) -> None:
 
 
 def test_static_replay_uses_the_recorded_user_feedback(tasks) -> None:
-    """ConvCodeBench (pot.py:500-502): the reference's feedback replaces the simulator."""
+    """ConvCodeBench (CCW:convcodeworld/pot.py:500-502): the reference's feedback replaces the
+    simulator."""
     task = tasks["BigCodeBench/100"]
     p, previous = task.prompt, task.import_header + FAILING_CODE
     ef = ef_text(failing_result(task), task, "full")

@@ -20,6 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = needs_bigcodebench
 
 BROKEN = "import random\ndef task_func(LETTERS):\n    return {x for x in\n"
+# The full execution feedback as ConvCodeWorld renders it, and as convtui's own protocol does.
+CCW = FeedbackSettings("full", "ccw", source_lines=False, compile_compat="ccw")
+OURS = FeedbackSettings("full", "first-tests")
 
 
 def evaluated(
@@ -47,16 +50,13 @@ def test_code_that_does_not_compile_reads_as_bigcodebench_under_convcodeworld(
     bigcodebench, executor
 ):
     task = bigcodebench.get("BigCodeBench/2")
-    ccw = FeedbackSettings("full", "ccw", source_lines=False, compile_compat="ccw")
-    ours = FeedbackSettings("full", "first-tests")
-
-    under_ccw, under_ours = evaluated(executor, task, (BROKEN, ccw), (BROKEN, ours))
+    under_ccw, under_ours = evaluated(executor, task, (BROKEN, CCW), (BROKEN, OURS))
     assert not under_ccw.compiled.ok and under_ccw.result.status == "error"
     # The loop shows compilation feedback for such code; the EF is what a later turn reads
     # as the stale EF of this turn, rendered from the stored result.
-    text = render_execution(task, under_ccw.result, ccw, trim=None)
+    text = render_execution(task, under_ccw.result, CCW, trim=None)
     assert text == f"ALL\n{_bcb_all(BROKEN, task.tests.source)}\n"
-    assert render_execution(task, under_ours.result, ours, trim=None) == (
+    assert render_execution(task, under_ours.result, OURS, trim=None) == (
         f"ALL\n{under_ours.result.detail}\n"
     )
     assert under_ours.result.detail.startswith("the code does not compile")
@@ -73,10 +73,7 @@ def test_an_error_while_the_code_loads_is_a_traceback_under_convtui_and_str_exc_
     bigcodebench, executor
 ):
     task = bigcodebench.get("BigCodeBench/2")
-    ccw = FeedbackSettings("full", "ccw", source_lines=False, compile_compat="ccw")
-    ours = FeedbackSettings("full", "first-tests")
-
-    under_ccw, under_ours = evaluated(executor, task, (LOAD_ERROR, ccw), (LOAD_ERROR, ours))
+    under_ccw, under_ours = evaluated(executor, task, (LOAD_ERROR, CCW), (LOAD_ERROR, OURS))
     assert under_ccw.compiled.ok and under_ccw.result.status == "error"
     # BigCodeBench's details["ALL"] = str(e), which ConvCodeWorld shows as it is.
     assert under_ccw.execution_feedback == "ALL\nname 'iteritems' is not defined\n"
@@ -87,7 +84,7 @@ def test_an_error_while_the_code_loads_is_a_traceback_under_convtui_and_str_exc_
     assert '  File "__test__.py", line 3, in <module>\n    for k, v in iteritems({}):\n' in text
     assert text.endswith("NameError: name 'iteritems' is not defined\n\n"), text
     # A later turn renders the stored result alike.
-    assert render_execution(task, under_ours.result, ours, trim=None) == text
+    assert render_execution(task, under_ours.result, OURS, trim=None) == text
 
 
 # BigCodeBench/1's test_generated_string_properties runs five subtests, one per length:

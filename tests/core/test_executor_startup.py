@@ -15,8 +15,9 @@ from convtui.core.catalog.loaders import TaskCatalog, load_catalog
 from convtui.core.catalog.tasks import TestSpec as Spec
 from convtui.core.execution import fontcache
 from convtui.core.execution.executor import Executor, _on_demand
-from convtui.core.execution.requests import exec_request, task_imports
+from convtui.core.execution.requests import task_imports
 from convtui.core.execution.types import ExecRequest, Limits
+from convtui.core.projects.checkout import exec_request
 
 LIMITS = Limits(per_test_s=20, wall_s=60)
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from support.data import data_file
 
-from convtui.core.turns.extract import extract_code, holds_code
+from convtui.core.models.extract import extract_code, holds_code
 
 HEADER = "import os\nimport pandas as pd\nfrom collections import Counter\n"
 

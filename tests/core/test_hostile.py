@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.processes import descendants, proc_table
 from support.sandbox import ExecutorPool, python_script
 
 from convtui.core.catalog.tasks import TestSpec as Spec
@@ -104,21 +105,6 @@ def needs_isolation(level: str) -> None:
 # ---------------------------------------------------------------- processes
 
 
-def proc_table() -> dict[int, int]:
-    """pid -> ppid of every process visible now."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        table[int(entry)] = int(stat[stat.rfind(b")") + 2 :].split()[1])
-    return table
-
-
 def cmdline(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
@@ -133,19 +119,6 @@ def comm(pid: int) -> str:
             return fh.read().strip()
     except OSError:
         return ""
-
-
-def descendants(root: int, table: dict[int, int]) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for pid, ppid in table.items():
-        children.setdefault(ppid, []).append(pid)
-    found, todo = set(), [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
 
 
 def left_by_tests(table: dict[int, int]) -> set[int]:

@@ -22,9 +22,10 @@ from support.live import FAILS, bench, histories
 from support.scripted import script
 
 from convtui.benchmarks.runs.doctor import TaskOutcome, run_doctor
-from convtui.core.execution.requests import broken_solution, exec_request
+from convtui.core.execution.requests import broken_solution
 from convtui.core.execution.types import ExecResult
 from convtui.core.feedback.render import execution_feedback
+from convtui.core.projects.checkout import exec_request
 
 pytestmark = needs_bigcodebench
 

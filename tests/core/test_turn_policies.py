@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from support.recorded import ADD_ONE
 
-from convtui.core.ccw.policies import BcbTurn0, CcwTurn
-from convtui.core.execution.requests import exec_request
 from convtui.core.execution.types import ExecRequest, ExecResult, TestOutcome
 from convtui.core.models.mock import MockBackend
+from convtui.core.projects.checkout import exec_request
 from convtui.core.settings.config import SessionConfig, Turn
 from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.turns.ccw_policies import BcbTurn0, CcwTurn
 from convtui.core.turns.loop import SessionLoop, TurnCompleted, cached_execute, choose_policy
 from convtui.core.turns.own_turn import ConvtuiTurn
 from convtui.core.turns.replay_turn import ReplayTurn

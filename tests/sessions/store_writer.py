@@ -13,7 +13,7 @@ from dataclasses import replace
 from store_values import MODEL, completion, config, prompt, turn
 
 from convtui.core.models.types import Attempt
-from convtui.core.settings.config import Turn, request_hash
+from convtui.core.settings.config import CallRequest, Turn, request_hash
 from convtui.sessions import SessionRow, Store
 
 PARAMS = config().params
@@ -39,7 +39,7 @@ def play(store: Store, session: SessionRow) -> None:
         key = request_hash(MODEL, prompt(idx), PARAMS)
         reply = journal.find(idx, "generate", key)
         if reply is None:
-            call = journal.started(idx, "generate", key, prompt(idx), PARAMS, MODEL)
+            call = journal.started(CallRequest(idx, "generate", key, prompt(idx), PARAMS, MODEL))
             journal.attempt(call, Attempt(1, "rate_limit", 0.05, "429", 1.5))
             journal.attempt(call, Attempt(2, "ok", 0.25, "", None))
             reply = replace(wanted.generate_call)  # type: ignore[type-var]

@@ -19,7 +19,8 @@ from convtui.core.feedback.render import failure_details
 from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import Store
 from convtui.sessions.ccw_files import parse_turn_file
-from convtui.sessions.ccw_import import import_logs, result_from_eval
+from convtui.sessions.ccw_import import import_logs
+from convtui.sessions.ccw_verdicts import result_from_eval
 from convtui.sessions.errors import ImportFormatError
 from convtui.sessions.export import export_convcodebench
 from convtui.sessions.static_logs import MANIFEST

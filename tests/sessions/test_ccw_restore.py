@@ -6,13 +6,13 @@ ConvCodeWorld's logs. Real processes over stores built by hand (no model or exec
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import env, run_process
+from support.data import needs_bigcodebench
 from support.recorded import compiled_turn
 
 from convtui.core.execution.types import ExecResult, TestOutcome
@@ -21,10 +21,7 @@ from convtui.core.settings.omega import FeedbackConfig
 from convtui.core.settings.protocol import build_config
 from convtui.sessions import Store
 
-DATA = Path(os.environ.get("CONVTUI_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
-pytestmark = pytest.mark.skipif(
-    not (DATA / "BigCodeBench-v0.1.0.jsonl.gz").exists(), reason=f"no BigCodeBench data in {DATA}"
-)
+pytestmark = needs_bigcodebench
 
 TASK = "BigCodeBench/13"
 CONFIG = build_config(
@@ -37,15 +34,7 @@ CONFIG = build_config(
 
 
 def convtui(*args: str, columns: int = 100) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CONVTUI_DATA_DIR": str(DATA), "COLUMNS": str(columns)}
-    return subprocess.run(
-        [sys.executable, "-m", "convtui", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    return run_process(*args, environ=env(COLUMNS=str(columns)), timeout=120)
 
 
 def a_turn(idx: int, said: str | None) -> Turn:

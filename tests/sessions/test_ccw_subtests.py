@@ -1,5 +1,5 @@
 """Imported ConvCodeWorld logs keep BigCodeBench's one ``details`` entry per failing subtest,
-in the reference's order: the import files each key under its test (sessions/ccw_import.py)
+in the reference's order: the import files each key under its test (sessions/ccw_verdicts.py)
 so that EF:full renders exactly what the reference showed, and the entries survive the store,
 ``sessions show``, the JSONL transcript and an export -> import round trip.
 
@@ -32,7 +32,8 @@ from convtui.core.feedback.render import declared_test_names, failure_details
 from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import Store
 from convtui.sessions.browse import load_session
-from convtui.sessions.ccw_import import import_logs, result_from_eval
+from convtui.sessions.ccw_import import import_logs
+from convtui.sessions.ccw_verdicts import result_from_eval
 from convtui.sessions.export import export_convcodebench
 from convtui.sessions.static_logs import MANIFEST
 from convtui.sessions.transcript import session_record

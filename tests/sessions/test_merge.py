@@ -90,36 +90,43 @@ def test_merging_again_adds_nothing(tmp_path: Path) -> None:
     assert dump(study) == before
 
 
-def test_a_conflicting_session_is_refused_and_the_target_unchanged(tmp_path: Path) -> None:
-    a, c, study = tmp_path / "a.db", tmp_path / "c.db", tmp_path / "study.db"
-    ids = record(a, "ids=0", ["BigCodeBench/0"], turns=1)
+def one_session_and_its_copy(tmp_path: Path) -> tuple[Path, Path, str]:
+    """``a.db`` holding one session of one turn, ``c.db`` a copy of it (for a test to change),
+    and the session's id."""
+    a, c = tmp_path / "a.db", tmp_path / "c.db"
+    [session_id] = record(a, "ids=0", ["BigCodeBench/0"], turns=1)
     shutil.copy(a, c)
-    with Store.open(c) as store:
-        store.db.execute("UPDATE sessions SET status = 'stalled' WHERE id = ?", (ids[0],))
-        store.db.conn.commit()
-    merge(str(a), "--db", str(study))
+    return a, c, session_id
+
+
+def assert_refused_after(first: Path, then: Path, study: Path, *words: str) -> None:
+    """``first`` merges into ``study``; ``then`` is refused in one line naming itself, the
+    study and ``words``, and the study is left as it was."""
+    merge(str(first), "--db", str(study))
     before = dump(study)
 
-    done = invoke("sessions", "merge", str(c), "--db", str(study))
+    done = invoke("sessions", "merge", str(then), "--db", str(study))
 
-    assert_one_line_error(done, ids[0], str(c), str(study), "status")
+    assert_one_line_error(done, str(then), str(study), *words)
     assert dump(study) == before
+
+
+def test_a_conflicting_session_is_refused_and_the_target_unchanged(tmp_path: Path) -> None:
+    a, c, session_id = one_session_and_its_copy(tmp_path)
+    with Store.open(c) as store:
+        store.db.execute("UPDATE sessions SET status = 'stalled' WHERE id = ?", (session_id,))
+        store.db.conn.commit()
+
+    assert_refused_after(a, c, tmp_path / "study.db", session_id, "status")
 
 
 def test_a_session_with_more_turns_in_one_file_is_refused(tmp_path: Path) -> None:
-    a, c, study = tmp_path / "a.db", tmp_path / "c.db", tmp_path / "study.db"
-    ids = record(a, "ids=0", ["BigCodeBench/0"], turns=1)
-    shutil.copy(a, c)
+    a, c, session_id = one_session_and_its_copy(tmp_path)
     with Store.open(c) as store:
-        store.set_session_status(ids[0], "running")
-        store.save_turn(ids[0], turn(1, passed=True), "solved", "key-more")
-    merge(str(c), "--db", str(study))
-    before = dump(study)
+        store.set_session_status(session_id, "running")
+        store.save_turn(session_id, turn(1, passed=True), "solved", "key-more")
 
-    done = invoke("sessions", "merge", str(a), "--db", str(study))
-
-    assert_one_line_error(done, ids[0], str(a), str(study))
-    assert dump(study) == before
+    assert_refused_after(c, a, tmp_path / "study.db", session_id)
 
 
 def test_a_non_sqlite_source_is_refused_in_one_line(tmp_path: Path) -> None:

@@ -48,6 +48,16 @@ def tamper(path: Path, *statements: str, params: tuple = ()) -> None:
         db.close()
 
 
+def link(path: Path, task: str, annotator: str, session: str) -> None:
+    """Point the assignment of ``task`` to ``annotator`` in ``path`` at ``session``, with
+    sqlite3 (``tamper``)."""
+    tamper(
+        path,
+        "UPDATE study_assignments SET session_id = ? WHERE task_id = ? AND annotator = ?",
+        params=(session, task, annotator),
+    )
+
+
 def one(path: Path, sql: str, params: tuple = ()) -> object:
     db = sqlite3.connect(path)
     try:
@@ -118,11 +128,7 @@ def test_a_link_to_another_annotators_session_is_refused(offline: Offline) -> No
     """ana's second task answered by a session ben recorded: ana's app would open it."""
     with Store.open(offline.copy) as store:
         bens = store.create_interactive_session(TASKS[1], offline.spec.config(), "human", "ben")
-    tamper(
-        offline.copy,
-        "UPDATE study_assignments SET session_id = ? WHERE task_id = ? AND annotator = 'ana'",
-        params=(bens, TASKS[1]),
-    )
+    link(offline.copy, TASKS[1], "ana", bens)
 
     offline.assert_refused(bens, "ben", "ana")
 
@@ -130,21 +136,13 @@ def test_a_link_to_another_annotators_session_is_refused(offline: Offline) -> No
 def test_a_link_to_a_session_of_another_task_is_refused(offline: Offline) -> None:
     with Store.open(offline.copy) as store:
         other = store.create_interactive_session(TASKS[0], offline.spec.config(), "human", "ana")
-    tamper(
-        offline.copy,
-        "UPDATE study_assignments SET session_id = ? WHERE task_id = ? AND annotator = 'ana'",
-        params=(other, TASKS[1]),
-    )
+    link(offline.copy, TASKS[1], "ana", other)
 
     offline.assert_refused(other, TASKS[0], TASKS[1])
 
 
 def test_a_session_linked_to_two_assignments_is_refused(offline: Offline) -> None:
-    tamper(
-        offline.copy,
-        "UPDATE study_assignments SET session_id = ? WHERE task_id = ? AND annotator = 'ben'",
-        params=(offline.ana, TASKS[0]),
-    )
+    link(offline.copy, TASKS[0], "ben", offline.ana)
 
     offline.assert_refused(offline.ana, "2 assignments")
 
@@ -158,11 +156,7 @@ def test_a_link_to_a_session_the_target_links_elsewhere_is_refused(offline: Offl
         "UPDATE study_assignments SET session_id = NULL WHERE session_id = ?",
         params=(offline.ana,),
     )
-    tamper(
-        offline.study,
-        "UPDATE study_assignments SET session_id = ? WHERE task_id = ? AND annotator = 'ana'",
-        params=(offline.ana, TASKS[1]),
-    )
+    link(offline.study, TASKS[1], "ana", offline.ana)
 
     offline.assert_refused(offline.ana, "already")
 

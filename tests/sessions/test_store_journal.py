@@ -7,7 +7,7 @@ from dataclasses import replace
 from store_values import MODEL, attempts, completion, config, prompt, turn
 from support.omegas import omegas
 
-from convtui.core.settings.config import CallJournal, request_hash
+from convtui.core.settings.config import CallJournal, CallRequest, request_hash
 from convtui.sessions import Store
 from convtui.sessions.journal import load_attempts
 
@@ -31,7 +31,7 @@ def test_the_store_journal_satisfies_the_loop_protocol(store: Store, session_id:
 
 def test_a_finished_call_is_reused_as_a_recorded_cache_hit(store: Store, session_id: str) -> None:
     journal = store.journal(session_id)
-    call_id = journal.started(0, "generate", KEY, prompt(0), PARAMS, MODEL)
+    call_id = journal.started(CallRequest(0, "generate", KEY, prompt(0), PARAMS, MODEL))
     answer = completion("the reply")
     journal.finished(call_id, answer)
 
@@ -45,7 +45,7 @@ def test_a_finished_call_is_reused_as_a_recorded_cache_hit(store: Store, session
 
 def test_a_reused_answer_links_the_turn_to_the_cache_hit_row(store: Store, session_id: str) -> None:
     journal = store.journal(session_id)
-    call_id = journal.started(0, "generate", KEY, prompt(0), PARAMS, MODEL)
+    call_id = journal.started(CallRequest(0, "generate", KEY, prompt(0), PARAMS, MODEL))
     journal.finished(call_id, completion("the reply"))
     reused = journal.find(0, "generate", KEY)
     assert reused is not None
@@ -61,14 +61,14 @@ def test_a_reused_answer_links_the_turn_to_the_cache_hit_row(store: Store, sessi
 
 def test_started_abandoned_and_failed_calls_are_not_reused(store: Store, session_id: str) -> None:
     journal = store.journal(session_id)
-    journal.started(0, "generate", KEY, prompt(0), PARAMS, MODEL)
+    journal.started(CallRequest(0, "generate", KEY, prompt(0), PARAMS, MODEL))
     assert journal.find(0, "generate", KEY) is None
 
     run_id = store.session(session_id).run_id
     assert store.abandon_started_calls(run_id) == 1
     assert journal.find(0, "generate", KEY) is None
 
-    failed = journal.started(0, "generate", KEY, prompt(0), PARAMS, MODEL)
+    failed = journal.started(CallRequest(0, "generate", KEY, prompt(0), PARAMS, MODEL))
     journal.finished(failed, None, "HTTP 500 after 8 attempts")
     assert journal.find(0, "generate", KEY) is None
 
@@ -81,7 +81,8 @@ def test_a_call_is_reused_only_for_the_same_turn_purpose_and_request(
 ) -> None:
     journal = store.journal(session_id)
     journal.finished(
-        journal.started(0, "generate", KEY, prompt(0), PARAMS, MODEL), completion("reply")
+        journal.started(CallRequest(0, "generate", KEY, prompt(0), PARAMS, MODEL)),
+        completion("reply"),
     )
 
     assert journal.find(1, "generate", KEY) is None
@@ -95,7 +96,9 @@ def test_sharing_across_sessions_reuses_another_sessions_call(store: Store) -> N
     )
     first, second = store.pending_sessions(run_id)
     paid = store.journal(first.id)
-    paid.finished(paid.started(0, "generate", KEY, prompt(0), PARAMS, MODEL), completion("r"))
+    paid.finished(
+        paid.started(CallRequest(0, "generate", KEY, prompt(0), PARAMS, MODEL)), completion("r")
+    )
 
     assert store.journal(second.id).find(0, "generate", KEY) is None
     shared = store.journal(second.id, share_across_sessions=True).find(0, "generate", KEY)
@@ -105,7 +108,7 @@ def test_sharing_across_sessions_reuses_another_sessions_call(store: Store) -> N
 
 def test_attempts_are_recorded_once_each(store: Store, session_id: str) -> None:
     journal = store.journal(session_id)
-    call_id = journal.started(0, "generate", KEY, prompt(0), PARAMS, MODEL)
+    call_id = journal.started(CallRequest(0, "generate", KEY, prompt(0), PARAMS, MODEL))
     for attempt in attempts():
         journal.attempt(call_id, attempt)
     journal.attempt(call_id, attempts()[0])  # reported twice: still one row
@@ -119,8 +122,8 @@ def test_attempts_are_recorded_once_each(store: Store, session_id: str) -> None:
 def test_abandoning_touches_only_the_given_run(store: Store, session_id: str) -> None:
     other_run = store.create_run("live", config(), "ids=1", ["BigCodeBench/1"])
     other = store.pending_sessions(other_run)[0].id
-    store.journal(session_id).started(0, "generate", KEY, prompt(0), PARAMS, MODEL)
-    store.journal(other).started(0, "generate", KEY, prompt(0), PARAMS, MODEL)
+    store.journal(session_id).started(CallRequest(0, "generate", KEY, prompt(0), PARAMS, MODEL))
+    store.journal(other).started(CallRequest(0, "generate", KEY, prompt(0), PARAMS, MODEL))
 
     assert store.abandon_started_calls(other_run) == 1
     assert sorted(row["status"] for row in call_rows(store)) == ["abandoned", "started"]
@@ -137,7 +140,7 @@ def test_a_turns_calls_keep_their_position_and_kind_and_a_reuse_its_own_position
 
     journal = store.journal(session_id)
     key = text_request_hash(MODEL, "Previous Code: ...", PARAMS)
-    first = journal.started(1, "repair", key, prompt(1), PARAMS, MODEL, seq=0, kind="text")
+    first = journal.started(CallRequest(1, "repair", key, prompt(1), PARAMS, MODEL, 0, "text"))
     journal.finished(first, completion("Code: ```python\npass\n```"))
     assert journal.find(1, "repair", key, seq=1) is not None
     rows = list(

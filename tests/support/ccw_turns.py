@@ -55,7 +55,8 @@ SIM_REPLY = (
     "User Feedback: The function returns the wrong value.\n```python\nreturn 2\n```\n"
     "More text.\n---\nignored"
 )
-# pot.py:532-536: cut at '---' (and at two blank lines); the expert's also at a code fence.
+# CCW:convcodeworld/pot.py:532-536: cut at '---' (and at two blank lines); the expert's also at a
+# code fence.
 UF_EXPERT = "The function returns the wrong value."
 UF_NOVICE = "The function returns the wrong value.\n```python\nreturn 2\n```\nMore text.\n"
 

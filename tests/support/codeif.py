@@ -4,11 +4,11 @@ one task, scripted replies (``mock:``), what a run's SQLite file records."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 from pathlib import Path
 
 from support.cli import invoke
+from support.sqlite_rows import fetchall
 
 TASK = "CodeIF/11"
 
@@ -26,11 +26,11 @@ def codeif(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def rounds(db: Path) -> list[tuple]:
     """(round, the user message's source, the prompt, passed) of every recorded round."""
-    with sqlite3.connect(db) as conn:
-        return conn.execute(
-            "SELECT t.idx, json_extract(t.received_json, '$.user_source'), t.prompt_json, "
-            "t.passed FROM turns t ORDER BY t.idx"
-        ).fetchall()
+    return fetchall(
+        db,
+        "SELECT t.idx, json_extract(t.received_json, '$.user_source'), t.prompt_json, "
+        "t.passed FROM turns t ORDER BY t.idx",
+    )
 
 
 def report(db, *args: str) -> subprocess.CompletedProcess[str]:

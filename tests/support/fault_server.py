@@ -24,6 +24,10 @@ from convtui.core.models import (
 
 Writer = asyncio.StreamWriter
 
+# The smallest chat request: what a test sends where the server's behaviour is the point.
+HELLO = [ChatMessage("user", "hi")]
+PARAMS = GenerationParams(max_tokens=5)
+
 
 @dataclass
 class Request:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from support.cli import env, invoke
+from support.sqlite_rows import fetchall
 
 # Small but real: three stdlib tasks, three turns, short replies. Our own protocol: under
 # convcodeworld a reply must fill DSPy's fields, so what a session does would depend on what
@@ -56,33 +57,33 @@ def tables(db: Path) -> dict:
 
 def recorded(db: Path) -> dict[tuple[str, str, int], str]:
     """(task, feedback, turn) -> the code recorded for it."""
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute(
-            "SELECT s.task_id, s.feedback, t.idx, t.code FROM turn_texts t "
-            "JOIN sessions s ON s.id = t.session_id"
-        ).fetchall()
+    rows = fetchall(
+        db,
+        "SELECT s.task_id, s.feedback, t.idx, t.code FROM turn_texts t "
+        "JOIN sessions s ON s.id = t.session_id",
+    )
     return {(task, fb, idx): code for task, fb, idx, code in rows}
 
 
 def histories(db: Path) -> dict[tuple[str, str, int], tuple]:
     """(task, feedback, turn) -> what the next prompt is built from: code and feedback."""
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute(
-            "SELECT s.task_id, s.feedback, t.idx, t.code, t.compile_feedback, "
-            "t.execution_feedback, t.verbal_feedback FROM turn_texts t "
-            "JOIN sessions s ON s.id = t.session_id"
-        ).fetchall()
+    rows = fetchall(
+        db,
+        "SELECT s.task_id, s.feedback, t.idx, t.code, t.compile_feedback, "
+        "t.execution_feedback, t.verbal_feedback FROM turn_texts t "
+        "JOIN sessions s ON s.id = t.session_id",
+    )
     return {(task, fb, idx): tuple(rest) for task, fb, idx, *rest in rows}
 
 
 def calls(db: Path, where: str = "1") -> list[tuple]:
     """(task, feedback, turn, purpose, status, messages, params) of every model call."""
-    with sqlite3.connect(db) as conn:
-        return conn.execute(
-            "SELECT s.task_id, s.feedback, m.turn_idx, m.purpose, m.status, m.messages_json, "
-            "m.params_json FROM model_calls m JOIN sessions s ON s.id = m.session_id "
-            f"WHERE {where} ORDER BY s.task_id, s.feedback, m.turn_idx, m.id"
-        ).fetchall()
+    return fetchall(
+        db,
+        "SELECT s.task_id, s.feedback, m.turn_idx, m.purpose, m.status, m.messages_json, "
+        "m.params_json FROM model_calls m JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {where} ORDER BY s.task_id, s.feedback, m.turn_idx, m.id",
+    )
 
 
 def calls_started(db: Path) -> int:

@@ -15,7 +15,7 @@ from convtui.core.catalog.tasks import Task
 from convtui.core.execution.executor import Executor
 from convtui.core.models.registry import open_backend
 from convtui.core.models.types import Completion
-from convtui.core.settings.config import SessionConfig, request_hash
+from convtui.core.settings.config import CallRequest, SessionConfig, request_hash
 from convtui.core.turns.loop import SessionLoop, TurnCompleted, build_prompt, cached_execute
 from convtui.sessions import Store
 
@@ -28,7 +28,9 @@ def record_reply(store: Store, session_id: str, task: Task, config: SessionConfi
     prompt = build_prompt(task, config, turns)
     journal = store.journal(session_id)
     key = request_hash(config.model, prompt, config.params)
-    call = journal.started(len(turns), "generate", key, prompt, config.params, config.model)
+    call = journal.started(
+        CallRequest(len(turns), "generate", key, prompt, config.params, config.model)
+    )
     journal.finished(call, Completion(reply, "stop", 120, 40, 0.75, 1, "recorded", None))
 
 

@@ -32,7 +32,7 @@ from convtui.tui.screens.assignments import AssignmentsModal
 from convtui.tui.screens.traceback import TracebackModal
 from convtui.tui.viewmodels import ResultView, TestRow
 from convtui.tui.widgets.composer import FeedbackComposer
-from convtui.tui.widgets.test_table import TestResultsTable
+from convtui.tui.widgets.results_table import TestResultsTable
 
 # What a reply paints over a screen: clear it, home the cursor, green words, a window title.
 PAINT = "\x1b[2J\x1b[H\x1b[32mALL TESTS PASSED\x1b]0;pwned\x07"

@@ -39,15 +39,15 @@ from tui_harness import awaiting_feedback as awaiting
 from tui_harness import notices, rows, wait_until
 
 from convtui.tui.app import ConvTuiApp
-from convtui.tui.commands import SessionCommands
+from convtui.tui.palette import SessionCommands
 from convtui.tui.screens.help import HelpModal
 from convtui.tui.screens.session import SessionScreen
 from convtui.tui.screens.task_picker import TaskPickerScreen
 from convtui.tui.screens.traceback import TracebackModal
 from convtui.tui.widgets.code_pane import CodePane
 from convtui.tui.widgets.composer import FeedbackComposer
+from convtui.tui.widgets.results_table import TestResultsTable
 from convtui.tui.widgets.status_line import StatusLine
-from convtui.tui.widgets.test_table import TestResultsTable
 from convtui.tui.widgets.timeline import TurnTimeline
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,7 @@ from tui_harness import WRONG, awaiting_feedback, screen_text, wait_until
 
 from convtui.tui.screens.help import HelpModal
 from convtui.tui.screens.traceback import TracebackModal
-from convtui.tui.widgets.test_table import TestResultsTable
+from convtui.tui.widgets.results_table import TestResultsTable
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 from support.browser import AnnotatorPage, ServedStudy, browser, http, served_study
 from support.llama_server import free_port
+from support.sqlite_rows import fetchall
 from support.studies import study_spec, write_study
 
 pytestmark = pytest.mark.timeout(300)
@@ -47,8 +47,7 @@ def tokens() -> dict[str, str]:
 
 
 def held(db: Path) -> dict[str, set[str]]:
-    with sqlite3.connect(db) as conn:
-        found = conn.execute("SELECT annotator, task_id FROM study_assignments").fetchall()
+    found = fetchall(db, "SELECT annotator, task_id FROM study_assignments")
     theirs: dict[str, set[str]] = {}
     for annotator, task in found:
         theirs.setdefault(annotator, set()).add(task)
@@ -130,12 +129,12 @@ def test_three_annotators_play_a_study_through_the_browser_at_once(tmp_path: Pat
         assert sorted(played) == sorted(theirs[name]), name
         # The page called no one but our server (no font CDN).
         assert page.requests and all(url.startswith(origin) for url in page.requests)
-    with sqlite3.connect(db) as conn:
-        sessions = conn.execute(
-            "SELECT a.annotator, a.task_id, s.annotator, s.status, t.verbal_feedback "
-            "FROM study_assignments a JOIN sessions s ON s.id = a.session_id "
-            "JOIN turns t ON t.session_id = s.id AND t.idx = 0"
-        ).fetchall()
+    sessions = fetchall(
+        db,
+        "SELECT a.annotator, a.task_id, s.annotator, s.status, t.verbal_feedback "
+        "FROM study_assignments a JOIN sessions s ON s.id = a.session_id "
+        "JOIN turns t ON t.session_id = s.id AND t.idx = 0",
+    )
     assert len(sessions) == 12
     for holder, task, recorded_by, status, feedback in sessions:
         assert recorded_by == holder and status == "exhausted"
@@ -239,18 +238,17 @@ def test_a_server_killed_during_a_turn_loses_nothing_and_the_person_goes_on(
     while any(alive(pid) for pid in apps) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(alive(pid) for pid in apps)
-    with sqlite3.connect(db) as conn:
-        turns = conn.execute(
-            "SELECT t.idx, t.verbal_feedback, s.status FROM turns t "
-            "JOIN sessions s ON s.id = t.session_id WHERE s.annotator = 'ana'"
-        ).fetchall()
+    turns = fetchall(
+        db,
+        "SELECT t.idx, t.verbal_feedback, s.status FROM turns t "
+        "JOIN sessions s ON s.id = t.session_id WHERE s.annotator = 'ana'",
+    )
     assert turns == [(0, sent, "running")]  # turn 0 and the words sent after it
     replies.write_text(json.dumps({"purpose": "generate", "text": WRONG_CODE}))
     with served_study(db, tmp_path, port=port) as served:
         asyncio.run(after_restart(served, task))
-    with sqlite3.connect(db) as conn:
-        sessions = conn.execute(
-            "SELECT task_id, status, turns_done FROM sessions WHERE annotator = 'ana'"
-        ).fetchall()
+    sessions = fetchall(
+        db, "SELECT task_id, status, turns_done FROM sessions WHERE annotator = 'ana'"
+    )
     # The same session went on: no second one was opened for the assignment.
     assert [(t, done) for t, _status, done in sessions] == [(task, 1)]

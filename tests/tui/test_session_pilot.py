@@ -34,7 +34,7 @@ from tui_harness import (
 )
 
 from convtui.tui.app import Launch, make_app
-from convtui.tui.commands import SessionCommands
+from convtui.tui.palette import SessionCommands
 from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.help import HelpModal
 from convtui.tui.screens.session import SessionScreen

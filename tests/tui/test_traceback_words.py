@@ -12,17 +12,18 @@ from tui_harness import BROKEN, HEADER, AppFactory, awaiting_feedback, fenced, p
 from convtui.core.execution.types import TestStatus
 from convtui.tui import render
 from convtui.tui.screens.traceback import TracebackModal
-from convtui.tui.widgets.test_table import TestResultsTable
+from convtui.tui.widgets.results_table import TestResultsTable
 
 
-def test_enter_on_a_test_that_never_ran_says_so_and_why(apps: AppFactory) -> None:
-    model = apps.script([BROKEN], name="broken.jsonl")
+def traceback_shown(apps: AppFactory, reply: str, name: str) -> dict[str, str]:
+    """The text and title of the traceback view that enter opens on the results table's
+    first row, after a turn whose model replied ``reply`` (scripted in the file ``name``)."""
+    model = apps.script([reply], name=name)
     shown: dict[str, str] = {}
 
     async def scenario(pilot: Pilot) -> None:
         screen = await awaiting_feedback(pilot)
-        table = screen.query_one(TestResultsTable)
-        table.focus()
+        screen.query_one(TestResultsTable).focus()
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, TracebackModal), "it")
         modal = pilot.app.screen
@@ -30,6 +31,11 @@ def test_enter_on_a_test_that_never_ran_says_so_and_why(apps: AppFactory) -> Non
         shown["title"] = str(modal.query_one("ScrollableContainer").border_title)
 
     play(apps, scenario, model=model)
+    return shown
+
+
+def test_enter_on_a_test_that_never_ran_says_so_and_why(apps: AppFactory) -> None:
+    shown = traceback_shown(apps, BROKEN, "broken.jsonl")
     assert "NOT RUN" in shown["title"]
     assert "passed" not in shown["text"], shown["text"]
     assert "never ran" in shown["text"]
@@ -43,18 +49,7 @@ def test_enter_on_a_test_the_load_error_stopped_shows_where_the_code_raised(
     loads_badly = fenced(
         HEADER + "for k, v in iteritems({}):\n    pass\ndef task_func(LETTERS):\n    return {}\n"
     )
-    model = apps.script([loads_badly], name="load-error.jsonl")
-    shown: dict[str, str] = {}
-
-    async def scenario(pilot: Pilot) -> None:
-        screen = await awaiting_feedback(pilot)
-        table = screen.query_one(TestResultsTable)
-        table.focus()
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: isinstance(pilot.app.screen, TracebackModal), "it")
-        shown["text"] = str(pilot.app.screen.query_one("#traceback-text", Static).render())
-
-    play(apps, scenario, model=model)
+    shown = traceback_shown(apps, loads_badly, "load-error.jsonl")
     assert "never ran" in shown["text"]
     assert "    for k, v in iteritems({}):" in shown["text"], shown["text"]
     assert "NameError: name 'iteritems' is not defined" in shown["text"], shown["text"]

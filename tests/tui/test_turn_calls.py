@@ -35,8 +35,8 @@ from convtui.core.settings.protocol import build_config
 from convtui.sessions.browse import CallLine
 from convtui.tui import render
 from convtui.tui.app import Launch, make_app
-from convtui.tui.calls import read_calls
 from convtui.tui.controller import SessionPlan
+from convtui.tui.turn_calls import read_calls
 from convtui.tui.viewmodels import TurnView
 from convtui.tui.widgets.call_list import CallList
 from convtui.tui.widgets.feedback_pane import feedback_text

@@ -30,7 +30,7 @@ from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import FeedbackChoice, parse_feedback
 from convtui.sessions import Store
 from convtui.tui.app import ConvTuiApp, Launch, make_app
-from convtui.tui.controller import Services, SessionPlan, UserMode
+from convtui.tui.controller import AppServices, SessionPlan, UserMode
 from convtui.tui.launch import SessionOptions
 from convtui.tui.runner import AsyncRunner
 from convtui.tui.screens.session import SessionScreen
@@ -99,7 +99,7 @@ def config_for(
     return SessionConfig(
         model=model,
         feedback=omega,
-        # The app's simulator is its model (Services.models.simulator is None): say so.
+        # The app's simulator is its model (AppServices.models.simulator is None): say so.
         simulator=model if omega.verbal != "none" else None,
         context="full",
         max_turns=turns,
@@ -119,7 +119,7 @@ class AppFactory:
         self.executor = executor
         self.catalog = catalog
         self.model = model
-        self._opened: list[Services] = []
+        self._opened: list[AppServices] = []
 
     def script(
         self,
@@ -134,9 +134,9 @@ class AppFactory:
 
     def services(
         self, model: str | None = None, clock: Callable[[], float] | None = None
-    ) -> Services:
+    ) -> AppServices:
         backend = open_backend(model or self.model)
-        services = Services(
+        services = AppServices(
             Store.open(self.db), Models(backend, None), self.executor, AsyncRunner()
         )
         if clock is not None:
@@ -170,7 +170,7 @@ class AppFactory:
 
     def store(self) -> Store:
         store = Store.open(self.db)
-        self._opened.append(Services(store, None, None, None))  # type: ignore[arg-type]
+        self._opened.append(AppServices(store, None, None, None))  # type: ignore[arg-type]
         return store
 
     def close(self) -> None:

@@ -10,6 +10,8 @@ import time
 
 import pytest
 from support.fault_server import (
+    HELLO,
+    PARAMS,
     RecordedSleeps,
     drop_mid_answer,
     hang,
@@ -21,15 +23,10 @@ from support.fault_server import (
 
 from convtui.core.models import (
     Attempt,
-    ChatMessage,
-    GenerationParams,
     ModelError,
     open_backend,
 )
 from convtui.core.models.base import ModelBackend
-
-HELLO = [ChatMessage("user", "hi")]
-PARAMS = GenerationParams(max_tokens=5)
 
 
 async def complete_logged(backend: ModelBackend, **kwargs: object):

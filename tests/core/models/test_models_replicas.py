@@ -12,13 +12,11 @@ from collections import Counter
 from collections.abc import Iterator
 
 import pytest
-from support.fault_server import FakeServer, RecordedSleeps, ok, status
+from support.fault_server import HELLO, PARAMS, FakeServer, RecordedSleeps, ok, status
 
 from convtui.core.models import (
     Attempt,
-    ChatMessage,
     Completion,
-    GenerationParams,
     ModelError,
     Retrier,
     RetryPolicy,
@@ -26,9 +24,6 @@ from convtui.core.models import (
 )
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.replicas import COOLDOWN_S
-
-HELLO = [ChatMessage("user", "hi")]
-PARAMS = GenerationParams(max_tokens=5)
 
 
 class Clock:
@@ -190,6 +185,16 @@ def test_each_replica_has_its_own_concurrency_bound_and_calls_go_to_the_least_lo
     assert first.max_in_flight == second.max_in_flight == 2
 
 
+async def refusal(backend: ModelBackend) -> str:
+    """What ``backend.check()`` refuses with (it must refuse); the backend closed after it."""
+    try:
+        with pytest.raises(ModelError) as refused:
+            await backend.check()
+        return str(refused.value)
+    finally:
+        await backend.aclose()
+
+
 def test_replicas_serving_different_models_are_refused_in_one_line():
     """Fault injection: a replica that serves another model than the first."""
     first, second = FakeServer(), FakeServer(served=("other-model", "another"))
@@ -197,17 +202,8 @@ def test_replicas_serving_different_models_are_refused_in_one_line():
     second.start()
     backend = open_backend(f"{first.url},{second.url}")
     named = open_backend(f"{first.url},{second.url}", model_name="fake-model")
-
-    async def check(backend: ModelBackend) -> str:
-        try:
-            with pytest.raises(ModelError) as refused:
-                await backend.check()
-            return str(refused.value)
-        finally:
-            await backend.aclose()
-
     try:
-        for message in (asyncio.run(check(backend)), asyncio.run(check(named))):
+        for message in (asyncio.run(refusal(backend)), asyncio.run(refusal(named))):
             assert "\n" not in message
             assert f"{second.url} does not serve 'fake-model'" in message
             assert "it serves: other-model, another" in message
@@ -236,13 +232,5 @@ def test_an_unreachable_replica_is_refused_at_open_naming_it(fake_server):
 
     missing = f"http://127.0.0.1:{free_port()}/v1"
     backend = open_backend(f"{fake_server.url},{missing}")
-
-    async def check() -> str:
-        try:
-            with pytest.raises(ModelError) as refused:
-                await backend.check()
-            return str(refused.value)
-        finally:
-            await backend.aclose()
-
-    assert asyncio.run(check()).startswith(f"cannot reach the model server at {missing}")
+    message = asyncio.run(refusal(backend))
+    assert message.startswith(f"cannot reach the model server at {missing}")

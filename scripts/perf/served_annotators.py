@@ -8,7 +8,7 @@ The model is the scripted ``mock:`` one (each reply streams for --reply-s second
 load is the app, the server, the sandbox and SQLite, not a model. Needs Debian's chromium
 and the dev extra (Playwright, pyte); run from the clone:
 
-    python benchmarks/perf/served_annotators.py [--annotators 4] [--seconds 300] [--json]
+    python scripts/perf/served_annotators.py [--annotators 4] [--seconds 300] [--json]
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ search must stay far under a frame (~16 ms) over the whole catalog (1,190 tasks)
 Reports the median and worst of --repeats timings for building the index and for a set of
 queries, fresh (term cache cleared) and repeated.
 
-Run: python benchmarks/perf/task_search.py [--repeats 100] [--json out.json]
+Run: python scripts/perf/task_search.py [--repeats 100] [--json out.json]
 """
 
 from __future__ import annotations

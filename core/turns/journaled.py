@@ -17,7 +17,7 @@ from convtui.core.models.types import (
     GenerationParams,
     ModelError,
 )
-from convtui.core.settings.config import CallJournal, request_hash
+from convtui.core.settings.config import CallJournal, CallRequest, request_hash
 
 
 async def journaled_call(
@@ -40,7 +40,7 @@ async def journaled_call(
         if found is not None:
             return found
         call_id = journal.started(
-            turn_idx, purpose, key, messages, params, backend.spec, seq=seq, kind=kind
+            CallRequest(turn_idx, purpose, key, messages, params, backend.spec, seq, kind)
         )
     on_attempt = (lambda a: journal.attempt(call_id, a)) if journal else None
     info = CallInfo(session_key, turn_idx, purpose, seq)

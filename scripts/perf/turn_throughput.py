@@ -4,7 +4,7 @@ session at a time and with several concurrent sessions, measured side by side in
 Each measurement plays the same tasks (CF,EF:full, a fixed turn limit) into a fresh SQLite
 file, so no call is reused from an earlier run.
 
-Run: python benchmarks/perf/turn_throughput.py [--ids 2,3,8,10,12,16] [--turns 3] [--repeats 3]
+Run: python scripts/perf/turn_throughput.py [--ids 2,3,8,10,12,16] [--turns 3] [--repeats 3]
 """
 
 from __future__ import annotations

@@ -16,13 +16,10 @@ from collections.abc import Callable
 from convtui.core.errors import ConvtuiError
 from convtui.core.models.types import (
     Attempt,
-    CallKind,
     CallPurpose,
-    ChatMessage,
     Completion,
-    GenerationParams,
 )
-from convtui.core.settings.config import CallJournal
+from convtui.core.settings.config import CallJournal, CallRequest
 from convtui.sessions import Store
 from convtui.sessions.browse import CallLine, session_calls
 
@@ -63,23 +60,10 @@ class WatchedJournal:
             self._changed(turn_idx)
         return found
 
-    def started(
-        self,
-        turn_idx: int,
-        purpose: CallPurpose,
-        request_hash: str,
-        messages: tuple[ChatMessage, ...],
-        params: GenerationParams,
-        model: str,
-        *,
-        seq: int = 0,
-        kind: CallKind = "chat",
-    ) -> str:
-        call_id = self._journal.started(
-            turn_idx, purpose, request_hash, messages, params, model, seq=seq, kind=kind
-        )
-        self._turn_of[call_id] = turn_idx
-        self._changed(turn_idx)
+    def started(self, call: CallRequest) -> str:
+        call_id = self._journal.started(call)
+        self._turn_of[call_id] = call.turn_idx
+        self._changed(call.turn_idx)
         return call_id
 
     def attempt(self, call_id: str, attempt: Attempt) -> None:

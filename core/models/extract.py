@@ -163,7 +163,7 @@ def _has_statements(code: str) -> bool:
 
 
 def _ccw_parse_code(reply: str) -> str:
-    """ConvCodeWorld's ``parse_code`` (CCW:``pot.py:408-434``), quirks included."""
+    """ConvCodeWorld's ``parse_code`` (CCW:``convcodeworld/pot.py:408-434``), quirks included."""
     # The cut at the first triple newline is the lossy step: PEP 8's two blank lines between
     # functions end the code there (docs/harness-notes.md#code-extraction).
     code = reply.split("\n\n---\n\n", 1)[0].split("\n\n\n", 1)[0]

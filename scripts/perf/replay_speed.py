@@ -16,7 +16,7 @@ sandbox run. Target: 1,140 tasks x 11 turns in under 2 minutes on 2 cores, about
    row). Each is timed as the command's wall time (a new process: imports, opening the
    store, starting the executor included) and reported with its median and ms per turn.
 
-Run: python benchmarks/perf/replay_speed.py [--tasks 1140] [--repeats 3] [--json out.json]
+Run: python scripts/perf/replay_speed.py [--tasks 1140] [--repeats 3] [--json out.json]
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The capacity sheet's arithmetic (benchmarks/perf/capacity.py) on fixed inputs, against
+"""The capacity sheet's arithmetic (scripts/perf/capacity.py) on fixed inputs, against
 numbers worked out by hand."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "perf" / "capacity.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "perf" / "capacity.py"
 _spec = importlib.util.spec_from_file_location("perf_capacity", SCRIPT)
 assert _spec is not None and _spec.loader is not None
 capacity = importlib.util.module_from_spec(_spec)

@@ -33,7 +33,7 @@ dataset's own sizes (instruct prompt and ground-truth solution, in SmolLM2's tok
 measured here as a yardstick. ``--model-tps`` is the sustained output rate of one replica of
 the model (e.g. one vLLM server under the sweep's load), not measured here.
 
-Run: python benchmarks/perf/capacity.py [--tasks 40] [--seed 0] [--repeats 3] [--jobs N]
+Run: python scripts/perf/capacity.py [--tasks 40] [--seed 0] [--repeats 3] [--jobs N]
      [--executor local|ray:ADDRESS] [--db results.db] [--model-tps 2000] [--json out.json]
      (--measured out.json takes the execution costs of an earlier run and measures nothing)
 The capacity sheet, with the numbers measured on the project's machine: docs/capacity.md.
@@ -222,7 +222,8 @@ def sample_tasks(catalog, count: int, seed: int) -> list:
 
 def _one_pass(backend, tasks, kind: str, known: dict[str, float]) -> dict:
     from convtui.benchmarks.runs import durations
-    from convtui.core.execution.requests import broken_solution, exec_request
+    from convtui.core.execution.requests import broken_solution
+    from convtui.core.projects.checkout import exec_request
 
     ordered = [tasks[i] for i in durations.longest_first([t.id for t in tasks], known)]
     requests = [

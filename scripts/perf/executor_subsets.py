@@ -16,7 +16,7 @@ many runs follow), the overhead is also given after the executor is open (``open
 nothing for the local one): zygotes still start inside it for both. A cluster's peak memory
 counts only what runs under this process.
 
-Run: python benchmarks/perf/executor_subsets.py [--repeats 3] [--jobs 2] [--json out.json]
+Run: python scripts/perf/executor_subsets.py [--repeats 3] [--jobs 2] [--json out.json]
      [--executor local,ray] [--kinds ground-truth,raising]
 Compare with BigCodeBench's own figures in docs/harness-notes.md#executor-reference-figures.
 """
@@ -35,7 +35,8 @@ from pathlib import Path
 from convtui.benchmarks.runs import durations
 from convtui.core.catalog.loaders import load_catalog
 from convtui.core.execution.choice import parse_executor
-from convtui.core.execution.requests import broken_solution, exec_request
+from convtui.core.execution.requests import broken_solution
+from convtui.core.projects.checkout import exec_request
 from convtui.core.services import open_execution
 
 HERE = Path(__file__).resolve()

@@ -1,0 +1,164 @@
+"""``convtui report`` and ``convtui sessions``: what was recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from convtui.errors import user_errors
+from convtui.options import DataOpt, DbOpt, JsonOpt, ReportMetricsOpt
+from convtui.record_options import (
+    CorrelateOpt,
+    ExportAllOpt,
+    ExportFormatOpt,
+    ExportModelNameOpt,
+    ExportOutOpt,
+    ExportRunOpt,
+    ImportDbOpt,
+    ImportDirArg,
+    IncludeUnfinishedOpt,
+    LimitOpt,
+    MergeDbOpt,
+    MergeSourcesArg,
+    PlotOpt,
+    ReportOutOpt,
+    ReportRunOpt,
+    SessionDbOpt,
+    SessionIdArg,
+    SessionIdsArg,
+    SessionStatusOpt,
+    SessionTaskOpt,
+    SessionUserOpt,
+)
+
+sessions_app = typer.Typer(
+    no_args_is_help=True, help="Browse and export recorded sessions (TUI and benchmark runs)."
+)
+
+
+def report(
+    db: DbOpt = Path("results.db"),
+    run: ReportRunOpt = None,
+    out: ReportOutOpt = None,
+    as_json: JsonOpt = False,
+    correlate: CorrelateOpt = False,
+    plot: PlotOpt = None,
+    metrics: ReportMetricsOpt = None,
+) -> None:
+    """Print ConvCodeWorld's tables: Pass@1 per turn, and MRR/Recall, per feedback setting.
+
+    Example: [bold]convtui report --db results.db --correlate --plot figures[/bold]"""
+    with user_errors():
+        from convtui.benchmarks.commands.report import report_command
+
+        report_command(db, run, out, as_json, correlate=correlate, plot=plot, metrics=metrics)
+
+
+@sessions_app.command("list")
+def sessions_list(
+    db: SessionDbOpt = Path("results.db"),
+    task: SessionTaskOpt = None,
+    status: SessionStatusOpt = None,
+    user: SessionUserOpt = None,
+    limit: LimitOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List recorded sessions, newest first.
+
+    Example: [bold]convtui sessions list --user human --status solved[/bold]"""
+    with user_errors():
+        from convtui.commands.sessions import list_command
+
+        list_command(db, task=task, status=status, user=user, limit=limit, as_json=as_json)
+
+
+@sessions_app.command("show")
+def sessions_show(
+    session_id: SessionIdArg,
+    db: SessionDbOpt = Path("results.db"),
+    as_json: JsonOpt = False,
+) -> None:
+    """Show one session as a transcript: each turn's code, tests and feedback.
+
+    Example: [bold]convtui sessions show 01jv3k8mw2xq[/bold]"""
+    with user_errors():
+        from convtui.commands.sessions import show_command
+
+        show_command(db, session_id, as_json)
+
+
+@sessions_app.command("import")
+def sessions_import(
+    folder: ImportDirArg,
+    db: ImportDbOpt = Path("results.db"),
+    data: DataOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Load logs in ConvCodeWorld's static layout into the store: one run per reference
+    model and Ω (--protocol convcodeworld), one session per task, browsable with sessions
+    list/show and the app, and replayable with bench static. Importing again adds nothing.
+
+    Example: [bold]convtui sessions import ConvCodeBench/ --db ccb.db[/bold]"""
+    with user_errors():
+        from convtui.commands.imports import import_command
+
+        import_command(folder, db, as_json, data)
+
+
+@sessions_app.command("merge")
+def sessions_merge(
+    sources: MergeSourcesArg,
+    db: MergeDbOpt = Path("results.db"),
+    as_json: JsonOpt = False,
+) -> None:
+    """Bring sessions recorded in other databases (an annotator's own file, recorded
+    offline) into --db, under their ids, with their runs, turns, model calls, executions and
+    study assignment links. Merging again adds nothing; a session that differs between the
+    files is refused and the target left as it was. The sources are only read, and one holding
+    what convtui could not have written (a link to another annotator's session, a status its
+    turns do not bear out, a text under another's hash) is refused whole.
+
+    Example: [bold]convtui sessions merge ana.db ben.db --db study.db[/bold]"""
+    with user_errors():
+        from convtui.commands.merge import merge_command
+
+        merge_command(list(sources), db, as_json)
+
+
+@sessions_app.command("export")
+def sessions_export(
+    ids: SessionIdsArg = None,
+    db: SessionDbOpt = Path("results.db"),
+    fmt: ExportFormatOpt = "jsonl",
+    out: ExportOutOpt = None,
+    all_sessions: ExportAllOpt = False,
+    task: SessionTaskOpt = None,
+    status: SessionStatusOpt = None,
+    user: SessionUserOpt = None,
+    include_unfinished: IncludeUnfinishedOpt = False,
+    run: ExportRunOpt = None,
+    model_name: ExportModelNameOpt = None,
+) -> None:
+    """Export sessions as JSONL transcripts, as ConvCodeBench-style static logs, or as
+    CodeIF-Bench's completions file (--format codeif; bench codeif --score-only reads it).
+
+    Example: [bold]convtui sessions export --user human --format convcodebench --out logs[/bold]"""
+    with user_errors():
+        from convtui.commands.sessions import ExportOptions, export_command
+
+        export_command(
+            ExportOptions(
+                db=db,
+                format=fmt,
+                out=out,
+                ids=tuple(ids or ()),
+                all=all_sessions,
+                task=task,
+                status=tuple(status or ()),
+                user=user,
+                include_unfinished=include_unfinished,
+                runs=tuple(run or ()),
+                model_name=model_name,
+            )
+        )

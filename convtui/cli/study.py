@@ -1,0 +1,194 @@
+"""``convtui serve`` and ``convtui study``: many annotators."""
+
+from __future__ import annotations
+
+import typer
+
+from convtui.errors import user_errors
+from convtui.option_groups import ExecutorGroup, takes_groups
+from convtui.options import ChatTemplateOpt, ConcurrencyOpt, DataOpt, JsonOpt, ModelNameOpt
+from convtui.study_options import (
+    AddTasksOpt,
+    AnnotatorNameArg,
+    FinishedOnlyOpt,
+    ServeHostOpt,
+    ServeMaxAppsOpt,
+    ServePortOpt,
+    StudyDbOpt,
+    StudyExportForceOpt,
+    StudyExportFormatOpt,
+    StudyExportOutOpt,
+    StudyFileArg,
+    StudyInitDbOpt,
+    StudyPlotOpt,
+    StudyTargetOpt,
+)
+
+app = typer.Typer(
+    no_args_is_help=True,
+    help="Human-feedback studies: tasks dealt to annotators, their tokens and progress.",
+)
+
+
+@takes_groups
+def serve(
+    *,
+    db: StudyDbOpt,
+    host: ServeHostOpt = "127.0.0.1",
+    port: ServePortOpt = 8000,
+    max_apps: ServeMaxAppsOpt = 32,
+    data: DataOpt = None,
+    model_name: ModelNameOpt = None,
+    chat_template: ChatTemplateOpt = None,
+    executor: ExecutorGroup,
+) -> None:
+    """Serve a study's app to annotators' browsers: each gives their token and gets their
+    own assignments, in the same app as `session --study`.
+
+    A wrong or missing token gets a refusal page and no app; each annotator's app is theirs
+    alone (a second tab replaces the first). Loopback by default: put a reverse proxy with
+    TLS in front to reach people elsewhere (README, Studies). The page loads nothing from
+    outside this server.
+
+    Example: [bold]convtui serve --db study.db --port 8000[/bold]"""
+    with user_errors():
+        from convtui.commands.serve import ServeOptions, serve_command
+        from convtui.tui.launch import MachineOptions
+
+        machine = MachineOptions(
+            "all",
+            data,
+            model_name,
+            chat_template,
+            executor.python,
+            executor.jobs,
+            executor.isolation,
+            executor.executor,
+        )
+        serve_command(ServeOptions(db, host, port, machine, max_apps))
+
+
+@app.command("init")
+def study_init(
+    spec: StudyFileArg,
+    db: StudyInitDbOpt,
+    data: DataOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a study from its file, with each annotator's token, printed this once.
+
+    Each task goes to `overlap` annotators, loads balanced and reproducible by the seed.
+
+    Example: [bold]convtui study init STUDY.toml --db study.db[/bold]"""
+    with user_errors():
+        from convtui.commands.study import init_command
+
+        init_command(spec, db, data, as_json)
+
+
+@app.command("status")
+def study_status(db: StudyDbOpt, as_json: JsonOpt = False) -> None:
+    """Progress per annotator (done, started, pending, reassigned) and per task.
+
+    Example: [bold]convtui study status --db study.db[/bold]"""
+    with user_errors():
+        from convtui.commands.study import status_command
+
+        status_command(db, as_json)
+
+
+@app.command("report")
+@takes_groups
+def study_report(
+    *,
+    db: StudyDbOpt,
+    target: StudyTargetOpt = None,
+    as_json: JsonOpt = False,
+    plot: StudyPlotOpt = None,
+    data: DataOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    executor: ExecutorGroup,
+) -> None:
+    """Progress, each annotator's MRR and Recall beside the simulated users', agreement.
+
+    Scores: the annotators' own sessions with the study's model; with --target M, their
+    sessions replayed against M (bench static), recorded in the study database. Simulated
+    users' logs on the study's tasks (bench live ... --db study.db) are scored on the same
+    tasks beside each annotator. Agreement on the tasks two or more annotators finished:
+    Krippendorff's alpha on solved within the budget (nominal) and on turns to solve
+    (interval; an unsolved session counts as the budget + 1).
+
+    Example: [bold]convtui study report --db study.db --target http://127.0.0.1:8081/v1[/bold]"""
+    with user_errors():
+        from convtui.commands.study_report import ReplayOptions, report_command
+
+        exit_code = report_command(
+            db,
+            tuple(target or ()),
+            as_json,
+            plot,
+            ReplayOptions(data, concurrency, executor.settings()),
+        )
+    raise typer.Exit(exit_code)
+
+
+@app.command("token")
+def study_token(name: AnnotatorNameArg, db: StudyDbOpt, as_json: JsonOpt = False) -> None:
+    """Issue an annotator a new token (printed this once); their old one stops working.
+
+    Example: [bold]convtui study token ana --db study.db[/bold]"""
+    with user_errors():
+        from convtui.commands.study import token_command
+
+        token_command(db, name, as_json)
+
+
+@app.command("add-annotator")
+def study_add_annotator(
+    name: AnnotatorNameArg,
+    db: StudyDbOpt,
+    tasks: AddTasksOpt = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Enrol an annotator, with a token and --tasks N assignments (the least covered tasks).
+
+    Example: [bold]convtui study add-annotator dee --tasks 4 --db study.db[/bold]"""
+    with user_errors():
+        from convtui.commands.study import add_annotator_command
+
+        add_annotator_command(db, name, tasks, as_json)
+
+
+@app.command("reassign")
+def study_reassign(name: AnnotatorNameArg, db: StudyDbOpt, as_json: JsonOpt = False) -> None:
+    """An annotator leaves: their unfinished assignments go to others.
+
+    Their token stops working; each assignment they had not finished goes to the least
+    loaded annotator who does not have that task.
+
+    Example: [bold]convtui study reassign ben --db study.db[/bold]"""
+    with user_errors():
+        from convtui.commands.study import reassign_command
+
+        reassign_command(db, name, as_json)
+
+
+@app.command("export")
+def study_export(
+    db: StudyDbOpt,
+    out: StudyExportOutOpt,
+    fmt: StudyExportFormatOpt = "parquet",
+    force: StudyExportForceOpt = False,
+    finished_only: FinishedOnlyOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write the study's transcripts for sharing: one row per turn as Parquet, with a
+    Hugging Face dataset card (README.md) so that datasets.load_dataset(OUT) reads them.
+
+    Sessions still open are included with their status unless --finished-only.
+
+    Example: [bold]convtui study export --db study.db --out pilot-dataset[/bold]"""
+    with user_errors():
+        from convtui.commands.study_export import export_command
+
+        export_command(db, out, fmt, force=force, finished_only=finished_only, as_json=as_json)
