@@ -34,30 +34,9 @@ def insert_run(
     mode: RunMode,
 ) -> None:
     """The row of :meth:`Store.create_run`'s run, ``planned``."""
-    db.execute(
-        "INSERT INTO runs (id, kind, config_json, config_hash, model, simulator, "
-        "feedback_json, context, selection, task_count, max_turns, status, "
-        "created_utc, code_version, origin, benchmark, mode) VALUES (?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, 'planned', ?, ?, ?, ?, ?)",
-        (
-            run_id,
-            kind,
-            config_to_json(config),
-            run_config_hash(config, labels),
-            config.model,
-            config.simulator,
-            canonical_json(labels),
-            config.context,
-            selection,
-            task_count,
-            config.max_turns,
-            now,
-            code_version or current_code_version(),
-            origin,
-            benchmark,
-            mode,
-        ),
-    )
+    columns = _run_columns(run_id, kind, config, labels, selection, task_count, now)
+    columns |= {"simulator": config.simulator, "origin": origin}
+    _insert_run_row(db, columns, code_version, benchmark, mode)
 
 
 def insert_run_sessions(
@@ -122,29 +101,52 @@ def insert_static_run(
     mode: RunMode,
 ) -> None:
     """The row of :meth:`Store.create_static_run`'s run, ``planned``."""
-    db.execute(
-        "INSERT INTO runs (id, kind, config_json, config_hash, model, simulator, "
-        "feedback_json, context, selection, task_count, max_turns, status, "
-        "created_utc, code_version, replay_json, benchmark, mode) VALUES (?, 'static', "
-        "?, ?, ?, ?, ?, ?, ?, ?, ?, 'planned', ?, ?, ?, ?, ?)",
-        (
-            run_id,
-            config_to_json(config),
-            run_config_hash(config, [label]),
-            config.model,
-            None,
-            canonical_json([label]),
-            config.context,
-            selection,
-            task_count,
-            config.max_turns,
-            now,
-            code_version or current_code_version(),
-            canonical_json(dict(replay)),
-            benchmark,
-            mode,
-        ),
-    )
+    columns = _run_columns(run_id, "static", config, [label], selection, task_count, now)
+    columns |= {"simulator": None, "replay_json": canonical_json(dict(replay))}
+    _insert_run_row(db, columns, code_version, benchmark, mode)
+
+
+def _run_columns(
+    run_id: str,
+    kind: RunKind,
+    config: SessionConfig,
+    labels: Sequence[str],
+    selection: str,
+    task_count: int,
+    now: str,
+) -> dict[str, Any]:
+    """The columns every new run's row holds, ``planned``."""
+    return {
+        "id": run_id,
+        "kind": kind,
+        "config_json": config_to_json(config),
+        "config_hash": run_config_hash(config, labels),
+        "model": config.model,
+        "feedback_json": canonical_json(list(labels)),
+        "context": config.context,
+        "selection": selection,
+        "task_count": task_count,
+        "max_turns": config.max_turns,
+        "status": "planned",
+        "created_utc": now,
+    }
+
+
+def _insert_run_row(
+    db: Database,
+    columns: dict[str, Any],
+    code_version: str | None,
+    benchmark: Benchmark,
+    mode: RunMode,
+) -> None:
+    columns |= {
+        "code_version": code_version or current_code_version(),
+        "benchmark": benchmark,
+        "mode": mode,
+    }
+    names = ", ".join(columns)
+    marks = ", ".join("?" * len(columns))
+    db.execute(f"INSERT INTO runs ({names}) VALUES ({marks})", tuple(columns.values()))
 
 
 def insert_replay_sessions(

@@ -12,6 +12,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,17 @@ def one_app_of(served: ServedStudy, timeout: float = 20.0) -> int:
     """The one app process running, once every other has ended."""
     wait_until(lambda: len(app_pids(served)) == 1, timeout, f"one app: {app_pids(served)}")
     return app_pids(served)[0]
+
+
+@asynccontextmanager
+async def drawn_app(served: ServedStudy, token: str) -> AsyncIterator[RawApp]:
+    """An annotator's app, signed in with ``token`` and drawn once; closed on leaving."""
+    app = await RawApp.open(served, token)
+    try:
+        await app.drawn()
+        yield app
+    finally:
+        await app.close()
 
 
 def no_traceback(served: ServedStudy) -> None:
@@ -200,9 +213,7 @@ def test_sizes_are_checked_before_any_app_is_touched(tmp_path: Path) -> None:
     with served_study(db, tmp_path) as served:
 
         async def scenario() -> None:
-            ana = await RawApp.open(served, "token-of-ana")
-            try:
-                await ana.drawn()
+            async with drawn_app(served, "token-of-ana") as ana:
                 pid = await asyncio.to_thread(one_app_of, served)
                 # Sizes that are no sizes: refused, and ana's running app goes on.
                 for query in ("width=%C2%B2&height=30", "width=abc&height=30", "width=-4"):
@@ -215,8 +226,6 @@ def test_sizes_are_checked_before_any_app_is_touched(tmp_path: Path) -> None:
                 await ana.socket.send_str("not json at all")
                 await asyncio.sleep(1)
                 assert app_pids(served) == [pid] and not ana.closed.is_set()
-            finally:
-                await ana.close()
 
         run(scenario())
         wait_until(lambda: app_pids(served) == [], 15, "every app ended")
@@ -234,9 +243,7 @@ def test_messages_past_the_size_or_the_rate_are_refused(tmp_path: Path) -> None:
     with served_study(db, tmp_path) as served:
 
         async def scenario() -> None:
-            ana = await RawApp.open(served, "token-of-ana")
-            try:
-                await ana.drawn()
+            async with drawn_app(served, "token-of-ana") as ana:
                 for _ in range(2000):  # far past any typist's rate, at once
                     await ana.send("stdin", "x")
                 await asyncio.sleep(0.5)
@@ -244,8 +251,6 @@ def test_messages_past_the_size_or_the_rate_are_refused(tmp_path: Path) -> None:
                 await ana.socket.send_str(json.dumps(["stdin", "y" * 100_000]))
                 await ana.ended(10)
                 assert ana.close_code == 1009  # message too big
-            finally:
-                await ana.close()
 
         run(scenario())
         wait_until(lambda: app_pids(served) == [], 15, "the app ended with its socket")
@@ -259,9 +264,7 @@ def test_a_full_server_says_so_and_starts_nothing(tmp_path: Path) -> None:
     with served_study(db, tmp_path, extra=["--max-apps", "1"]) as served:
 
         async def scenario() -> None:
-            ana = await RawApp.open(served, "token-of-ana")
-            try:
-                await ana.drawn()
+            async with drawn_app(served, "token-of-ana"):
                 status, page = http(served.url + "app", cookie="convtui_token=token-of-ben")
                 assert status == 503 and "full right now" in page and "try again" in page
                 ben = await RawApp.open(served, "token-of-ben")
@@ -273,8 +276,6 @@ def test_a_full_server_says_so_and_starts_nothing(tmp_path: Path) -> None:
                 again = await RawApp.open(served, "token-of-ana")
                 await again.drawn()
                 await again.close()
-            finally:
-                await ana.close()
 
         run(scenario())
     no_traceback(served)
