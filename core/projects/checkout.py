@@ -23,14 +23,7 @@ from convtui.core.execution.requests import task_imports, task_modules
 from convtui.core.execution.types import ExecRequest, Limits, ProjectRun
 from convtui.core.projects.location import projects_root
 from convtui.core.projects.releases import load_releases
-from convtui.core.projects.splice import (
-    SpliceError,
-    dotted_module,
-    insert_tests,
-    module_of,
-    splice,
-    top_level_names,
-)
+from convtui.core.projects.splice import SpliceError, insert_tests, module_of, splice
 
 SOURCE_DIR = "Source_Code"
 ENVS_DIR = "envs"
@@ -147,24 +140,21 @@ class Checkout:
         site = self.site
         original = (self.tree / site.file_in_project).read_text(encoding="utf-8")
         files: dict[str, str] = {site.file_in_project: splice(original, site, code, indent)}
-        release = load_releases().get(site.project_path)
-        pythonpath = release.pythonpath if release else ()
-        # The names the module under test defines, which the added tests may use unimported.
-        under_test = (dotted_module(site.file_in_project, pythonpath), top_level_names(original))
         for module, added in _by_module(tests.snippets).items():
             source = files.get(module)
             if source is None:
                 source = (self.tree / module).read_text(encoding="utf-8")
             try:
-                files[module] = insert_tests(source, added, module, under_test)
+                files[module] = insert_tests(source, added, module)
             except SyntaxError as exc:
                 raise SpliceError(f"{module} of {site.project_path} does not parse: {exc}") from exc
+        release = load_releases().get(site.project_path)
         return ProjectRun(
             root=str(self.tree),
             python=str(self.python),
             files=tuple(sorted(files.items())),
             digest=_tree_digest(str(self.tree), str(self.python)),
-            pythonpath=pythonpath,
+            pythonpath=release.pythonpath if release else (),
             skips_pass=skips_pass,
         )
 
