@@ -100,6 +100,13 @@ def _spec_json(spec: StudySpec) -> str:
     data["annotators"] = list(spec.annotators)
     if data.get("simulator") is None:
         data.pop("simulator", None)
+    # The guidelines ({"text", "sha256"}) travel inside the stored spec rather than in
+    # columns of their own: they are part of what the study asks, are written once at
+    # `study init` and never change, and need no query of their own, so no schema migration
+    # (and no newer schema for older convtuis to refuse) is needed; a study without them
+    # stores the same JSON as before.
+    if data.get("guidelines") is None:
+        data.pop("guidelines", None)
     return json.dumps(data, sort_keys=True)
 
 

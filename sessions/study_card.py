@@ -16,6 +16,9 @@ from convtui.core.plural import counted
 from convtui.sessions.study_dataset import COLUMNS, PARQUET_PATH, card_features, shown_type
 from convtui.sessions.study_export import StudySession, StudyTranscripts
 
+# The guidelines' text, beside the card in an export folder.
+GUIDELINES_NAME = "guidelines.md"
+
 
 def render_card(transcripts: StudyTranscripts, rows: int) -> str:
     """The card of an export of ``transcripts`` holding ``rows`` rows."""
@@ -29,6 +32,7 @@ def render_card(transcripts: StudyTranscripts, rows: int) -> str:
         title=f"convtui study: {study.name}",
         name=study.name,
         settings=_table(_settings(transcripts)),
+        guidelines=_guidelines(transcripts),
         rows=rows,
         sessions=len(sessions),
         annotator_count=len({s.annotator for s in transcripts.sessions}),
@@ -122,6 +126,22 @@ def _settings(transcripts: StudyTranscripts) -> list[tuple[str, str]]:
     if tasks:
         shown.insert(1, ("tasks", f"{len(tasks)}: " + ", ".join(tasks)))
     return shown
+
+
+def _guidelines(transcripts: StudyTranscripts) -> str:
+    """Which instructions the annotators had: the guidelines' SHA-256, and their text in
+    the file beside the card (sessions/study_share.py writes it)."""
+    guidelines = transcripts.study.spec.guidelines
+    if guidelines is None:
+        return (
+            "The study file named no guidelines, so the app showed the annotators none: "
+            "whatever instructions they had came from outside convtui."
+        )
+    return (
+        "The app showed each annotator the study's guidelines before their first assignment, "
+        f"and again from its help: [`{GUIDELINES_NAME}`]({GUIDELINES_NAME}) beside this card, "
+        f"SHA-256 `{guidelines.sha256}`."
+    )
 
 
 def _unfinished(transcripts: StudyTranscripts) -> str:

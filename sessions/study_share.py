@@ -1,6 +1,7 @@
 """A study exported for sharing (``convtui study export --format parquet``): a folder that
 ``datasets.load_dataset(folder)`` reads, holding the turns as Parquet
-(sessions/study_dataset.py) and a dataset card, README.md (sessions/study_card.py).
+(sessions/study_dataset.py) and a dataset card, README.md (sessions/study_card.py), with
+the study's guidelines beside it as guidelines.md when it has any.
 
 Everything is read before a byte is written; each file is written beside its place and
 moved in, so an export that fails leaves no half file behind."""
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from convtui.sessions.errors import ExportError
 from convtui.sessions.store import Store
-from convtui.sessions.study_card import render_card
+from convtui.sessions.study_card import GUIDELINES_NAME, render_card
 from convtui.sessions.study_dataset import PARQUET_PATH, write_parquet
 from convtui.sessions.study_export import read_study_transcripts
 
@@ -22,7 +23,8 @@ CARD_NAME = "README.md"
 
 @dataclass(frozen=True)
 class StudyExport:
-    """What an export wrote: the files (Parquet first, then the card) and what they hold."""
+    """What an export wrote: the files (Parquet first, then the card and, if the study has
+    them, its guidelines) and what they hold."""
 
     study: str
     out: Path
@@ -47,20 +49,32 @@ def export_study(
     parquet = out / PARQUET_PATH
     write_parquet(rows, parquet)
     card = out / CARD_NAME
-    partial = card.with_name(f".{card.name}.partial")
-    partial.write_text(render_card(transcripts, len(rows)), encoding="utf-8")
-    os.replace(partial, card)
+    _write(card, render_card(transcripts, len(rows)))
+    files: tuple[Path, ...] = (parquet, card)
+    guidelines = transcripts.study.spec.guidelines
+    if guidelines is not None:
+        # The stored text, as the annotators saw it: its SHA-256 is the one the card names.
+        files += (_write(out / GUIDELINES_NAME, guidelines.text),)
     sessions = [s.detail.session for s in transcripts.sessions]
     return StudyExport(
         study=transcripts.study.name,
         out=out,
-        files=(parquet, card),
+        files=files,
         rows=len(rows),
         sessions=len(sessions),
         unfinished_sessions=sum(not s.finished for s in sessions),
         annotators=tuple(dict.fromkeys(s.annotator for s in transcripts.sessions)),
         tasks=tuple(dict.fromkeys(s.task_id for s in sessions)),
     )
+
+
+def _write(path: Path, text: str) -> Path:
+    """``text`` into ``path``, written beside it and moved in; byte for byte (no newline
+    translation), so the file's digest is the text's."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_bytes(text.encode("utf-8"))
+    os.replace(partial, path)
+    return path
 
 
 def refuse_occupied(out: Path, *, force: bool) -> None:

@@ -126,9 +126,13 @@ class ConvTuiApp(App):
         if self.launch.error:
             self.notify(self.launch.error, severity="error", markup=False, timeout=15)
         if self.launch.plan is not None:
-            self.push_screen(SessionScreen(self.services, self.launch.plan))
+            self.open_launched(self.launch.plan)
         else:
             self.open_without_plan()
+
+    def open_launched(self, plan: SessionPlan) -> None:
+        """What the app shows when it opens on a session: that session."""
+        self.push_screen(SessionScreen(self.services, plan))
 
     def open_without_plan(self) -> None:
         """What the app shows when it opens on no session: the task picker."""
@@ -321,7 +325,13 @@ class ConvTuiApp(App):
             name = focused.border_title or type(focused).__name__
             blurbs.append(f"**{name}**: {focused_help}")
         rows = key_help(self, screen)
-        self.push_screen(HelpModal(rows, "\n\n".join(b for b in blurbs if b)))
+        self.push_screen(
+            HelpModal(rows, "\n\n".join(b for b in blurbs if b), self.guidelines_text())
+        )
+
+    def guidelines_text(self) -> str:
+        """Guidelines the help shows below the keys: a study's (tui/study.py), none here."""
+        return ""
 
 
 def make_app(services: AppServices, launch: Launch) -> ConvTuiApp:

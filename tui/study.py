@@ -1,25 +1,32 @@
 """The app of ``convtui session --study DB --annotator NAME``: one annotator's assignments,
 in their order. It is the app as always, but "next" (f10) is their next assignment rather
 than the catalog's next task, f4 lists their assignments, and the task picker and the
-store's other sessions are not offered: an annotator works on what the study gave them."""
+store's other sessions are not offered: an annotator works on what the study gave them.
+A study with guidelines shows them before the annotator's first assignment, below the keys of
+the help (f1), and from the palette ("study: guidelines")."""
 
 from __future__ import annotations
 
 import asyncio
 import shlex
+from collections.abc import Iterable
 
 from textual import on
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
 
 from convtui.core.errors import ConvtuiError
-from convtui.sessions.studies import assignments
+from convtui.core.studies.guidelines import Guidelines
+from convtui.sessions import Store
+from convtui.sessions.studies import assignments, load_study
 from convtui.tui import messages as msg
 from convtui.tui.app import ConvTuiApp, Launch
-from convtui.tui.controller import AppServices, StudyRef
+from convtui.tui.controller import AppServices, SessionPlan, StudyRef
 from convtui.tui.launch import next_plan, served_by_convtui
 from convtui.tui.palette import SessionCommands
 from convtui.tui.screens.assignments import AssignmentsModal
+from convtui.tui.screens.guidelines import GuidelinesModal
 from convtui.tui.screens.session import SessionScreen
 
 
@@ -29,6 +36,17 @@ def how_to_leave() -> str:
     if served_by_convtui():
         return "Close this tab to leave (or choose Quit in the ctrl+p palette)."
     return "ctrl+q leaves."
+
+
+def study_guidelines(store: Store, study: StudyRef) -> tuple[Guidelines | None, bool]:
+    """The study's guidelines as stored with it (never the file they came from: a served
+    app opens no path the database names), and whether they are due first: the annotator
+    has not started any assignment yet."""
+    guidelines = load_study(store).spec.guidelines
+    if guidelines is None:
+        return None, False
+    rows = assignments(store, study.study_id, study.annotator)
+    return guidelines, all(row.session_id is None for row in rows)
 
 
 class StudyApp(ConvTuiApp):
@@ -59,9 +77,49 @@ class StudyApp(ConvTuiApp):
         # f10 pressed twice before the next assignment is on screen must open it once: two
         # openings would both find it pending and the second would fail to start it.
         self._opening_next = False
+        self.guidelines: Guidelines | None = None
+        """The study's guidelines, read from the database as the app opens."""
+
+    def open_launched(self, plan: SessionPlan) -> None:
+        self.run_worker(self._open_launched(plan), group="study")
+
+    async def _open_launched(self, plan: SessionPlan) -> None:
+        """The annotator's assignment, after the guidelines when it is their first."""
+        first = await self._read_guidelines()
+        if self.guidelines is None or not first:
+            self._open_session(plan)
+            return
+        modal = GuidelinesModal(self.study.name, self.guidelines.text, first=True)
+        self.push_screen(modal, lambda _closed: self._open_session(plan))
+
+    async def _read_guidelines(self) -> bool:
+        try:
+            self.guidelines, first = await asyncio.to_thread(
+                study_guidelines, self.services.store, self.study
+            )
+        except ConvtuiError as exc:
+            self.notify(f"The study's guidelines: {exc}", severity="error", markup=False)
+            return False
+        return first
 
     def open_without_plan(self) -> None:
+        self.run_worker(self._read_guidelines(), group="study")
         self._all_done()
+
+    def guidelines_text(self) -> str:
+        return "" if self.guidelines is None else self.guidelines.text
+
+    def action_guidelines(self) -> None:
+        shown = any(isinstance(screen, GuidelinesModal) for screen in self.screen_stack)
+        if self.guidelines is not None and not shown:
+            self.push_screen(GuidelinesModal(self.study.name, self.guidelines.text))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if self.guidelines is not None:
+            yield SystemCommand(
+                "study: guidelines", "The study's guidelines, again", self.action_guidelines
+            )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "pick_task":

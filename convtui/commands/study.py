@@ -21,6 +21,7 @@ from convtui.commands.session_views import session_status
 from convtui.core.catalog.tasks import SuiteOrAll
 from convtui.core.errors import ConvtuiError
 from convtui.core.plural import counted
+from convtui.core.studies.guidelines import Guidelines
 from convtui.core.studies.spec import (
     Assignment,
     StudyError,
@@ -71,6 +72,7 @@ def init_command(spec_path: Path, db: Path, data: Path | None, as_json: bool) ->
                 "db": str(db),
                 "tasks": tasks,
                 "assignments": len(given),
+                "guidelines_sha256": guidelines_digest(spec),
                 "annotators": [
                     {"name": name, "tasks": theirs, "token": tokens[name]}
                     for name, theirs in people
@@ -87,6 +89,8 @@ def init_command(spec_path: Path, db: Path, data: Path | None, as_json: bool) ->
         ),
         soft_wrap=True,
     )
+    if spec.guidelines is not None:
+        screen.print(guidelines_line(spec.guidelines), soft_wrap=True)
     screen.print(token_table([(name, theirs, tokens[name]) for name, theirs in people]))
     screen.print(tokens_note(db), soft_wrap=True)
 
@@ -117,6 +121,18 @@ def resolve_tasks(spec: StudySpec, spec_path: Path, data: Path | None) -> list[s
         return list(dict.fromkeys(catalog.get(task_id).id for task_id in spec.tasks))
     except ConvtuiError as exc:
         raise StudyError(f"{spec_path}: {exc}") from None
+
+
+def guidelines_digest(spec: StudySpec) -> str | None:
+    return None if spec.guidelines is None else spec.guidelines.sha256
+
+
+def guidelines_line(guidelines: Guidelines) -> Text:
+    """What ``study init`` and ``study status`` say of the study's guidelines."""
+    return Text(
+        f"Guidelines (sha256 {guidelines.sha256}), kept in the study: shown to each "
+        "annotator before their first assignment and again from help (f1)."
+    )
 
 
 def token_table(people: Sequence[tuple[str, Sequence[str], str]]) -> Table:
@@ -242,6 +258,7 @@ def status_command(db: Path, as_json: bool) -> None:
                 "study": study.name,
                 "done": done,
                 "assignments": total,
+                "guidelines_sha256": guidelines_digest(study.spec),
                 "annotators": [vars(p) for p in progress],
                 "tasks": [
                     {
@@ -265,6 +282,8 @@ def status_command(db: Path, as_json: bool) -> None:
     screen = console()
     screen.print(Group(annotator_table(progress), task_table(per_task)))
     screen.print(Text(f"{done}/{total} assignments done", style="bold"))
+    if study.spec.guidelines is not None:
+        screen.print(guidelines_line(study.spec.guidelines), soft_wrap=True)
 
 
 def annotator_table(progress: Sequence[AnnotatorProgress]) -> Table:

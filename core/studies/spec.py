@@ -14,7 +14,7 @@ import random
 import secrets
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -24,6 +24,7 @@ from convtui.core.printable import control_characters
 from convtui.core.settings.config import ProtocolName, SessionConfig
 from convtui.core.settings.omega import FeedbackChoice, FeedbackConfig
 from convtui.core.settings.protocol import session_settings
+from convtui.core.studies.guidelines import Guidelines
 
 # Who types a study's feedback: the annotator alone, or the annotator over a simulator's draft.
 StudyUser = Literal["human", "assist:novice", "assist:expert"]
@@ -42,6 +43,7 @@ _KEYS = frozenset(
         "annotators",
         "overlap",
         "seed",
+        "guidelines",
     }
 )
 _TASK_KEYS = frozenset({"suite", "ids", "lib", "stdlib_only"})
@@ -66,7 +68,8 @@ class TaskFilter:
 class StudySpec:
     """What a study asks: its tasks (ids, or a filter), the model and, for assisted feedback,
     the simulator that drafts; Ω, the turn budget and the protocol of every session; its
-    annotators, how many of them get each task, and the seed of the assignment."""
+    annotators, how many of them get each task, and the seed of the assignment; and the
+    guidelines each annotator reads before their first assignment, where the file names any."""
 
     name: str
     tasks: tuple[str, ...] | TaskFilter
@@ -79,6 +82,9 @@ class StudySpec:
     overlap: int
     seed: int
     simulator: str | None = None
+    # Read from the file the study file names, once, at `study init`; kept in the stored
+    # spec (studies.spec_json) with its digest, so the app and the export never open it.
+    guidelines: Guidelines | None = None
 
     @classmethod
     def from_toml(cls, path: Path) -> StudySpec:
@@ -92,7 +98,10 @@ class StudySpec:
         except tomllib.TOMLDecodeError as exc:
             raise StudyError(f"{path}: not valid TOML ({exc})") from None
         try:
+            named = data.pop("guidelines", None)
             spec = cls.from_mapping(data)
+            if named is not None:
+                spec = replace(spec, guidelines=Guidelines.named_by(path, named))
             # Checked where a study is made, not where a stored one is read back: a study
             # made before names were checked still opens, its names shown escaped.
             checked_name("study name", spec.name)
@@ -134,6 +143,7 @@ class StudySpec:
             annotators=_names(data["annotators"]),
             overlap=_int(data, "overlap", 1),
             seed=_int(data, "seed", 0),
+            guidelines=_stored_guidelines(data["guidelines"]) if "guidelines" in data else None,
         )
         spec.check()
         return spec
@@ -195,6 +205,13 @@ class StudySpec:
             simulator=self.simulator,
             turns=self.turns,
         )
+
+
+def _stored_guidelines(value: Any) -> Guidelines:
+    try:
+        return Guidelines.from_stored(value)
+    except ConvtuiError as exc:
+        raise StudyError(str(exc)) from None
 
 
 def _id_key(task_id: str) -> tuple[str, int, str]:

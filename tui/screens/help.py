@@ -18,6 +18,8 @@ from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown, Static
 
+from convtui.tui.screens.guidelines import guidelines_markdown
+
 # Textual's own actions worth a row beside ours (its text boxes' editing keys are not).
 TEXTUAL_ACTIONS = frozenset({"quit", "command_palette"})
 
@@ -124,10 +126,12 @@ class HelpModal(ModalScreen[None]):
     """
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close", id="convtui.close-help")]
 
-    def __init__(self, rows: list[KeyHelp], blurb: str) -> None:
+    def __init__(self, rows: list[KeyHelp], blurb: str, guidelines: str = "") -> None:
         super().__init__()
         self._rows = rows
         self._blurb = blurb
+        self._guidelines = guidelines
+        """A study's guidelines (Markdown), shown below the keys."""
 
     @property
     def rows(self) -> list[KeyHelp]:
@@ -137,7 +141,12 @@ class HelpModal(ModalScreen[None]):
         scroll = VerticalScroll()
         scroll.border_title = "Help"
         scroll.border_subtitle = "escape closes · ctrl+p lists every command"
+        if self._guidelines:
+            scroll.border_subtitle += " · the study's guidelines follow the keys"
         with scroll:
             if self._blurb:
                 yield Markdown(self._blurb)
             yield Static(bindings_table(self._rows))
+            if self._guidelines:
+                yield Static(Text("\nThe study's guidelines", style="bold"), id="help-guidelines")
+                yield guidelines_markdown(self._guidelines)
