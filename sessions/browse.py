@@ -8,8 +8,8 @@ the session keeps its own config). Both read back the same way here.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from sqlite_utils import Database
@@ -17,6 +17,7 @@ from sqlite_utils import Database
 from convtui.core.settings.config import SessionConfig, Turn
 from convtui.sessions.connection import narrowed, rows, rows_in
 from convtui.sessions.errors import AmbiguousIdError, NotFoundError
+from convtui.sessions.human_times import HumanTurnTimes
 from convtui.sessions.records import SessionRow
 from convtui.sessions.store import Store
 
@@ -38,13 +39,15 @@ _LIST_HINT = "`convtui sessions list` shows the recorded ones"
 class SessionDetail:
     """One session as ``show`` and the exports need it: the row, the config it ran under
     (its own for a TUI session, its run's with its Ω otherwise), its turns in order, and the
-    code version of its run (None for a TUI session: those record none)."""
+    code version of its run (None for a TUI session: those record none). ``times``: turn
+    index -> the person's time on it, for the turns a person answered in the app."""
 
     session: SessionRow
     config: SessionConfig
     turns: tuple[Turn, ...]
     code_version: str | None
     calls: tuple[CallLine, ...] = ()
+    times: Mapping[int, HumanTurnTimes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,7 @@ def load_session(store: Store, session_id: str) -> SessionDetail:
             turns=tuple(store.load_turns(full_id)),
             code_version=version,
             calls=tuple(_calls(db, full_id, None)),
+            times=store.human_turn_times([full_id]).get(full_id, {}),
         )
 
 

@@ -30,7 +30,8 @@ def copy_sessions(
 ) -> int:
     """Copy ``sessions`` (rows of ``source``) and their runs into ``target`` unless already
     there; returns how many sessions were copied. Turns are written with the execution cache
-    keys they had, so a replay of a reference's passing code finds its result cached.
+    keys they had, so a replay of a reference's passing code finds its result cached, and
+    with the person's times on them (sessions/human_times.py), if any.
     ``origin``: what a copied run's ``runs.origin`` says (default ``copied from <db>``);
     ``calls``: also copy every model call of the sessions (and its attempts) under its id,
     before the turns, which then link to them (``sessions merge``, which also brings the
@@ -55,9 +56,11 @@ def copy_sessions(
             )
         }
         turns = source.load_turns(row.id)
+        times = source.human_turn_times([row.id]).get(row.id, {})
         for turn in turns:
             last = turn.idx == len(turns) - 1
-            target.save_turn(row.id, turn, row.status if last else "running", keys.get(turn.idx))
+            status = row.status if last else "running"
+            target.save_turn(row.id, turn, status, keys.get(turn.idx), times.get(turn.idx))
         # A session that ended without a turn (a model error at turn 0) keeps its status too.
         target.set_session_status(row.id, row.status, row.error)
         copied += 1

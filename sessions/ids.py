@@ -56,14 +56,19 @@ def new_id() -> str:
     return "".join(_ALPHABET[(value >> shift) & 31] for shift in range(125, -1, -5))
 
 
-_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+UTC_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def utc_now() -> str:
     """Now in UTC as fixed-width ISO-8601 text, so that text order is time order in SQL."""
-    return datetime.now(UTC).strftime(_FORMAT)
+    return datetime.now(UTC).strftime(UTC_FORMAT)
+
+
+def utc_of(epoch_s: float) -> str:
+    """The UTC time ``epoch_s`` seconds after the Unix epoch, in the format of :func:`utc_now`."""
+    return datetime.fromtimestamp(epoch_s, UTC).strftime(UTC_FORMAT)
 
 
 def utc_after(seconds: float) -> str:
     """The UTC time ``seconds`` from now, in the same format as :func:`utc_now`."""
-    return (datetime.now(UTC) + timedelta(seconds=seconds)).strftime(_FORMAT)
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).strftime(UTC_FORMAT)

@@ -2,10 +2,11 @@
 
 An annotator records offline into their own file; the study's database takes their sessions
 in later. Rows keep their ids (ULID-like, unique across machines), so a session merged twice
-is merged once. Sessions, their runs, turns, model calls (with attempts), executions (with
-tests) and the texts they use are copied by ``copying.copy_sessions``; a merged run's
-``runs.origin`` says ``merged from <file>``. Everything is checked before anything is written,
-and one source is merged in one transaction: a conflict leaves the target as it was.
+is merged once. Sessions, their runs, turns (with the person's times on them), model calls
+(with attempts), executions (with tests) and the texts they use are copied by
+``copying.copy_sessions``; a merged run's ``runs.origin`` says ``merged from <file>``.
+Everything is checked before anything is written, and one source is merged in one
+transaction: a conflict leaves the target as it was.
 
 Words typed but not sent (``typed_feedback``) travel with a session the target did not have:
 an annotator who merges an unfinished assignment may continue it on the study's host (its
@@ -36,6 +37,7 @@ from convtui.sessions.merge_checks import (
     check_references,
     check_sessions,
     check_sizes,
+    check_times,
 )
 from convtui.sessions.merge_source import private_copy
 from convtui.sessions.records import SessionRow
@@ -99,6 +101,7 @@ def merge_store(source: Store, target: Store, *, shown: Path | None = None) -> M
     linked_sessions = check_links(source, target, study, name) if study else []
     check_sessions(source, {s.id for s in new} | set(linked_sessions), name)
     check_references(source, [s.id for s in new], name)
+    check_times(source, [s.id for s in new], name)
     for row in all_rows:
         if row.id in present:
             _check_session(source, target, row.id, where)

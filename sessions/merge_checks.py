@@ -11,8 +11,10 @@ refuses the whole file, in one line naming it: a merge never half-trusts a file.
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter, defaultdict
 from collections.abc import Collection
+from datetime import datetime
 from pathlib import Path
 from typing import Any, get_args
 
@@ -21,6 +23,8 @@ from convtui.core.settings.config import SessionStatus
 from convtui.sessions.codec import text_hash
 from convtui.sessions.connection import rows, rows_in
 from convtui.sessions.errors import StoreError
+from convtui.sessions.human_times import HumanTurnTimes
+from convtui.sessions.ids import UTC_FORMAT
 from convtui.sessions.store import Store
 
 # One text: a reply, a code, one prompt message. A 1M-token context window holds about 4M
@@ -170,6 +174,50 @@ def _unsupported(session: dict[str, Any], turns: list[dict[str, Any]]) -> str | 
     if status == "exhausted" and count < limit:
         return f"is 'exhausted' after {count} of its {limit} turns"
     return None
+
+
+def check_times(source: Store, session_ids: Collection[str], shown: Path) -> None:
+    """The person's times on the sessions' turns (sessions/human_times.py) as the app writes
+    them: only in a session a person answered (not a simulator's), UTC times in the store's
+    format, seconds and keystrokes not negative, the seconds from shown to sent known exactly
+    when the showing is, and nothing but the sending known for a turn shown before its
+    session was reopened."""
+    sql = "SELECT id, user_kind FROM sessions WHERE id IN ({marks})"
+    kinds = {r["id"]: r["user_kind"] for r in rows_in(source.db, sql, session_ids)}
+    for session_id, by_turn in source.human_turn_times(session_ids).items():
+        for idx, times in by_turn.items():
+            problem = _odd_times(kinds.get(session_id), times)
+            if problem is not None:
+                raise StoreError(
+                    f"{shown}: session {_short(session_id)} turn {idx}: {problem}: {_NOTHING}; "
+                    f"{_CHANGED}: leave it out, or correct that session in it"
+                )
+
+
+def _odd_times(user_kind: str | None, times: HumanTurnTimes) -> str | None:
+    if user_kind == "simulator":
+        return "a simulator's session holds a person's times"
+    for name in ("shown_utc", "first_key_utc", "sent_utc"):
+        value = getattr(times, name)
+        if value is not None and not _is_utc(value):
+            return f"{name} {_short(value)!r} is not a UTC time as convtui writes one"
+    for name in ("shown_to_sent_s", "typing_s", "keystrokes"):
+        value = getattr(times, name)
+        if value is not None and not (isinstance(value, (int, float)) and 0 <= value < math.inf):
+            return f"{name} is {_short(value)}, not a count of seconds or keys"
+    if (times.shown_utc is None) != (times.shown_to_sent_s is None):
+        return "shown_utc and shown_to_sent_s are not both known or both unknown"
+    if times.resumed and times != times.unknown_before_sent():
+        return "a turn shown before its session was reopened holds times from before then"
+    return None
+
+
+def _is_utc(value: object) -> bool:
+    try:
+        datetime.strptime(str(value), UTC_FORMAT)
+    except ValueError:
+        return False
+    return True
 
 
 def check_references(source: Store, session_ids: Collection[str], shown: Path) -> None:

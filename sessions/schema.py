@@ -378,6 +378,34 @@ def m011_error_tracebacks(db: Database) -> None:
     db.executescript("ALTER TABLE executions ADD COLUMN error_traceback TEXT NOT NULL DEFAULT '';")
 
 
+@_migration
+def m012_human_turn_times(db: Database) -> None:
+    """A person's time on each turn they answered in the app (human and assisted sessions):
+    when the turn's code and test results were first shown to them, when they first typed,
+    when they sent, the seconds between, and the time spent typing. A table of its own
+    rather than columns on ``turns``: only turns a person answered have times (a benchmark's
+    turns would carry empty columns), and a turn's content, which merges compare, stays what
+    it was. Written in the transaction that records the turn; unknown parts are NULL (a
+    session reopened after the turn may have been shown, ``resumed`` 1)."""
+    db.executescript(
+        """
+        CREATE TABLE human_turn_times (
+            session_id TEXT NOT NULL,
+            turn_idx INTEGER NOT NULL,
+            shown_utc TEXT,
+            first_key_utc TEXT,
+            sent_utc TEXT NOT NULL,
+            shown_to_sent_s REAL,
+            typing_s REAL,
+            keystrokes INTEGER,
+            resumed INTEGER NOT NULL CHECK (resumed IN (0, 1)),
+            PRIMARY KEY (session_id, turn_idx),
+            FOREIGN KEY (session_id, turn_idx) REFERENCES turns (session_id, idx)
+        ) STRICT;
+        """
+    )
+
+
 SCHEMA_VERSION = _NAMES[-1]  # the last migration: what a fully migrated DB has applied
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -20,8 +20,8 @@ from sqlite_utils import Database
 
 from convtui.core.settings.config import SessionConfig, SessionStatus, Turn
 from convtui.core.settings.omega import FeedbackConfig
+from convtui.sessions import human_times, typed
 from convtui.sessions import turns as turn_rows
-from convtui.sessions import typed
 from convtui.sessions.codec import (
     canonical_json,
     config_from_json,
@@ -40,6 +40,7 @@ from convtui.sessions.connection import (
 )
 from convtui.sessions.errors import NotFoundError, RunLeasedError, StoreError
 from convtui.sessions.executions import StoreExecutionCache
+from convtui.sessions.human_times import HumanTurnTimes
 from convtui.sessions.ids import new_id, utc_after, utc_now
 from convtui.sessions.journal import StoreJournal, abandon_started
 from convtui.sessions.leases import held_by_other, this_host
@@ -424,12 +425,24 @@ class Store:
         turn: Turn,
         status: SessionStatus,
         execution_key: str | None = None,
+        times: HumanTurnTimes | None = None,
     ) -> bool:
         """Record a finished turn and the session's new ``status`` in one transaction.
 
-        ``execution_key`` is the executor's cache key for ``turn.execution``. Returns False
-        (and changes nothing) when this turn index was already recorded."""
-        return turn_rows.save_turn(self._connections.get(), session_id, turn, status, execution_key)
+        ``execution_key`` is the executor's cache key for ``turn.execution``; ``times``, the
+        person's time on a turn they answered. Returns False (and changes nothing) when this
+        turn index was already recorded."""
+        db = self._connections.get()
+        return turn_rows.save_turn(db, session_id, turn, status, execution_key, times)
+
+    def human_turn_times(self, session_ids: Iterable[str]) -> dict[str, dict[int, HumanTurnTimes]]:
+        """Session id -> turn index -> the person's times, for turns a person answered."""
+        return human_times.load(self._connections.get(), list(session_ids))
+
+    def turn_may_have_been_shown(self, session_id: str, turn_idx: int) -> bool:
+        """Whether the unrecorded turn ``turn_idx`` may have been shown to the person before
+        now (sessions/human_times.py ``may_have_been_shown``)."""
+        return human_times.may_have_been_shown(self._connections.get(), session_id, turn_idx)
 
     def load_turns(self, session_id: str) -> list[Turn]:
         """The session's recorded turns, equal to the ``Turn`` values that were saved."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from convtui.core.studies.person_times import PAUSE_S
 from convtui.sessions.errors import ExportError
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 # exporting again over an earlier export (--force) replaces it rather than adding a second.
 PARQUET_PATH = "data/transcripts.parquet"
 
-ColumnKind = Literal["string", "int32", "bool", "timestamp", "strings", "feedback"]
+ColumnKind = Literal["string", "int32", "float64", "bool", "timestamp", "strings", "feedback"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,38 @@ COLUMNS: tuple[Column, ...] = (
     Column("session_created_utc", "timestamp", "When the session was opened (UTC)."),
     Column("session_updated_utc", "timestamp", "When the session last changed (UTC)."),
     Column("turn_created_utc", "timestamp", "When the turn was recorded (UTC)."),
+    Column(
+        "shown_utc",
+        "timestamp",
+        "When the turn's code and test results were first shown to the annotator, waiting for "
+        "their feedback (UTC). Null on a turn no person answered, and where unknown: the "
+        "session was reopened after the turn had been shown (then only `sent_utc` is known).",
+    ),
+    Column(
+        "first_key_utc",
+        "timestamp",
+        "The annotator's first keystroke in the composer for the words they sent (UTC; before "
+        "`shown_utc` when they typed while the turn was being made); null if they typed "
+        "nothing, or unknown.",
+    ),
+    Column(
+        "sent_utc",
+        "timestamp",
+        "When the annotator sent their feedback (or went on without words, or ended the "
+        "session) (UTC); null on a turn no person answered.",
+    ),
+    Column(
+        "shown_to_sent_s",
+        "float64",
+        "Seconds from `shown_utc` to `sent_utc`, on the app's monotonic clock; null if unknown.",
+    ),
+    Column(
+        "typing_s",
+        "float64",
+        "Seconds spent typing: the intervals between keystrokes that changed the text, a gap "
+        f"over {PAUSE_S:g} s counted as thinking, not typing; null if unknown.",
+    ),
+    Column("keystrokes", "int32", "Keystrokes that changed the text; null if unknown."),
 )
 
 
@@ -104,6 +137,7 @@ def _arrow_type(kind: ColumnKind) -> pa.DataType:
     return {
         "string": pa.string(),
         "int32": pa.int32(),
+        "float64": pa.float64(),
         "bool": pa.bool_(),
         "timestamp": pa.timestamp("us", tz="UTC"),
         "strings": pa.list_(pa.string()),
@@ -116,6 +150,7 @@ def _arrow_type(kind: ColumnKind) -> pa.DataType:
 _CARD_TYPES: dict[ColumnKind, dict[str, Any]] = {
     "string": {"dtype": "string"},
     "int32": {"dtype": "int32"},
+    "float64": {"dtype": "float64"},
     "bool": {"dtype": "bool"},
     "timestamp": {"dtype": "timestamp[us, tz=UTC]"},
     "strings": {"list": "string"},
@@ -129,6 +164,7 @@ _CARD_TYPES: dict[ColumnKind, dict[str, Any]] = {
 _SHOWN_TYPES: dict[ColumnKind, str] = {
     "string": "string",
     "int32": "int32",
+    "float64": "float64",
     "bool": "bool",
     "timestamp": "timestamp (UTC)",
     "strings": "list of string",

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from convtui.core.settings.config import Turn
 from convtui.sessions.browse import SessionDetail, load_session
+from convtui.sessions.human_times import HumanTurnTimes
 from convtui.sessions.store import Store
 from convtui.sessions.studies import AssignmentRow, StudyRow, assignments, load_study
 from convtui.sessions.turns import turn_times
@@ -85,6 +86,7 @@ def turn_row(
     session, config = detail.session, detail.config
     execution = turn.execution
     passed, total = execution.counts() if execution is not None else (None, None)
+    times = detail.times.get(turn.idx)
     return {
         "study": study.name,
         "task_id": session.task_id,
@@ -118,7 +120,28 @@ def turn_row(
         "session_created_utc": utc(session.created_utc),
         "session_updated_utc": utc(session.updated_utc),
         "turn_created_utc": utc(recorded_utc),
+        **_times_columns(times),
     }
+
+
+def _times_columns(times: HumanTurnTimes | None) -> dict[str, Any]:
+    """The person's time on the turn (sessions/human_times.py); nulls where none."""
+    if times is None:
+        return dict.fromkeys(
+            ("shown_utc", "first_key_utc", "sent_utc", "shown_to_sent_s", "typing_s", "keystrokes")
+        )
+    return {
+        "shown_utc": _maybe_utc(times.shown_utc),
+        "first_key_utc": _maybe_utc(times.first_key_utc),
+        "sent_utc": _maybe_utc(times.sent_utc),
+        "shown_to_sent_s": times.shown_to_sent_s,
+        "typing_s": times.typing_s,
+        "keystrokes": times.keystrokes,
+    }
+
+
+def _maybe_utc(stamp: str | None) -> datetime | None:
+    return utc(stamp) if stamp else None
 
 
 def feedback_given(turn: Turn) -> list[tuple[FeedbackSource, str]]:

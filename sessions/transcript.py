@@ -157,7 +157,16 @@ def session_meta(row: SessionRow) -> dict[str, Any]:
 
 def session_record(detail: SessionDetail) -> dict[str, Any]:
     """One session: its row, its full config (and hash), the code version of its run, and
-    its turns in order."""
+    its turns in order, a turn a person answered in the app with their time on it
+    (``human_times``)."""
+    turns = []
+    for turn in detail.turns:
+        record = turn_record(turn)
+        times = detail.times.get(turn.idx)
+        # Only where there are some, so transcripts of other sessions keep their bytes.
+        if times is not None:
+            record["human_times"] = asdict(times)
+        turns.append(record)
     return {
         "format": TRANSCRIPT_FORMAT,
         "format_version": TRANSCRIPT_VERSION,
@@ -165,6 +174,6 @@ def session_record(detail: SessionDetail) -> dict[str, Any]:
         "config": detail.config.to_dict(),
         "config_hash": detail.config.config_hash,
         "code_version": detail.code_version,
-        "turns": [turn_record(turn) for turn in detail.turns],
+        "turns": turns,
         "calls": [asdict(call) for call in detail.calls],
     }

@@ -1,10 +1,11 @@
 """Writing a finished turn (one transaction) and reading a session's turns back as ``Turn``s.
 
 A turn row, the links to its execution and model calls, and the session counters it moves
-(``turns_done``, ``status``, ``first_pass_turn``) commit together, and so does the removal of
-the words typed for the turn but not sent (sessions/typed.py): a process killed at any moment
-leaves either the whole turn or none of it, the counters always match the rows, and unsent
-words never outlive the feedback they became.
+(``turns_done``, ``status``, ``first_pass_turn``) commit together, and so do the person's
+times on the turn (sessions/human_times.py) and the removal of the words typed for the turn but
+not sent (sessions/typed.py): a process killed at any moment leaves either the whole turn or
+none of it, the counters always match the rows, and unsent words never outlive the feedback
+they became.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from sqlite_utils import Database
 from convtui.core.execution.types import ExecResult
 from convtui.core.models.types import Completion
 from convtui.core.settings.config import SessionStatus, Turn, TurnFeedback
-from convtui.sessions import typed
+from convtui.sessions import human_times, typed
 from convtui.sessions.blobs import get_texts, put_text, put_texts
 from convtui.sessions.codec import (
     message_hashes,
@@ -31,6 +32,7 @@ from convtui.sessions.codec import (
 from convtui.sessions.connection import reading, rows, writing
 from convtui.sessions.errors import NotFoundError
 from convtui.sessions.executions import load_executions, record_execution
+from convtui.sessions.human_times import HumanTurnTimes
 from convtui.sessions.ids import utc_now
 from convtui.sessions.journal import link_call, load_calls
 
@@ -41,9 +43,11 @@ def save_turn(
     turn: Turn,
     status: SessionStatus,
     execution_key: str | None,
+    times: HumanTurnTimes | None = None,
 ) -> bool:
     """Record ``turn`` and move the session on; False when the turn was already recorded (a
-    replay after a crash between the commit and the caller noticing it)."""
+    replay after a crash between the commit and the caller noticing it). ``times``: how long
+    the person who answered the turn took over it, recorded with it."""
     with writing(db):
         found = rows(db, "SELECT task_id, turns_done FROM sessions WHERE id = ?", (session_id,))
         if not found:
@@ -111,6 +115,8 @@ def save_turn(
             "first_pass_turn = coalesce(first_pass_turn, ?) WHERE id = ?",
             (turn.idx + 1, status, now, turn.idx if turn.passed else None, session_id),
         )
+        if times is not None:
+            human_times.record(db, session_id, turn.idx, times)
         # The words typed for this turn are in the turn now (or were given up on with it).
         typed.discard(db, session_id, turn.idx)
         return True

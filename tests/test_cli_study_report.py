@@ -99,6 +99,12 @@ def test_own_scores_simulated_scores_and_agreement_are_the_hand_computed_ones(st
     data = report(study)
     assert set(data) == {
         "study", "db", "progress", "scores", "simulated_logs", "record_simulated", "agreement",
+        "time_per_turn",
+    }  # fmt: skip
+    # Sessions recorded through the store without a person's times (tests/test_cli_study_times.py
+    # has some): none measured.
+    assert data["time_per_turn"]["ana"] == {
+        "turns": 0, "measured": 0, "median_shown_to_sent_s": None, "median_typing_s": None,
     }  # fmt: skip
     progress = data["progress"]
     assert (progress["done"], progress["assignments"]) == (7, 8)

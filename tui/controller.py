@@ -26,6 +26,7 @@ from convtui.core.services import Models
 from convtui.core.settings.config import ClosingStatus, SessionConfig, SessionStatus, Turn, UserMode
 from convtui.core.turns import loop as core
 from convtui.sessions import Store
+from convtui.sessions.human_times import HumanTurnTimes
 from convtui.sessions.records import UserKind
 from convtui.sessions.studies import start_assignment
 from convtui.tui import messages as msg
@@ -127,6 +128,12 @@ class SessionController:
         self._last_code = ""
         self._executed_idx = -1
         self._held_ask: msg.FeedbackWanted | None = None
+        # The person's last answer's times, with the turn they are for (recorded with it).
+        self._times: tuple[int, HumanTurnTimes] | None = None
+        # The unrecorded turn that may have been shown before this controller opened the
+        # session (a resumed session, or another window's): its times before now are unknown.
+        self._shown_before: int | None = None
+        self._opened = False
 
     @property
     def task(self) -> Task:
@@ -161,7 +168,11 @@ class SessionController:
 
     def send(self, answer: Answer) -> bool:
         """Give the waiting turn the person's answer; False when no turn is waiting."""
-        return self._person is not None and self._person.answer(answer)
+        if self._person is None:
+            return False
+        if answer.times is not None and answer.turn_idx is not None:
+            self._times = (answer.turn_idx, answer.times)
+        return self._person.answer(answer)
 
     def cancel(self) -> None:
         """Stop the turn in flight; it is not saved, and ``play`` may start it again."""
@@ -206,6 +217,7 @@ class SessionController:
     async def _open(self) -> None:
         store = self.services.store
         study = self.plan.study
+        recorded_before = self.session_id is not None and not self._opened
         if self.session_id is None and study is not None:
             self.session_id = start_assignment(
                 store,
@@ -223,6 +235,9 @@ class SessionController:
             # A call left "started" died with the app that made it; it is made again.
             store.abandon_started_calls(session_id=self.session_id)
         self._load()
+        self._opened = True  # played again after a cancel, it is the same session here
+        if recorded_before:
+            self._note_shown_before()
 
     def _load(self) -> None:
         """Read the session's turns and the words kept for the next one, and show them."""
@@ -323,7 +338,8 @@ class SessionController:
         session never runs ahead of the store. Raises ``TurnTaken`` when the store already
         holds the turn (``instruction``: CodeIF, what the person's words were about)."""
         assert self.session_id is not None
-        if not self.services.store.save_turn(self.session_id, turn, status, cache_key):
+        times = self._times_for(turn.idx)
+        if not self.services.store.save_turn(self.session_id, turn, status, cache_key, times):
             raise TurnTaken(turn, status, instruction)
         self.turns.append(turn)
         self.post(msg.TurnSaved(turn, status))
@@ -345,7 +361,25 @@ class SessionController:
         self.post(msg.TurnRefused(refusal))
         self._drop_unrecorded()
         self._load()
+        self._note_shown_before()
         return ended
+
+    def _note_shown_before(self) -> None:
+        """The session was opened with turns recorded elsewhere (the app closed and opened it
+        again, or another window recorded a turn): the turn it waits for may have been shown
+        before, and what the person did with it then is not known here."""
+        assert self.session_id is not None
+        idx = len(self.turns)
+        if self.services.store.turn_may_have_been_shown(self.session_id, idx):
+            self._shown_before = idx
+
+    def _times_for(self, idx: int) -> HumanTurnTimes | None:
+        """The person's times on turn ``idx``, if they answered it here; only the sending is
+        known for a turn that may have been shown before the session was opened here."""
+        if self._times is None or self._times[0] != idx:
+            return None
+        times, self._times = self._times[1], None
+        return times.unknown_before_sent() if idx == self._shown_before else times
 
     def _persons_words(self, turn: Turn) -> str:
         """What the person sent with ``turn`` ("" when a simulator plays the user)."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from convtui.core.feedback.simulators import Ask, FeedbackRequest, Simulator, VerbalFeedback
 from convtui.core.printable import printable
 from convtui.core.settings.config import ClosingStatus
+from convtui.sessions.human_times import HumanTurnTimes
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,9 @@ class Answer:
     # A CodeIF-Bench session: the category of the instruction the text is about (None: the
     # one offered).
     instruction: str | None = None
+    # The person's time on the turn they answered (its index), recorded with that turn.
+    turn_idx: int | None = None
+    times: HumanTurnTimes | None = None
 
 
 # (request, draft) -> None: the screen shows the request and waits for the person.

@@ -22,6 +22,7 @@ from convtui.benchmarks.views import seconds, status_text
 from convtui.core.plural import counted
 from convtui.core.settings.config import Turn
 from convtui.sessions.browse import CallLine, SessionDetail, SessionSummary
+from convtui.sessions.human_times import HumanTurnTimes
 
 if TYPE_CHECKING:  # the command module opens stores; a view only reads its result
     from convtui.commands.sessions import ExportResult
@@ -155,6 +156,9 @@ def session_detail(detail: SessionDetail) -> RenderableType:
     where = len({c.endpoint for c in detail.calls if c.endpoint}) > 1
     for turn in detail.turns:
         parts.extend(turn_view(turn, detail.session.feedback))
+        times = detail.times.get(turn.idx)
+        if times is not None:
+            parts.append(Text(times_line(times), style="dim"))
         calls = [c for c in detail.calls if c.turn_idx == turn.idx]
         if where or len(calls) > 1 or any(c.purpose not in ("generate", "simulate") for c in calls):
             listed = ", ".join(_call(c, where) for c in calls)
@@ -216,6 +220,18 @@ def turn_view(turn: Turn, feedback_label: str) -> list[RenderableType]:
     if turn.notes:
         parts.append(Text("notes: " + "; ".join(turn.notes), style="dim"))
     return parts
+
+
+def times_line(times: HumanTurnTimes) -> str:
+    """The person's time on a turn they answered, in one line."""
+    if times.shown_to_sent_s is None:
+        why = (
+            "the session was reopened after the turn was shown" if times.resumed else "not measured"
+        )
+        return f"person's time: unknown ({why}); sent {times.sent_utc}"
+    typing = "" if times.typing_s is None else f", {times.typing_s:.1f} s typing"
+    keys = "" if times.keystrokes is None else f" ({counted(times.keystrokes, 'keystroke')})"
+    return f"person's time: {times.shown_to_sent_s:.1f} s from shown to sent{typing}{keys}"
 
 
 def _call(call: CallLine, where: bool = False) -> str:

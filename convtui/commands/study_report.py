@@ -1,6 +1,7 @@
 """Wiring for ``convtui study report``: a study's progress, each annotator's MRR and Recall
 (with the study's model, and replayed against each ``--target``) beside the simulated users'
-on the same tasks, and the annotators' agreement on the tasks several of them did.
+on the same tasks, the annotators' agreement on the tasks several of them did, and each
+annotator's time per turn (core/studies/person_times.py).
 
 The store is read in sessions/study_results.py, the replays are ``bench static``'s
 (benchmarks/commands/static.py ``replay_log_sets``: recorded in the study database, so the
@@ -32,6 +33,7 @@ from convtui.commands.study_report_views import print_report, report_json
 from convtui.commands.study_scores import Scoring, Simulated, score_groups, static_scores
 from convtui.core.studies.agreement import Agreement, agreement
 from convtui.core.studies.outcomes import TaskOutcome, live_scores
+from convtui.core.studies.person_times import TimeSummary, summarize
 from convtui.sessions import Store
 from convtui.sessions.log_sets import LogSet, LogSetFilter
 from convtui.sessions.results import session_turn_passes
@@ -56,7 +58,8 @@ class ReplayOptions:
 class StudyReport:
     """Everything ``study report`` shows. ``outcomes``: annotator -> their finished sessions
     (every annotator, in enrolment order); ``record_simulated``: the command that records
-    simulated users' logs, when the database holds none for the study's tasks."""
+    simulated users' logs, when the database holds none for the study's tasks; ``times``:
+    annotator -> their time per turn over the turns of those sessions."""
 
     study: StudyRow
     db: Path
@@ -65,6 +68,7 @@ class StudyReport:
     scorings: tuple[Scoring, ...]
     agreement: Agreement
     record_simulated: str | None
+    times: dict[str, TimeSummary] = field(default_factory=dict)
 
     @property
     def tasks(self) -> list[str]:
@@ -83,7 +87,17 @@ def build_report(
         simulated = simulated_log_sets(store, tasks)
         sim_passes = session_turn_passes(store, [r.id for s in simulated for r in s.sessions])
         log_sets = annotator_log_sets(store, sessions)
+        times = store.human_turn_times(s.session.id for s in sessions)
     names = [p.name for p in progress.annotators]
+    per_turn = {
+        name: summarize(
+            (t.shown_to_sent_s, t.typing_s)
+            for s in sessions
+            if s.annotator == name
+            for t in times.get(s.session.id, {}).values()
+        )
+        for name in names
+    }
     outcomes = {
         name: [
             TaskOutcome(s.session.task_id, s.passes, s.session.max_turns)
@@ -119,6 +133,7 @@ def build_report(
         (own, *replayed),
         agreement({name: mine for name, mine in outcomes.items() if mine}),
         None if simulated else record_simulated_command(study, tasks, db),
+        per_turn,
     )
 
 

@@ -4,7 +4,7 @@ agreement)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,11 +17,17 @@ from convtui.commands.study_scores import AnnotatorScores, Scoring
 from convtui.core.plural import counted
 from convtui.core.studies.agreement import Agreement, Alpha
 from convtui.core.studies.outcomes import Scores
+from convtui.core.studies.person_times import PAUSE_S, TimeSummary
 
 if TYPE_CHECKING:
     from convtui.commands.study_report import StudyReport
 
 NO_SIMULATED = "no simulated logs for the study's tasks"
+TIMES_NOTE = (
+    "From the turn's code and test results shown to the feedback sent, and the time spent "
+    f"typing (a gap over {PAUSE_S:g} s between keys is thinking), over the turns of finished "
+    "sessions; a turn shown before its session was reopened is not measured."
+)
 TURNS_NOTE = (
     "turns to solve: a pass at turn k took k+1 turns; an unsolved session counts as the budget + 1"
 )
@@ -41,6 +47,7 @@ def report_json(report: StudyReport) -> dict[str, object]:
         "simulated_logs": [s.name for s in report.scorings[0].simulated],
         "record_simulated": report.record_simulated,
         "agreement": agreement_json(report.agreement),
+        "time_per_turn": {name: summary.to_json() for name, summary in report.times.items()},
     }
 
 
@@ -65,6 +72,8 @@ def print_report(report: StudyReport, plots: Sequence[Path] = ()) -> None:
     screen.print(Text(f"Study {report.study.name!r} in {report.db}", style="bold"), soft_wrap=True)
     screen.print(annotator_table(progress.annotators))
     screen.print(Text(f"{progress.done}/{progress.total} assignments done", style="bold"))
+    if report.times:
+        screen.print(times_table(report.times))
     for scoring in report.scorings:
         screen.print(scoring_table(scoring))
         if scoring.failed:
@@ -83,6 +92,36 @@ def print_report(report: StudyReport, plots: Sequence[Path] = ()) -> None:
     screen.print(agreement_table(report.agreement))
     if plots:
         screen.print(f"plots: {', '.join(str(p) for p in plots)}", soft_wrap=True)
+
+
+def times_table(times: Mapping[str, TimeSummary]) -> Table:
+    """Each annotator's median seconds per turn, over the turns of their finished sessions
+    whose times are known."""
+    table = Table(
+        title="Time per turn (median seconds)",
+        header_style="bold",
+        caption=TIMES_NOTE,
+        expand=False,
+    )
+    table.add_column("annotator", no_wrap=True)
+    table.add_column("turns measured", justify="right", no_wrap=True)
+    table.add_column("shown → sent", justify="right", no_wrap=True)
+    table.add_column("typing", justify="right", no_wrap=True)
+    for name, summary in times.items():
+        measured = f"{summary.measured}"
+        if summary.turns > summary.measured:
+            measured += f" of {summary.turns}"
+        table.add_row(
+            name,
+            measured,
+            _seconds(summary.median_shown_to_sent_s),
+            _seconds(summary.median_typing_s),
+        )
+    return table
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
 
 
 def scoring_table(scoring: Scoring) -> Table:

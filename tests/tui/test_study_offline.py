@@ -86,6 +86,12 @@ def test_offline_annotators_merged_report_as_the_same_work_on_one_host(
     on_host, after_merge = report(host.db), report(apps.db)
     assert after_merge["progress"] == on_host["progress"]
     assert on_host["progress"]["done"] == 4  # every assignment, both annotators
+    # Each play took seconds of its own; the merged copies' turns are all timed, as the host's.
+    timed = [
+        {name: (t["turns"], t["measured"]) for name, t in r.pop("time_per_turn").items()}
+        for r in (on_host, after_merge)
+    ]
+    assert timed[0] == timed[1] == {"ana": (2, 2), "ben": (2, 2)}
     assert after_merge == on_host
     before = dump(apps.db)
     again = invoke(*merge, "--db", str(apps.db))

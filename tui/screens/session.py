@@ -9,6 +9,7 @@ through the SessionController, whose messages move the state on
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 from typing import Any
 
 from textual import on, work
@@ -30,6 +31,7 @@ from convtui.tui.screens.instruction import InstructionModal
 from convtui.tui.screens.session_flow import SessionFlow
 from convtui.tui.screens.session_keys import ALLOWED, BUSY, SESSION_BINDINGS
 from convtui.tui.screens.traceback import TracebackModal
+from convtui.tui.turn_timer import TurnTimer
 from convtui.tui.typed_words import TypedWords
 from convtui.tui.widgets.code_pane import CodePane
 from convtui.tui.widgets.composer import FeedbackComposer
@@ -84,6 +86,7 @@ class SessionScreen(SessionFlow):
         self.calls = {}
         self._started = services.clock()
         self.unsent = TypedWords(self.controller.keep_typed)
+        self.timer = TurnTimer(services.clock)
         self._keep_timer = None
         self._restored_instruction = None
         self._human_verbal = plan.user not in ("novice", "expert")
@@ -131,6 +134,7 @@ class SessionScreen(SessionFlow):
         status = self.query_one(StatusLine)
         status.max_turns = self.budget
         composer = self.query_one(FeedbackComposer)
+        composer.clock = self.services.clock  # its keystrokes are timed on the app's clock
         composer.display = self.codeif or (
             self._human_verbal and self.plan.config.feedback.verbal != "none"
         )
@@ -228,9 +232,18 @@ class SessionScreen(SessionFlow):
         self._answer(Answer(""))
 
     def _answer(self, answer: Answer) -> None:
+        composer = self.query_one(FeedbackComposer)
+        # The keystrokes go with the words they typed: continuing without words leaves both
+        # in the composer for the next turn.
+        keys = composer.keystrokes if answer.text else ()
+        if self.live is not None:
+            times = self.timer.answered(self.live.idx, keys)
+            answer = replace(answer, turn_idx=self.live.idx, times=times)
         if not self.controller.send(answer):
             self.notify("No turn is waiting for feedback yet.", severity="warning")
             return
+        if answer.text:
+            composer.forget_keystrokes()
         self.phase = "saving"
 
     def action_cancel(self) -> None:

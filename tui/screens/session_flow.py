@@ -14,6 +14,7 @@ from convtui.tui import refusal as refusals
 from convtui.tui import render
 from convtui.tui.controller import SessionController
 from convtui.tui.screens.session_view import SessionView
+from convtui.tui.turn_timer import TurnTimer
 from convtui.tui.typed_words import KEEP_AFTER_S, Typed, TypedWords
 from convtui.tui.viewmodels import TurnView, result_view, turn_view
 from convtui.tui.widgets.code_pane import CodePane
@@ -32,6 +33,8 @@ class SessionFlow(SessionView):
     controller: SessionController
     unsent: TypedWords
     """The composer's unsent words on their way to the store."""
+    timer: TurnTimer
+    """The person's time on each turn they answer."""
     _keep_timer: Timer | None
     _restored_instruction: str | None
     """CodeIF: the instruction the restored words were about, until the round is offered."""
@@ -105,6 +108,7 @@ class SessionFlow(SessionView):
             compile_feedback=event.compile_feedback, execution_feedback=event.execution_feedback
         )
         self.phase = "awaiting_feedback"
+        self.timer.shown(event.idx)
         composer = self.query_one(FeedbackComposer)
         if self.codeif:
             composer.offer_draft(event.draft, f"the benchmark ({self.composing})")

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from textual.reactive import reactive
 from textual.widgets import TextArea
+from textual.widgets.text_area import EditResult, Location
 
 from convtui.core.printable import printable
 
@@ -35,6 +39,9 @@ class FeedbackComposer(TextArea):
         # Words put back from the store (typed before the app closed, never sent).
         self._restored: str | None = None
         self.border_title = "Your feedback"
+        self.clock: Callable[[], float] = time.monotonic
+        """What ``keystrokes`` are read from (the screen sets the app's clock)."""
+        self._keystrokes: list[float] = []
 
     def watch_ready(self, ready: bool) -> None:
         self.set_class(not ready, "-blocked")
@@ -76,11 +83,39 @@ class FeedbackComposer(TextArea):
         the call journal."""
         return bool(self.text.strip()) and self.text != self._draft
 
+    @property
+    def keystrokes(self) -> tuple[float, ...]:
+        """When each keystroke that changed the text came (typing, deleting, pasting), on
+        ``clock``, since the words were last sent: the person's typing of these words. A
+        draft or restored words put in are no keystrokes."""
+        return tuple(self._keystrokes)
+
+    def forget_keystrokes(self) -> None:
+        """The words they typed were sent: the next keystrokes are for the next words."""
+        self._keystrokes.clear()
+
     def sent(self) -> None:
         self._draft = None
         self._restored = None
         self.draft_label = ""
         self.load_text("")
+        self.forget_keystrokes()
+
+    # TextArea makes every edit from the keyboard (keys, paste, cut) through these two, and
+    # none made by the program (``load_text``, ``insert``): the keystrokes are noted there
+    # (private methods of Textual's TextArea, which the project pins exactly).
+    def _replace_via_keyboard(
+        self, insert: str, start: Location, end: Location
+    ) -> EditResult | None:
+        return self._keyed(super()._replace_via_keyboard(insert, start, end))
+
+    def _delete_via_keyboard(self, start: Location, end: Location) -> EditResult | None:
+        return self._keyed(super()._delete_via_keyboard(start, end))
+
+    def _keyed(self, result: EditResult | None) -> EditResult | None:
+        if result is not None:
+            self._keystrokes.append(self.clock())
+        return result
 
     def on_text_area_changed(self, _event: TextArea.Changed) -> None:
         self._retitle()
