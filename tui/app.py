@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -12,7 +13,7 @@ from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
-from textual.worker import Worker
+from textual.worker import Worker, WorkerCancelled
 
 from convtui.core.catalog.loaders import TaskCatalog
 from convtui.core.catalog.search import TaskIndex
@@ -119,8 +120,14 @@ class ConvTuiApp(App):
         assert self._index.result is not None
         return self._index.result
 
+    async def _warm_index(self) -> None:
+        """The index built before anyone asks. An app that closes meanwhile (a served tab
+        replaced by another) cancels the build: nothing is wrong then, so nothing is said."""
+        with contextlib.suppress(WorkerCancelled):
+            await self.task_index()
+
     def on_mount(self) -> None:
-        self.run_worker(self.task_index(), group="index")  # ready before anyone asks
+        self.run_worker(self._warm_index(), group="index")
         self._restore_theme()
         self.theme_changed_signal.subscribe(self, lambda theme: save_setting("theme", theme.name))
         if self.launch.error:
