@@ -178,6 +178,9 @@ def main() -> None:
     )
     parser.add_argument("--models", default="", help="comma list of models (default: all)")
     parser.add_argument(
+        "--tasks", default="", help="comma list of task ids, e.g. CodeIF/2001 (default: all)"
+    )
+    parser.add_argument(
         "--reading", choices=READINGS, default=None, help="check every row under this reading"
     )
     args = parser.parse_args()
@@ -188,6 +191,9 @@ def main() -> None:
     if args.models:
         wanted = set(args.models.split(","))
         rows = [r for r in rows if r.model in wanted]
+    if args.tasks:
+        chosen = set(args.tasks.split(","))
+        rows = [r for r in rows if r.task.id in chosen]
     requests = requests_for(rows)
     if args.reading:
         requests = {k: v for k, v in requests.items() if k[1] == args.reading}
