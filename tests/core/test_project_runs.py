@@ -110,6 +110,23 @@ def test_a_test_goes_into_the_class_its_id_names() -> None:
         insert_tests(source, [("t.py::Missing::test_x", "def test_x(self):\n    pass\n")])
 
 
+def test_a_module_level_test_written_with_self_loses_it() -> None:
+    """CodeIF/1005's Code Complexity test takes ``self`` under a module-level id: pytest would
+    look for a fixture named ``self``; the authors' copies ran it as a plain function."""
+    source = "def helper():\n    return 1\n"
+    added = insert_tests(
+        source,
+        [
+            ("t.py::test_a", "def test_a(self):\n    assert helper() == 1\n"),
+            ("t.py::test_b", "def test_b(self, tmp_path):\n    assert tmp_path\n"),
+        ],
+    )
+    assert "def test_a():" in added and "def test_b(tmp_path):" in added
+    namespace: dict = {}
+    exec(compile(added, "t.py", "exec"), namespace)
+    namespace["test_a"]()
+
+
 def test_a_project_says_why_a_task_cannot_run_here(tmp_path: Path, root: Path) -> None:
     assert Checkout(TASK, root).problem() is None
     assert "no project source" in (Checkout(TASK, tmp_path).problem() or "")
