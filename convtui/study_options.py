@@ -4,9 +4,11 @@ convtui/options.py declares the others)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 import typer
+
+from convtui.core.settings.config import ProtocolName
 
 StudyFileArg = Annotated[
     Path,
@@ -124,6 +126,83 @@ StudyPlotOpt = Annotated[
         "--plot",
         help="Folder for figures (PNG and SVG): MRR and Recall per annotator beside the "
         "simulated users', and the annotators x tasks matrix of what was solved.",
+        show_default=False,
+    ),
+]
+# The simulated users' personas (core/studies/fidelity_states.py), light enough for --help.
+Persona = Literal["novice", "expert"]
+FidelityDbOpt = Annotated[
+    Path,
+    typer.Option(
+        "--db",
+        help="A convtui database holding people's sessions: a study's, or any that convtui "
+        "session --user human or assist recorded into. The simulators' feedback and the "
+        "targets' turns are recorded in it beside them, never changing them.",
+        show_default=False,
+    ),
+]
+FidelitySimulatorOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--simulator",
+        metavar="MODEL",
+        help="A model to play the simulated user on each state the person answered, any "
+        "--model spec; repeat for several.",
+        show_default=False,
+    ),
+]
+
+
+def persona_choice(value: str) -> str:
+    """One ``--persona``: typer takes no list of Literals, so each value is checked here."""
+    if value not in get_args(Persona):
+        raise typer.BadParameter(f"{value!r} is not one of novice, expert")
+    return value
+
+
+FidelityPersonaOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--persona",
+        parser=persona_choice,
+        metavar="novice|expert",
+        help="The simulators' persona: novice or expert (sees the reference solution); "
+        "repeat for both. Default: the one each session's feedback setting names, the part "
+        "the person played.",
+        show_default=False,
+    ),
+]
+FidelityTargetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--target",
+        metavar="MODEL",
+        help="A model handed each feedback (the person's, each simulator's, none) for one "
+        "turn from each state, any --model spec; repeat for several.",
+        show_default=False,
+    ),
+]
+FidelityProtocolOpt = Annotated[
+    ProtocolName | None,
+    typer.Option(
+        "--protocol",
+        help="The protocol whose prompt the target's turn is built by (default: each "
+        "session's own).",
+        show_default=False,
+    ),
+]
+SeedOpt = Annotated[
+    int, typer.Option("--seed", help="Seed of the bootstrap intervals: the same seed, the same.")
+]
+ResamplesOpt = Annotated[
+    int, typer.Option("--resamples", min=1, help="Bootstrap resamples of the states.")
+]
+FiguresOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--figures",
+        help="Folder for figures (PNG and SVG): the gain of each feedback source over none, "
+        "and the person against each simulator per task, with intervals.",
         show_default=False,
     ),
 ]

@@ -406,6 +406,89 @@ def m012_human_turn_times(db: Database) -> None:
     )
 
 
+@_migration
+def m013_fidelity(db: Database) -> None:
+    """Is the simulated user a person? (``convtui study fidelity``, sessions/fidelity.py):
+    simulators asked for their feedback on the states where a person gave theirs, and target
+    models' one turn from each state handed each feedback. Tables of their own, beside the
+    recorded sessions and never in them: a model call of the sessions' own tables belongs to a
+    session and a turn (``model_calls.session_id`` NOT NULL), and the sessions a person
+    recorded must stay exactly as they were. Executions go through the shared ``executions``
+    cache."""
+    db.executescript(
+        """
+        CREATE TABLE fidelity_calls (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id),
+            turn_idx INTEGER NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('simulator', 'target')),
+            source TEXT NOT NULL,
+            purpose TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            request_hash TEXT NOT NULL,
+            model TEXT NOT NULL,
+            messages_json TEXT NOT NULL,
+            params_json TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('started', 'ok', 'error', 'abandoned')),
+            response_blob TEXT REFERENCES blobs (hash),
+            finish_reason TEXT,
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            latency_s REAL,
+            attempts INTEGER,
+            response_model TEXT,
+            resolved_model TEXT,
+            endpoint TEXT,
+            error TEXT NOT NULL DEFAULT '',
+            started_utc TEXT NOT NULL,
+            finished_utc TEXT
+        ) STRICT;
+        CREATE INDEX fidelity_calls_by_request ON fidelity_calls (request_hash, purpose, seq);
+
+        CREATE TABLE fidelity_feedback (
+            session_id TEXT NOT NULL,
+            turn_idx INTEGER NOT NULL,
+            source TEXT NOT NULL,
+            model TEXT NOT NULL,
+            persona TEXT NOT NULL CHECK (persona IN ('novice', 'expert')),
+            protocol TEXT NOT NULL,
+            prompt_sha256 TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('said', 'silent')),
+            text_blob TEXT REFERENCES blobs (hash),
+            call_id TEXT REFERENCES fidelity_calls (id),
+            request_hash TEXT,
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            latency_s REAL,
+            notes_json TEXT NOT NULL,
+            created_utc TEXT NOT NULL,
+            PRIMARY KEY (session_id, turn_idx, source),
+            FOREIGN KEY (session_id, turn_idx) REFERENCES turns (session_id, idx)
+        ) STRICT;
+
+        CREATE TABLE fidelity_turns (
+            session_id TEXT NOT NULL,
+            turn_idx INTEGER NOT NULL,
+            source TEXT NOT NULL,
+            target TEXT NOT NULL,
+            protocol TEXT NOT NULL,
+            request_hash TEXT NOT NULL,
+            call_id TEXT REFERENCES fidelity_calls (id),
+            reply_blob TEXT NOT NULL REFERENCES blobs (hash),
+            code_blob TEXT NOT NULL REFERENCES blobs (hash),
+            execution_id INTEGER NOT NULL REFERENCES executions (id),
+            passed INTEGER NOT NULL CHECK (passed IN (0, 1)),
+            tests_passed INTEGER NOT NULL,
+            tests_total INTEGER NOT NULL,
+            created_utc TEXT NOT NULL,
+            PRIMARY KEY (session_id, turn_idx, source, target, protocol),
+            FOREIGN KEY (session_id, turn_idx) REFERENCES turns (session_id, idx)
+        ) STRICT;
+        """
+    )
+
+
 SCHEMA_VERSION = _NAMES[-1]  # the last migration: what a fully migrated DB has applied
 
 

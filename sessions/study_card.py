@@ -13,22 +13,34 @@ from string import Template
 from typing import Any
 
 from convtui.core.plural import counted
-from convtui.sessions.study_dataset import COLUMNS, PARQUET_PATH, card_features, shown_type
+from convtui.sessions.fidelity import StoredTurn
+from convtui.sessions.study_dataset import (
+    COLUMNS,
+    FIDELITY_COLUMNS,
+    FIDELITY_PATH,
+    PARQUET_PATH,
+    card_features,
+    shown_type,
+)
 from convtui.sessions.study_export import StudySession, StudyTranscripts
+from convtui.sessions.study_fidelity_card import fidelity_section
 
 # The guidelines' text, beside the card in an export folder.
 GUIDELINES_NAME = "guidelines.md"
 
 
-def render_card(transcripts: StudyTranscripts, rows: int) -> str:
-    """The card of an export of ``transcripts`` holding ``rows`` rows."""
+def render_card(
+    transcripts: StudyTranscripts, rows: int, fidelity: Sequence[StoredTurn] = ()
+) -> str:
+    """The card of an export of ``transcripts`` holding ``rows`` rows, and the target turns
+    of the simulated-user fidelity study on its sessions (``fidelity``), if any."""
     study = transcripts.study
     sessions = [s.detail.session for s in transcripts.sessions]
     states = Counter(a.state for a in transcripts.assignments)
     people = list(dict.fromkeys(a.annotator for a in transcripts.assignments))
     text = resources.files("convtui.sessions").joinpath("study_card.md").read_text("utf-8")
     return Template(text).substitute(
-        front_matter=front_matter(study.name),
+        front_matter=front_matter(study.name, fidelity=bool(fidelity)),
         title=f"convtui study: {study.name}",
         name=study.name,
         settings=_table(_settings(transcripts)),
@@ -59,11 +71,13 @@ def render_card(transcripts: StudyTranscripts, rows: int) -> str:
         ),
         columns=_table([(f"`{c.name}`", shown_type(c.kind), c.description) for c in COLUMNS]),
         parquet=PARQUET_PATH,
+        fidelity=fidelity_section(fidelity),
     )
 
 
-def front_matter(name: str) -> str:
-    """The card's YAML metadata (without its ``---`` fences)."""
+def front_matter(name: str, *, fidelity: bool = False) -> str:
+    """The card's YAML metadata (without its ``---`` fences); with ``fidelity``, a second
+    config (``fidelity``) for the simulated-user fidelity rows."""
     meta: dict[str, Any] = {
         "pretty_name": f"convtui study: {name}",
         "license": "other",
@@ -77,6 +91,17 @@ def front_matter(name: str) -> str:
         # No `splits`: datasets wants their size in bytes as it measures them, or ignores them.
         "dataset_info": {"features": card_features()},
     }
+    if fidelity:
+        meta["configs"].append(
+            {
+                "config_name": "fidelity",
+                "data_files": [{"split": "train", "path": FIDELITY_PATH}],
+            }
+        )
+        meta["dataset_info"] = [
+            {"config_name": "default", "features": card_features()},
+            {"config_name": "fidelity", "features": card_features(FIDELITY_COLUMNS)},
+        ]
     return "\n".join(_yaml(meta, 0))
 
 

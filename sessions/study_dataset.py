@@ -131,6 +131,40 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
+# The simulated-user fidelity study's target turns (``convtui study fidelity``,
+# sessions/fidelity.py), when the database holds some: a second config of the dataset.
+FIDELITY_PATH = "data/fidelity.parquet"
+FIDELITY_COLUMNS: tuple[Column, ...] = (
+    Column("study", "string", "The study's name."),
+    Column("state", "string", "The state: `<session_id>/<turn>`, a turn a person answered."),
+    Column("session_id", "string", "The person's recorded session (a row of the transcripts)."),
+    Column("turn", "int32", "The turn of that session the feedback is about."),
+    Column("task_id", "string", "The task."),
+    Column("annotator", "string", "Who gave the person's feedback on the state."),
+    Column(
+        "source",
+        "string",
+        "The feedback handed to the target: `none` (the control), `person`, "
+        "`draft:<persona>:<model>` (an assisted session's draft) or "
+        "`simulator:<persona>:<model>`.",
+    ),
+    Column("feedback", "string", "The words handed on; null for the control or a silent one."),
+    Column("simulator_model", "string", "A simulated source's model spec; else null."),
+    Column("simulator_persona", "string", "A simulated source's persona; else null."),
+    Column("simulator_protocol", "string", "Whose prompts the simulator was given; else null."),
+    Column(
+        "simulator_prompt_sha256",
+        "string",
+        "The SHA-256 of the simulator's prompt templates; null where unknown.",
+    ),
+    Column("target", "string", "The model handed the feedback for one turn."),
+    Column("target_protocol", "string", "The protocol its turn's prompt was built by."),
+    Column("passed", "bool", "Whether the target's code passed every test."),
+    Column("tests_passed", "int32", "Tests its code passed."),
+    Column("tests_total", "int32", "Tests expected."),
+)
+
+
 def _arrow_type(kind: ColumnKind) -> pa.DataType:
     import pyarrow as pa
 
@@ -176,13 +210,15 @@ def shown_type(kind: ColumnKind) -> str:
     return _SHOWN_TYPES[kind]
 
 
-def card_features() -> list[dict[str, Any]]:
+def card_features(columns: Sequence[Column] = COLUMNS) -> list[dict[str, Any]]:
     """The columns as a card's ``dataset_info.features`` list."""
-    return [{"name": c.name, **_CARD_TYPES[c.kind]} for c in COLUMNS]
+    return [{"name": c.name, **_CARD_TYPES[c.kind]} for c in columns]
 
 
-def write_parquet(rows: Sequence[dict[str, Any]], path: Path) -> None:
-    """``rows`` (each with every column of :data:`COLUMNS`) as one Parquet file at ``path``,
+def write_parquet(
+    rows: Sequence[dict[str, Any]], path: Path, columns: Sequence[Column] = COLUMNS
+) -> None:
+    """``rows`` (each with every one of ``columns``) as one Parquet file at ``path``,
     written beside it first and moved into place, so a reader never sees half a file."""
     try:
         import pyarrow as pa
@@ -191,7 +227,7 @@ def write_parquet(rows: Sequence[dict[str, Any]], path: Path) -> None:
         raise ExportError(
             "the Parquet export needs pyarrow: pip install 'convtui[study]'"
         ) from None
-    schema = pa.schema([(c.name, _arrow_type(c.kind)) for c in COLUMNS])
+    schema = pa.schema([(c.name, _arrow_type(c.kind)) for c in columns])
     table = pa.Table.from_pylist(list(rows), schema=schema)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")

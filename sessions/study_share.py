@@ -13,18 +13,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convtui.sessions.errors import ExportError
+from convtui.sessions.fidelity import stored_turns
 from convtui.sessions.store import Store
 from convtui.sessions.study_card import GUIDELINES_NAME, render_card
-from convtui.sessions.study_dataset import PARQUET_PATH, write_parquet
+from convtui.sessions.study_dataset import (
+    FIDELITY_COLUMNS,
+    FIDELITY_PATH,
+    PARQUET_PATH,
+    write_parquet,
+)
 from convtui.sessions.study_export import read_study_transcripts
+from convtui.sessions.study_fidelity_card import fidelity_rows
 
 CARD_NAME = "README.md"
 
 
 @dataclass(frozen=True)
 class StudyExport:
-    """What an export wrote: the files (Parquet first, then the card and, if the study has
-    them, its guidelines) and what they hold."""
+    """What an export wrote: the files (Parquet first, the fidelity rows when there are
+    some, then the card and, if the study has them, its guidelines) and what they hold."""
 
     study: str
     out: Path
@@ -47,10 +54,17 @@ def export_study(
     refuse_occupied(out, force=force)
     rows = transcripts.rows()
     parquet = out / PARQUET_PATH
+    # The simulated-user fidelity study on these sessions, when one was recorded.
+    fidelity = stored_turns(store, [s.detail.session.id for s in transcripts.sessions])
     write_parquet(rows, parquet)
+    files: tuple[Path, ...] = (parquet,)
+    if fidelity:
+        extra = out / FIDELITY_PATH
+        write_parquet(fidelity_rows(transcripts.study.name, fidelity), extra, FIDELITY_COLUMNS)
+        files += (extra,)
     card = out / CARD_NAME
-    _write(card, render_card(transcripts, len(rows)))
-    files: tuple[Path, ...] = (parquet, card)
+    _write(card, render_card(transcripts, len(rows), fidelity))
+    files += (card,)
     guidelines = transcripts.study.spec.guidelines
     if guidelines is not None:
         # The stored text, as the annotators saw it: its SHA-256 is the one the card names.

@@ -10,7 +10,15 @@ from convtui.options import ChatTemplateOpt, ConcurrencyOpt, DataOpt, JsonOpt, M
 from convtui.study_options import (
     AddTasksOpt,
     AnnotatorNameArg,
+    FidelityDbOpt,
+    FidelityPersonaOpt,
+    FidelityProtocolOpt,
+    FidelitySimulatorOpt,
+    FidelityTargetOpt,
+    FiguresOpt,
     FinishedOnlyOpt,
+    ResamplesOpt,
+    SeedOpt,
     ServeHostOpt,
     ServeMaxAppsOpt,
     ServePortOpt,
@@ -192,3 +200,55 @@ def study_export(
         from convtui.commands.study_export import export_command
 
         export_command(db, out, fmt, force=force, finished_only=finished_only, as_json=as_json)
+
+
+@app.command("fidelity")
+@takes_groups
+def study_fidelity(
+    *,
+    db: FidelityDbOpt,
+    simulator: FidelitySimulatorOpt = None,
+    target: FidelityTargetOpt = None,
+    persona: FidelityPersonaOpt = None,
+    protocol: FidelityProtocolOpt = None,
+    as_json: JsonOpt = False,
+    seed: SeedOpt = 0,
+    resamples: ResamplesOpt = 2000,
+    figures: FiguresOpt = None,
+    data: DataOpt = None,
+    concurrency: ConcurrencyOpt = None,
+    executor: ExecutorGroup,
+) -> None:
+    """Is the simulated user a person? Each simulator's feedback on the states where a person
+    gave theirs, and what each feedback is worth when a target model acts on it.
+
+    For every turn of a human or assisted session that carries a person's words (in a study
+    or not), each --simulator is asked for its feedback on exactly what the person saw; then
+    the person's words, each simulator's, an assisted session's draft and none at all (the
+    control) are each handed to each --target for one turn, whose code runs in the sandbox.
+    Report: per source the gain over none, per annotator the worth of their words, the
+    person against each simulator on the same states (bootstrap intervals, sign test), and
+    what the words are (length, failing test or error named, reference given away, the same
+    problem pointed at: lexical only). Everything is recorded beside the sessions, which
+    stay as they were: the same command again asks and runs nothing.
+
+    Example: [bold]convtui study fidelity --db study.db --simulator http://127.0.0.1:8000/v1
+    --target http://127.0.0.1:8001/v1[/bold]"""
+    with user_errors():
+        from convtui.commands.study_fidelity import FidelityOptions, fidelity_command
+
+        options = FidelityOptions(
+            db,
+            tuple(simulator or ()),
+            tuple(target or ()),
+            tuple(persona or ()),  # type: ignore[arg-type]  # click checked each
+            protocol,
+            data,
+            concurrency,
+            executor.settings(),
+            seed,
+            resamples,
+            quiet=as_json,
+        )
+        exit_code = fidelity_command(options, as_json, figures)
+    raise typer.Exit(exit_code)

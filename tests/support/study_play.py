@@ -39,10 +39,12 @@ def play_assignment(
     replies: Sequence[str],
     scripts: Path,
     status: str | None = None,
+    words: str | None = None,
 ) -> str:
     """``annotator``'s assignment of ``task`` in the study at ``db``, played to its end with
-    ``replies`` (the last repeating) and the person's words at every turn; ``status`` then
-    overrides how it ended (``abandoned``: given up). Returns the session's id."""
+    ``replies`` (the last repeating) and the person's ``words`` at every turn (by default
+    ``<annotator>: look at the failing test.``); ``status`` then overrides how it ended
+    (``abandoned``: given up). Returns the session's id."""
     with Store.open(db) as store:
         study = load_study(store)
         session_id = start_assignment(store, study.id, task.id, annotator, study.config, "human")
@@ -53,7 +55,7 @@ def play_assignment(
             study.config,
             backend,
             cached_execute(executor, store.execution_cache()),
-            Says(f"{annotator}: look at the failing test."),
+            Says(words if words is not None else f"{annotator}: look at the failing test."),
             store.journal(session_id),
         )
 

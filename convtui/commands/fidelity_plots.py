@@ -1,0 +1,94 @@
+"""``convtui study fidelity --figures DIR``: the report's figures as PNG and SVG, drawn as
+``convtui report``'s are (benchmarks/reports/plots.py: figure size, canvas, file naming).
+Imported only for ``--figures``: matplotlib is slow to import.
+
+- ``<stem>-fidelity-gain.{png,svg}``: each source's gain over no feedback (the control, at
+  0), in points of pass rate and of tests passed, with its bootstrap interval;
+- ``<stem>-fidelity-pairs.{png,svg}``: per task, the person minus each other source in
+  points of tests passed, with its interval (the control among them)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from matplotlib import rcParams
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from convtui.benchmarks.reports.plots import PANEL_H, PANEL_W, new_figure, save_figure
+from convtui.benchmarks.reports.report import report_file_names
+from convtui.commands.study_fidelity import FidelityResult
+from convtui.core.studies.paired import Difference
+
+
+def write_fidelity_plots(result: FidelityResult, folder: Path) -> list[Path]:
+    """Write both figures under ``folder``; the paths written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    names = report_file_names(result.db.stem, ["fidelity-gain", "fidelity-pairs"])
+    written = save_figure(_gain_figure(result), folder / names["fidelity-gain"])
+    written += save_figure(_pairs_figure(result), folder / names["fidelity-pairs"])
+    return written
+
+
+def _errorbars(
+    ax: Axes,
+    found: Sequence[Difference | None],
+    shift: float = 0.0,
+    **style: object,
+) -> None:
+    """A point at each mean with its interval, in points (x100), at x = position + ``shift``;
+    a gap where nothing was matched."""
+    xs = [i + shift for i in range(len(found))]
+    means = [math.nan if d is None else 100 * d.mean for d in found]
+    below = [0.0 if d is None else 100 * (d.mean - d.low) for d in found]
+    above = [0.0 if d is None else 100 * (d.high - d.mean) for d in found]
+    ax.errorbar(xs, means, yerr=[below, above], fmt="o", capsize=4, **style)  # type: ignore[arg-type]
+
+
+def _axis(ax: Axes, labels: Sequence[str]) -> None:
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xticks(range(len(labels)), labels, rotation=20, ha="right", fontsize=7)
+    ax.grid(alpha=0.3, axis="y")
+
+
+def _gain_figure(result: FidelityResult) -> Figure:
+    rows = result.report.sources
+    labels = [r.source for r in rows]
+    figure = new_figure(2 * PANEL_W * 1.2, PANEL_H * 1.2)
+    left, right = figure.subplots(1, 2, squeeze=True)
+    for ax, found, what in (
+        (left, [r.gain_pass for r in rows], "pass rate"),
+        (right, [r.gain_share for r in rows], "tests passed"),
+    ):
+        _errorbars(ax, found)
+        _axis(ax, labels)
+        ax.set_title(f"gain in {what} over no feedback", fontsize=9)
+        ax.set_ylabel("points")
+    boot = result.report.bootstrap
+    figure.suptitle(
+        f"Gain per feedback source ({boot.level:.0%} bootstrap interval over states)",
+        fontsize=11,
+    )
+    return figure
+
+
+def _pairs_figure(result: FidelityResult) -> Figure:
+    by_task = result.report.pairs_by_task
+    tasks = list(by_task)
+    others = list(dict.fromkeys(p.other for pairs in by_task.values() for p in pairs))
+    figure = new_figure(max(PANEL_W, 0.9 * len(tasks) + 2), PANEL_H * 1.2)
+    ax = figure.subplots()
+    palette = rcParams["axes.prop_cycle"].by_key()["color"]
+    width = 0.8 / max(1, len(others))
+    for k, other in enumerate(others):
+        diffs = [next((p.share_diff for p in by_task[t] if p.other == other), None) for t in tasks]
+        shift = (k - (len(others) - 1) / 2) * width
+        _errorbars(ax, diffs, shift, label=other, color=palette[k % len(palette)])
+    _axis(ax, tasks)
+    ax.set_ylabel("person minus other, tests passed (points)")
+    if others:
+        ax.legend(fontsize=7)
+    ax.set_title("The person against each other source, per task", fontsize=9)
+    return figure

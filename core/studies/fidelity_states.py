@@ -1,0 +1,221 @@
+"""The states of the simulated-user fidelity study (issue 32; docs/design.md, "Is the simulated
+user a person?"), as pure data: which recorded turns are states, what a simulator is shown on
+one (exactly what the person saw), the turns a target is handed with each feedback in the
+person's place, who each source is, and the facts the words are read against
+(core/studies/feedback_words.py). The store reads the turns (sessions/fidelity.py); the
+command plays the calls (convtui/commands/study_fidelity.py).
+
+A state is a turn of a human or assisted session that carries a person's words: its
+``verbal_feedback`` set and its ``feedback_source`` ``human``, or, in an assisted session, a
+draft the person sent as it was (the person chose those words, so they count as theirs). In
+an assisted session the simulator's draft stands beside the person's words as a source of
+its own, ``draft:<persona>:<model>``, so person and draft are a pair too."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from convtui.core.catalog.tasks import Task
+from convtui.core.feedback.prompts import template
+from convtui.core.feedback.simulators import FeedbackRequest
+from convtui.core.settings.config import ProtocolName, SessionConfig, Turn
+from convtui.core.settings.protocol import build_config
+from convtui.core.studies.feedback_words import StateFacts
+from convtui.core.studies.fidelity import NO_FEEDBACK, PERSON
+
+Persona = Literal["novice", "expert"]
+PERSONAS: tuple[Persona, ...] = ("novice", "expert")
+
+# The last line of a Python traceback names the exception: "KeyError: 'x'", "pkg.Error: ...".
+_EXCEPTION = re.compile(r"^\s*((?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Exit|Warning))\b")
+
+
+@dataclass(frozen=True)
+class State:
+    """One turn where a person gave verbal feedback: the session's ``turns`` up to and
+    including it (``turns[-1]`` is the state's turn), under the session's ``config``."""
+
+    session_id: str
+    task_id: str
+    annotator: str | None
+    user_kind: str
+    config: SessionConfig
+    turns: tuple[Turn, ...]
+
+    @property
+    def turn(self) -> Turn:
+        return self.turns[-1]
+
+    @property
+    def turn_idx(self) -> int:
+        return self.turn.idx
+
+    @property
+    def state_id(self) -> str:
+        """``<session id>/<turn index>``: the key of the state in every table."""
+        return state_id(self.session_id, self.turn_idx)
+
+    @property
+    def person_text(self) -> str:
+        return self.turn.verbal_feedback or ""
+
+    @property
+    def draft(self) -> str | None:
+        """The simulator's draft the person was shown (assisted sessions), else None."""
+        return self.turn.feedback_draft
+
+    @property
+    def draft_source(self) -> str | None:
+        """The draft's source label: ``draft:<persona>:<model>``; None without a draft."""
+        if self.draft is None:
+            return None
+        return f"draft:{session_persona(self.config)}:{self.config.simulator or self.config.model}"
+
+
+def state_id(session_id: str, turn_idx: int) -> str:
+    return f"{session_id}/{turn_idx}"
+
+
+def is_state(turn: Turn, user_kind: str) -> bool:
+    """Whether ``turn`` of a session of ``user_kind`` carries a person's words."""
+    if user_kind not in ("human", "assist") or turn.verbal_feedback is None:
+        return False
+    return turn.feedback_source == "human" or turn.feedback_draft is not None
+
+
+def session_persona(config: SessionConfig) -> Persona:
+    """The persona Ω names for the session (what the person played: VF:expert showed them the
+    reference); novice when Ω has no verbal part."""
+    return "expert" if config.feedback.verbal == "expert" else "novice"
+
+
+def feedback_request(task: Task, turn: Turn) -> FeedbackRequest:
+    """What the person saw on ``turn``, as a simulator is asked: the task, the code, whether it
+    compiled and the compiler's and the tests' feedback as recorded with the turn."""
+    return FeedbackRequest(
+        task, turn.idx, turn.code, turn.compiled, turn.compile_feedback, turn.execution_feedback
+    )
+
+
+def handed(state: State, text: str | None) -> tuple[Turn, ...]:
+    """The session's turns with ``text`` as the verbal feedback of the state's turn in place of
+    the person's (None: no verbal feedback, the control): what a target's next turn is built
+    from, as a static replay hands a reference's turns on (core/turns/replay_turn.py)."""
+    source = "none" if text is None else "fidelity"
+    last = replace(state.turn, verbal_feedback=text, feedback_source=source, feedback_draft=None)
+    return (*state.turns[:-1], last)
+
+
+def target_config(config: SessionConfig, protocol: ProtocolName | None) -> SessionConfig:
+    """The settings a target's turn is played by: the session's own, or under ``protocol``'s
+    defaults with the session's Ω and turn budget when another protocol is asked for."""
+    if protocol is None or protocol == config.protocol:
+        return config
+    return build_config(
+        protocol,
+        model=config.model,
+        feedback=config.feedback,
+        simulator=config.simulator,
+        turns=config.max_turns - 1,
+    )
+
+
+@dataclass(frozen=True)
+class SimulatorIdentity:
+    """Who a simulated source is: its model spec, persona, the protocol whose prompts it was
+    given and the SHA-256 of those prompts' templates (None where not known: a draft recorded
+    by an earlier session)."""
+
+    model: str
+    persona: Persona
+    protocol: str
+    prompt_sha256: str | None
+
+    @property
+    def source(self) -> str:
+        """The source label the tables use, as a simulated user's turns record it."""
+        return f"simulator:{self.persona}:{self.model}"
+
+
+# The templates a convtui simulator of each persona is prompted with (core/feedback/
+# simulators.py: its system and user messages, the feedback blocks, the expert's retry).
+_TEMPLATES: dict[Persona, tuple[str, ...]] = {
+    "novice": ("novice_system", "novice_user", "feedback_compile", "feedback_execution"),
+    "expert": (
+        "expert_system",
+        "expert_user",
+        "feedback_compile",
+        "feedback_execution",
+        "expert_no_leak",
+    ),
+}
+
+
+def prompt_sha256(persona: Persona) -> str:
+    """The SHA-256 of the templates a ``persona`` simulator is prompted with, each name and
+    text in order: the same digest means the same prompts."""
+    digest = hashlib.sha256()
+    for name in _TEMPLATES[persona]:
+        digest.update(name.encode() + b"\0" + template(name).template.encode() + b"\0")
+    return digest.hexdigest()
+
+
+def simulator_identity(model: str, persona: Persona) -> SimulatorIdentity:
+    return SimulatorIdentity(model, persona, "convtui", prompt_sha256(persona))
+
+
+def draft_identity(state: State) -> SimulatorIdentity | None:
+    """The identity of the draft's simulator (prompt digest unknown: recorded before)."""
+    if state.draft is None:
+        return None
+    config = state.config
+    return SimulatorIdentity(
+        config.simulator or config.model, session_persona(config), config.protocol, None
+    )
+
+
+def all_sources(simulators: Sequence[SimulatorIdentity]) -> tuple[str, ...]:
+    """The control, the person, then each simulator, in the order given."""
+    return (NO_FEEDBACK, PERSON, *(s.source for s in simulators))
+
+
+def state_facts(state: State, task: Task) -> StateFacts:
+    """What the state showed, for reading the words: the failing tests, the errors (the
+    exception names the tracebacks end with, and the run's own error), the code, the
+    reference solution and the entry point."""
+    execution = state.turn.execution
+    failing: list[str] = []
+    errors: dict[str, None] = {}
+    if execution is not None:
+        for test in execution.tests:
+            if test.status != "pass":
+                failing.append(test.name)
+                for name in _exceptions(test.traceback):
+                    errors[name] = None
+        for name in _exceptions(execution.error_traceback or execution.error_message):
+            errors[name] = None
+    if not state.turn.compiled:
+        for name in _exceptions(state.turn.compile_feedback):
+            errors[name] = None
+    return StateFacts(
+        state_id=state.state_id,
+        failing_tests=tuple(failing),
+        errors=tuple(errors),
+        candidate=state.turn.code,
+        reference=task.ground_truth,
+        entry_point=task.entry_point,
+    )
+
+
+def _exceptions(text: str) -> list[str]:
+    """Exception names at the start of ``text``'s lines (a traceback's last line)."""
+    found = []
+    for line in text.splitlines():
+        match = _EXCEPTION.match(line)
+        if match:
+            found.append(match.group(1))
+    return found

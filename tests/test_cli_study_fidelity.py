@@ -1,0 +1,218 @@
+"""``convtui study fidelity`` on the command line, with scripted ``mock:`` models as simulator
+and target: the report and its JSON (the control in every table), the errors as one line,
+a second run that asks nothing, the sessions' own tables byte-identical under a dump, and a
+real process killed with SIGKILL mid-run then run again: nothing asked or executed twice,
+nothing lost."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from support.cli import assert_one_line_error, convtui_argv, env, invoke
+from support.data import needs_bigcodebench
+from support.fidelity import count, dump, record_study
+from support.scripted import script
+from support.study_play import FAILS
+
+pytestmark = needs_bigcodebench
+
+STATES = 4  # two annotators, two feedback turns each (support/fidelity.py)
+SOURCES = 3  # none, the person, one simulator
+
+
+@pytest.fixture
+def study(tmp_path, executor, catalog) -> Path:
+    db = tmp_path / "study.db"
+    record_study(db, executor, catalog, tmp_path / "scripts")
+    return db
+
+
+def _models(folder: Path, delay_s: float = 0.0) -> tuple[str, str]:
+    simulator = script(folder / "sim.jsonl", ["unused"], ["Check test_one: it fails."])
+    target = script(folder / "target.jsonl", [FAILS], delay_s=delay_s)
+    return simulator, target
+
+
+def _args(db: Path, simulator: str, target: str, *extra: str) -> list[str]:
+    return [
+        "study", "fidelity", "--db", str(db), "--simulator", simulator, "--target", target,
+        "--resamples", "200", *extra,
+    ]  # fmt: skip
+
+
+def test_report_json_and_a_second_run_that_asks_nothing(study: Path, tmp_path: Path) -> None:
+    simulator, target = _models(tmp_path)
+    before = dump(study)
+    done = invoke(*_args(study, simulator, target, "--json", "--seed", "3"))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    sim = f"simulator:expert:{simulator}"
+    # The scripted target writes the same failing code whatever it is told: no source gains.
+    assert [r["source"] for r in data["sources"]] == ["none", "person", sim]
+    assert all(r["pass_rate"] == 0.0 and r["gain_pass"]["mean"] == 0.0 for r in data["sources"])
+    assert all(rows[0]["source"] == "none" for rows in data["sources_by_task"].values())
+    assert [p["other"] for p in data["pairs"]] == ["none", sim]
+    assert {a["annotator"] for a in data["annotators"]} == {"ana", "ben"}
+    assert data["bootstrap"] == {"resamples": 200, "seed": 3, "level": 0.95}
+    [who] = data["simulators"]
+    assert (who["model"], who["persona"], who["protocol"]) == (simulator, "expert", "convtui")
+    assert [w["source"] for w in data["words"]["sources"]] == ["person", sim]
+    assert data["run"] == {"simulator_steps": STATES, "target_turns": STATES * SOURCES}
+    assert count(study, "SELECT count(*) FROM fidelity_turns") == STATES * SOURCES
+    # Each turn's execution is a row of the shared executions table.
+    assert (
+        count(
+            study,
+            "SELECT count(*) FROM fidelity_turns f JOIN executions e ON e.id = f.execution_id",
+        )
+        == STATES * SOURCES
+    )
+    assert dump(study) == before
+
+    calls = count(study, "SELECT count(*) FROM fidelity_calls")
+    again = invoke(*_args(study, simulator, target, "--json", "--seed", "3"))
+    assert again.returncode == 0, again.stderr
+    second = json.loads(again.stdout)
+    assert second["run"] == {"simulator_steps": 0, "target_turns": 0}
+    assert count(study, "SELECT count(*) FROM fidelity_calls") == calls
+    assert {k: v for k, v in second.items() if k != "run"} == {
+        k: v for k, v in data.items() if k != "run"
+    }
+    assert dump(study) == before
+
+    shown = invoke(*_args(study, simulator, target, "--figures", str(tmp_path / "figs")))
+    assert shown.returncode == 0, shown.stderr
+    for table in ("Feedback sources, pooled", "What each annotator", "against each other",
+                  "What the words are", "Who the simulated sources are"):  # fmt: skip
+        assert table in shown.stdout
+    assert shown.stdout.count("none (control)") >= 4
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == [
+        "study-fidelity-gain.png", "study-fidelity-gain.svg",
+        "study-fidelity-pairs.png", "study-fidelity-pairs.svg",
+    ]  # fmt: skip
+
+
+def test_errors_are_one_line(tmp_path: Path) -> None:
+    simulator, target = _models(tmp_path)
+    missing = invoke(*_args(tmp_path / "none.db", simulator, target))
+    assert_one_line_error(missing, "no database")
+    empty = tmp_path / "empty.db"
+    from convtui.sessions import Store
+
+    Store.open(empty).close()
+    nothing = invoke(*_args(empty, simulator, target))
+    assert_one_line_error(nothing, "no turn where a person gave verbal feedback")
+    assert "convtui session --user human" in nothing.stderr
+
+
+def test_an_unknown_model_spec_is_one_line(study: Path, tmp_path: Path) -> None:
+    simulator, _ = _models(tmp_path)
+    bad = invoke(*_args(study, simulator, "nonsense-model"))
+    assert_one_line_error(bad, "unknown model spec")
+    assert count(study, "SELECT count(*) FROM fidelity_calls") == 0
+
+
+def test_killed_mid_run_and_run_again_asks_and_runs_nothing_twice(
+    study: Path, tmp_path: Path
+) -> None:
+    simulator, target = _models(tmp_path, delay_s=0.4)
+    before = dump(study)
+    argv = convtui_argv(*_args(study, simulator, target, "--json", "--concurrency", "1"))
+    quiet = subprocess.DEVNULL
+    process = subprocess.Popen(argv, stdout=quiet, stderr=quiet, env=env())
+    deadline = time.monotonic() + 120
+    while process.poll() is None and time.monotonic() < deadline:
+        if _done_turns(study) >= 2:
+            break
+        time.sleep(0.05)
+    assert process.poll() is None, "the run ended before it could be killed"
+    process.send_signal(signal.SIGKILL)
+    process.wait(30)
+    kept = _done_turns(study)
+    assert 2 <= kept < STATES * SOURCES
+
+    done = subprocess.run(argv, capture_output=True, text=True, env=env(), timeout=300)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["run"]["target_turns"] == STATES * SOURCES - kept
+    assert count(study, "SELECT count(*) FROM fidelity_turns") == STATES * SOURCES
+    assert count(study, "SELECT count(*) FROM fidelity_feedback") == STATES
+    # Nothing answered was asked again: one answered call per request.
+    assert (
+        count(
+            study,
+            "SELECT count(*) FROM (SELECT request_hash FROM fidelity_calls WHERE status = 'ok' "
+            "GROUP BY request_hash, purpose, seq HAVING count(*) > 1)",
+        )
+        == 0
+    )
+    # Nothing run was run again: one execution per cache key.
+    assert (
+        count(
+            study,
+            "SELECT count(*) FROM (SELECT cache_key FROM executions GROUP BY cache_key "
+            "HAVING count(*) > 1)",
+        )
+        == 0
+    )
+    assert count(study, "SELECT count(*) FROM fidelity_calls WHERE status = 'started'") == 0
+    assert dump(study) == before
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, env=env(), text=True) as third:
+        out, _ = third.communicate(timeout=300)
+    assert json.loads(out)["run"] == {"simulator_steps": 0, "target_turns": 0}
+
+
+def _done_turns(db: Path) -> int:
+    try:
+        return count(db, "SELECT count(*) FROM fidelity_turns")
+    except Exception:  # the migration may not be committed yet
+        return 0
+
+
+def test_the_export_card_has_the_fidelity_section_and_it_loads_with_datasets(
+    study: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import datasets
+
+    cache = tmp_path / "hf"
+    for name, value in {
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "HF_HOME": str(cache),
+        "HF_DATASETS_CACHE": str(cache / "datasets"),
+    }.items():
+        monkeypatch.setenv(name, value)
+    simulator, target = _models(tmp_path)
+    done = invoke(*_args(study, simulator, target, "--json"))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    out = tmp_path / "dataset"
+    exported = invoke("study", "export", "--db", str(study), "--out", str(out), "--json")
+    assert exported.returncode == 0, exported.stderr
+    assert json.loads(exported.stdout)["files"] == [
+        str(out / "data/transcripts.parquet"),
+        str(out / "data/fidelity.parquet"),
+        str(out / "README.md"),
+    ]
+    card = (out / "README.md").read_text()
+    assert "## Simulated user fidelity" in card
+    assert "| `none (control)` |" in card
+    sim = f"simulator:expert:{simulator}"
+    assert f"| `{sim}` | `{simulator}` | expert | convtui | `" in card
+    turns = datasets.load_dataset(str(out), split="train", cache_dir=str(cache / "datasets"))
+    assert len(turns) == 6  # two sessions of three turns
+    rows = datasets.load_dataset(
+        str(out), "fidelity", split="train", cache_dir=str(cache / "datasets")
+    ).to_list()
+    assert len(rows) == STATES * SOURCES
+    assert {r["source"] for r in rows} == {"none", "person", sim}
+    assert {r["simulator_model"] for r in rows if r["source"] == sim} == {simulator}
+    assert all(r["feedback"] is None for r in rows if r["source"] == "none")
+    # The card's numbers are the report's (same seed 0 and 2000 resamples as the default).
+    person = next(r for r in report["sources"] if r["source"] == "person")
+    assert f"| `person` | {person['states']} | {100 * person['pass_rate']:.1f} |" in card
