@@ -9,7 +9,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 from rich.progress import (
     BarColumn,
@@ -70,6 +70,31 @@ class RunProgress(Progress):
         self._started_at = time.monotonic()
         self._stopping = threading.Event()
         self._ticker: threading.Thread | None = None
+
+    @classmethod
+    def on_stderr(
+        cls,
+        *columns: ProgressColumn,
+        unit: str | None = None,
+        quiet: bool = False,
+        transient: bool = False,
+        counts_solved: bool = False,
+    ) -> Self:
+        """A bar of ``columns`` on stderr; not drawn when ``quiet`` (the command prints
+        JSON) or on CI, whose log it would only fill; plain lines instead where stderr is not a
+        terminal and not ``quiet``."""
+        screen = console(stderr=True)
+        every_s = plain_every_s()
+        plain = not quiet and not screen.is_terminal and every_s > 0
+        return cls(
+            *columns,
+            unit=unit,
+            every_s=every_s if plain else None,
+            counts_solved=counts_solved,
+            console=screen,
+            disable=quiet or os.environ.get("CI") == "true",
+            transient=transient,
+        )
 
     def solved(self, task: TaskID, count: int = 1) -> None:
         """``count`` more sessions of ``task``'s line solved."""
@@ -134,19 +159,14 @@ def progress_bar(
     ]
     if unit is not None:
         columns.append(TextColumn(unit))
-    screen = console(stderr=True)
-    every_s = plain_every_s()
-    plain = not quiet and not screen.is_terminal and every_s > 0
-    return RunProgress(
+    return RunProgress.on_stderr(
         *columns,
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         unit=unit,
-        every_s=every_s if plain else None,
-        counts_solved=counts_solved,
-        console=screen,
-        disable=quiet or os.environ.get("CI") == "true",
+        quiet=quiet,
         transient=transient,
+        counts_solved=counts_solved,
     )
 
 

@@ -11,16 +11,16 @@ backends are imported only when a command opens them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from convtui.core.catalog.tasks import SuiteOrAll, Task
 from convtui.core.execution.choice import LOCAL, ExecutorChoice
 from convtui.core.execution.isolation import IsolationChoice
-from convtui.core.models.extract import ExtractMode
-from convtui.core.settings.config import ContextMode, ProtocolName, SessionConfig
-from convtui.core.settings.omega import FeedbackChoice, FeedbackConfig, PartialRule
+from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.omega import FeedbackChoice, FeedbackConfig
+from convtui.core.settings.protocol import PlayRules
 
 if TYPE_CHECKING:
     from convtui.core.catalog.loaders import TaskCatalog
@@ -136,35 +136,17 @@ class ModelSettings:
 
 
 @dataclass(frozen=True)
-class ProtocolSettings:
-    """``--protocol``, ``--feedback``, ``--turns``, ``--context``, ``--partial-rule``,
-    ``--extract`` and ``--simulator``: the rules a session plays by. None takes the
-    protocol's default (core/settings/protocol.py)."""
+class ProtocolSettings(PlayRules):
+    """The rules a session plays by (:class:`PlayRules`) and ``--feedback``: every Ω a run
+    plays."""
 
-    protocol: ProtocolName
-    feedback: FeedbackChoice
-    turns: int = 10
-    context: ContextMode | None = None
-    partial_rule: PartialRule | None = None
-    extract: ExtractMode | None = None
-    simulator: str | None = None
+    feedback: FeedbackChoice = field(kw_only=True)
 
     def config(self, models: ModelSettings) -> tuple[SessionConfig, tuple[FeedbackConfig, ...]]:
         """The run's config (under the first Ω) and every Ω that ``--feedback`` names."""
-        from convtui.core.settings.protocol import session_settings
-
         omegas = self.feedback.configs
-        config = session_settings(
-            self.protocol,
-            model=models.model,
-            feedback=omegas[0],
-            simulator=self.simulator,
-            turns=self.turns,
-            context=self.context,
-            partial_rule=self.partial_rule,
-            extract=self.extract,
-            max_tokens=models.max_tokens,
-            covering=omegas,
+        config = self.settings(
+            model=models.model, feedback=omegas[0], max_tokens=models.max_tokens, covering=omegas
         )
         return config, omegas
 

@@ -12,7 +12,7 @@ from convtui.core.codeif.conversation import BenchMode, Prompting
 from convtui.core.codeif.programs import CodeifProtocol
 from convtui.core.settings.config import ContextMode, ProtocolName
 from convtui.core.settings.omega import FeedbackChoice, FeedbackSource
-from convtui.options import feedback_choice
+from convtui.options import feedback_choice, runs_option
 
 LiveSimulatorOpt = Annotated[
     str | None,
@@ -90,11 +90,7 @@ StaticFeedbackOpt = Annotated[
 ]
 StaticRunOpt = Annotated[
     list[str] | None,
-    typer.Option(
-        "--run",
-        help="Only sessions of these runs of the logs database (ids or prefixes; repeatable).",
-        show_default=False,
-    ),
+    runs_option("Only sessions of these runs of the logs database (ids or prefixes; repeatable)."),
 ]
 RefModelOpt = Annotated[
     str | None,

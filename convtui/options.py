@@ -6,7 +6,7 @@ imported from a module light enough for ``convtui --help``, which builds every c
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -18,6 +18,12 @@ from convtui.core.execution.isolation import IsolationChoice
 from convtui.core.models.extract import ExtractMode
 from convtui.core.settings.config import ContextMode, ProtocolName
 from convtui.core.settings.omega import BadFeedbackError, FeedbackChoice, PartialRule
+
+
+def runs_option(help: str) -> Any:
+    """``--run``, repeatable: the runs a command keeps, as ``help`` says for that command."""
+    return typer.Option("--run", help=help, show_default=False)
+
 
 DataOpt = Annotated[
     Path | None,

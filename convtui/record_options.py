@@ -10,6 +10,7 @@ import typer
 
 from convtui.benchmarks.settings import ExportFormat
 from convtui.core.settings.config import UserKind
+from convtui.options import runs_option
 
 SessionDbOpt = Annotated[
     Path, typer.Option("--db", help="SQLite file that records every turn (must exist).")
@@ -36,11 +37,8 @@ SessionUserOpt = Annotated[
 ]
 ReportRunOpt = Annotated[
     list[str] | None,
-    typer.Option(
-        "--run",
-        help="Only these run ids (repeatable; default: every run, newest first for "
-        "repeated tasks).",
-        show_default=False,
+    runs_option(
+        "Only these run ids (repeatable; default: every run, newest first for repeated tasks)."
     ),
 ]
 ReportOutOpt = Annotated[
@@ -118,12 +116,7 @@ ExportModelNameOpt = Annotated[
     ),
 ]
 ExportRunOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--run",
-        help="Only sessions of these runs (ids or prefixes; repeatable).",
-        show_default=False,
-    ),
+    list[str] | None, runs_option("Only sessions of these runs (ids or prefixes; repeatable).")
 ]
 IncludeUnfinishedOpt = Annotated[
     bool,

@@ -120,30 +120,25 @@ def notes_from_json(text: str) -> tuple[str, ...]:
 # --- model calls -----------------------------------------------------------------------------
 
 
+# The model_calls columns that hold a Completion's field as it is, each column by its field
+# (``response_model`` by ``model``): read from here both ways.
+_SAME_NAMED = ("finish_reason", "input_tokens", "output_tokens", "latency_s", "attempts")
+_COMPLETION_COLUMNS = {
+    **{name: name for name in (*_SAME_NAMED, "resolved_model")},
+    "response_model": "model",
+}
+
+
 def completion_columns(completion: Completion) -> dict[str, Any]:
     """The ``model_calls`` columns a finished call fills (its text goes to ``blobs``)."""
-    return {
-        "finish_reason": completion.finish_reason,
-        "input_tokens": completion.input_tokens,
-        "output_tokens": completion.output_tokens,
-        "latency_s": completion.latency_s,
-        "attempts": completion.attempts,
-        "response_model": completion.model,
-        "resolved_model": completion.resolved_model,
-        "endpoint": completion.endpoint,
-    }
+    columns = {column: getattr(completion, name) for column, name in _COMPLETION_COLUMNS.items()}
+    return columns | {"endpoint": completion.endpoint}
 
 
 def completion_from_row(row: Mapping[str, Any], text: str) -> Completion:
     return Completion(
         text=text,
-        finish_reason=row["finish_reason"],
-        input_tokens=row["input_tokens"],
-        output_tokens=row["output_tokens"],
-        latency_s=row["latency_s"],
-        attempts=row["attempts"],
-        model=row["response_model"],
-        resolved_model=row["resolved_model"],
+        **{name: row[column] for column, name in _COMPLETION_COLUMNS.items()},
         cached=bool(row["cache_hit"]),
         endpoint=row.get("endpoint"),
     )
@@ -173,17 +168,16 @@ def result_hash(result: ExecResult) -> str:
     return text_hash(canonical_json(result.to_dict()))
 
 
+# The executions columns that hold an ExecResult's field of the same name as it is.
+_EXECUTION_COLUMNS = ("status", "detail", "duration_s", "output", "output_bytes", "isolation")
+
+
 def execution_columns(result: ExecResult) -> dict[str, Any]:
     passed, total = result.counts()
     return {
-        "status": result.status,
-        "detail": result.detail,
+        **{name: getattr(result, name) for name in _EXECUTION_COLUMNS},
         "tests_passed": passed,
         "tests_total": total,
-        "duration_s": result.duration_s,
-        "output": result.output,
-        "output_bytes": result.output_bytes,
-        "isolation": result.isolation,
         "missing_module": result.missing_module,
         "tampered": int(result.tampered),
         "error_message": result.error_message,
@@ -253,13 +247,8 @@ def exec_result_from_rows(row: Mapping[str, Any], tests: Iterable[Mapping[str, A
         for t in ordered[:total]
     )
     return ExecResult(
-        status=row["status"],
+        **{name: row[name] for name in _EXECUTION_COLUMNS},
         tests=outcomes,
-        duration_s=row["duration_s"],
-        output=row["output"],
-        output_bytes=row["output_bytes"],
-        isolation=row["isolation"],
-        detail=row["detail"],
         missing_module=row["missing_module"],
         tampered=bool(row["tampered"]),
         error_message=row.get("error_message") or "",

@@ -29,14 +29,40 @@ def insert_run(
     now: str,
     *,
     code_version: str | None,
-    origin: str | None,
     benchmark: Benchmark,
     mode: RunMode,
+    more: Mapping[str, Any],
 ) -> None:
-    """The row of :meth:`Store.create_run`'s run, ``planned``."""
-    columns = _run_columns(run_id, kind, config, labels, selection, task_count, now)
-    columns |= {"simulator": config.simulator, "origin": origin}
-    _insert_run_row(db, columns, code_version, benchmark, mode)
+    """The row of a new run, ``planned``: the columns every run holds, then ``more`` (a live
+    run's simulator and origin, :meth:`Store.create_run`; a static replay's,
+    :meth:`Store.create_static_run`)."""
+    columns = {
+        "id": run_id,
+        "kind": kind,
+        "config_json": config_to_json(config),
+        "config_hash": run_config_hash(config, labels),
+        "model": config.model,
+        "feedback_json": canonical_json(list(labels)),
+        "context": config.context,
+        "selection": selection,
+        "task_count": task_count,
+        "max_turns": config.max_turns,
+        "status": "planned",
+        "created_utc": now,
+        **more,
+        "code_version": code_version or current_code_version(),
+        "benchmark": benchmark,
+        "mode": mode,
+    }
+    names = ", ".join(columns)
+    marks = ", ".join("?" * len(columns))
+    db.execute(f"INSERT INTO runs ({names}) VALUES ({marks})", tuple(columns.values()))
+
+
+def static_run_columns(replay: Mapping[str, Any]) -> dict[str, Any]:
+    """What a static replay's run row holds beyond every run's: no simulator of its own, and
+    how it replays its references."""
+    return {"simulator": None, "replay_json": canonical_json(dict(replay))}
 
 
 def insert_run_sessions(
@@ -84,69 +110,6 @@ def _who(
     if given is None:
         return ("simulator" if verbal and simulator else "none"), (simulator if verbal else None)
     return given, (simulator if given in ("simulator", "assist") else None)
-
-
-def insert_static_run(
-    db: Database,
-    run_id: str,
-    config: SessionConfig,
-    label: str,
-    selection: str,
-    task_count: int,
-    now: str,
-    *,
-    code_version: str | None,
-    replay: Mapping[str, Any],
-    benchmark: Benchmark,
-    mode: RunMode,
-) -> None:
-    """The row of :meth:`Store.create_static_run`'s run, ``planned``."""
-    columns = _run_columns(run_id, "static", config, [label], selection, task_count, now)
-    columns |= {"simulator": None, "replay_json": canonical_json(dict(replay))}
-    _insert_run_row(db, columns, code_version, benchmark, mode)
-
-
-def _run_columns(
-    run_id: str,
-    kind: RunKind,
-    config: SessionConfig,
-    labels: Sequence[str],
-    selection: str,
-    task_count: int,
-    now: str,
-) -> dict[str, Any]:
-    """The columns every new run's row holds, ``planned``."""
-    return {
-        "id": run_id,
-        "kind": kind,
-        "config_json": config_to_json(config),
-        "config_hash": run_config_hash(config, labels),
-        "model": config.model,
-        "feedback_json": canonical_json(list(labels)),
-        "context": config.context,
-        "selection": selection,
-        "task_count": task_count,
-        "max_turns": config.max_turns,
-        "status": "planned",
-        "created_utc": now,
-    }
-
-
-def _insert_run_row(
-    db: Database,
-    columns: dict[str, Any],
-    code_version: str | None,
-    benchmark: Benchmark,
-    mode: RunMode,
-) -> None:
-    columns |= {
-        "code_version": code_version or current_code_version(),
-        "benchmark": benchmark,
-        "mode": mode,
-    }
-    names = ", ".join(columns)
-    marks = ", ".join("?" * len(columns))
-    db.execute(f"INSERT INTO runs ({names}) VALUES ({marks})", tuple(columns.values()))
 
 
 def insert_replay_sessions(

@@ -58,7 +58,7 @@ from convtui.sessions.run_rows import (
     insert_replay_sessions,
     insert_run,
     insert_run_sessions,
-    insert_static_run,
+    static_run_columns,
 )
 from convtui.sessions.schema import migrate
 from convtui.sessions.typed import TypedFeedback
@@ -190,9 +190,9 @@ class Store:
                 len(tasks),
                 now,
                 code_version=code_version,
-                origin=origin,
                 benchmark=benchmark,
                 mode=mode or ("static" if kind == "static" else "live"),
+                more={"simulator": config.simulator, "origin": origin},
             )
             insert_run_sessions(
                 db, run_id, config, tasks, labels, verbal, now, user_kind, annotators
@@ -223,18 +223,19 @@ class Store:
         label = config.feedback.label
         db = self._connections.get()
         with writing(db):
-            insert_static_run(
+            insert_run(
                 db,
                 run_id,
+                "static",
                 config,
-                label,
+                [label],
                 selection,
                 len(references),
                 now,
                 code_version=code_version,
-                replay=replay,
                 benchmark=benchmark,
                 mode=mode,
+                more=static_run_columns(replay),
             )
             insert_replay_sessions(db, run_id, config, label, references, now)
         return run_id

@@ -36,44 +36,46 @@ CONTEXT = get_args(ContextMode)
 PARTIAL_RULE = get_args(PartialRule)
 EXTRACT = get_args(ExtractMode)
 
+# The choice options of the option groups (convtui/option_groups.py), as every command that
+# takes the group lists them: the turn protocol's, and the tasks' and executor's.
+TURN_CHOICES = {
+    "--protocol": PROTOCOL,
+    "--context": CONTEXT,
+    "--partial-rule": PARTIAL_RULE,
+    "--extract": EXTRACT,
+}
+RUN_CHOICES = {"--suite": SUITE, "--isolation": ISOLATION_CHOICES}
+# command -> option -> the values the code behind the option accepts.
+BY_COMMAND: dict[str, dict[str, tuple[str, ...]]] = {
+    "tasks list": {"--suite": SUITE},
+    "tasks show": {"--suite": SUITE},
+    "check": {"--protocol": PROTOCOL, "--partial-rule": PARTIAL_RULE, "--extract": EXTRACT}
+    | RUN_CHOICES,
+    "doctor": {"--solution": get_args(Solution)} | RUN_CHOICES,
+    "session": {"--user": USER_MODES} | TURN_CHOICES | RUN_CHOICES,
+    "bench codeif": {
+        "--mode": MODES,
+        "--protocol": get_args(CodeifProtocol),
+        "--isolation": ISOLATION_CHOICES,
+        "--metrics": DEFINITIONS,
+        "--prompting": PROMPTINGS,
+    },
+    "bench live": TURN_CHOICES | RUN_CHOICES,
+    "bench static": {
+        "--protocol": PROTOCOL,
+        "--context": CONTEXT,
+        "--user": get_args(UserFilter),
+        "--isolation": ISOLATION_CHOICES,
+    },
+    "report": {"--metrics": DEFINITIONS},
+    "sessions list": {"--user": get_args(UserKind)},
+    "sessions export": {"--format": get_args(ExportFormat), "--user": get_args(UserKind)},
+}
 # (command, option) -> the values the code behind the option accepts.
 CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("tasks list", "--suite"): SUITE,
-    ("tasks show", "--suite"): SUITE,
-    ("check", "--protocol"): PROTOCOL,
-    ("check", "--partial-rule"): PARTIAL_RULE,
-    ("check", "--extract"): EXTRACT,
-    ("check", "--suite"): SUITE,
-    ("check", "--isolation"): ISOLATION_CHOICES,
-    ("doctor", "--suite"): SUITE,
-    ("doctor", "--solution"): get_args(Solution),
-    ("doctor", "--isolation"): ISOLATION_CHOICES,
-    ("session", "--user"): USER_MODES,
-    ("session", "--protocol"): PROTOCOL,
-    ("session", "--context"): CONTEXT,
-    ("session", "--partial-rule"): PARTIAL_RULE,
-    ("session", "--extract"): EXTRACT,
-    ("session", "--suite"): SUITE,
-    ("session", "--isolation"): ISOLATION_CHOICES,
-    ("bench codeif", "--mode"): MODES,
-    ("bench codeif", "--protocol"): get_args(CodeifProtocol),
-    ("bench codeif", "--isolation"): ISOLATION_CHOICES,
-    ("bench codeif", "--metrics"): DEFINITIONS,
-    ("bench codeif", "--prompting"): PROMPTINGS,
-    ("bench live", "--protocol"): PROTOCOL,
-    ("bench live", "--context"): CONTEXT,
-    ("bench live", "--partial-rule"): PARTIAL_RULE,
-    ("bench live", "--extract"): EXTRACT,
-    ("bench live", "--suite"): SUITE,
-    ("bench live", "--isolation"): ISOLATION_CHOICES,
-    ("bench static", "--protocol"): PROTOCOL,
-    ("bench static", "--context"): CONTEXT,
-    ("bench static", "--user"): get_args(UserFilter),
-    ("bench static", "--isolation"): ISOLATION_CHOICES,
-    ("report", "--metrics"): DEFINITIONS,
-    ("sessions list", "--user"): get_args(UserKind),
-    ("sessions export", "--format"): get_args(ExportFormat),
-    ("sessions export", "--user"): get_args(UserKind),
+    (command, option): values
+    for command, options in BY_COMMAND.items()
+    for option, values in options.items()
 }
 # What a command needs besides the option under test, so that the option is what is refused.
 REQUIRED = {"check": ["--task", "BigCodeBench/0", "--code", "-"], "bench static": ["--logs", "x"]}

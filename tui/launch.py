@@ -26,7 +26,7 @@ from convtui.core.settings.config import (
     SessionConfig,
 )
 from convtui.core.settings.omega import FeedbackChoice
-from convtui.core.settings.protocol import session_settings
+from convtui.core.settings.protocol import PlayRules
 from convtui.sessions import AmbiguousIdError, NotFoundError, Store
 from convtui.sessions.browse import resolve_session_id
 from convtui.sessions.studies import AssignmentRow, annotators, load_study, next_assignment
@@ -66,6 +66,13 @@ class SessionOptions:
     executor: ExecutorChoice = LOCAL
 
     @property
+    def rules(self) -> PlayRules:
+        """The rules its sessions play by."""
+        return PlayRules(
+            self.protocol, self.turns, self.context, self.partial_rule, self.extract, self.simulator
+        )
+
+    @property
     def machine(self) -> MachineOptions:
         """What else opened this app's backends, executor and catalog: a command that
         resumes one of its sessions must give them again."""
@@ -82,16 +89,10 @@ class SessionOptions:
 
 
 def session_config(options: SessionOptions, user: UserMode) -> SessionConfig:
-    return session_settings(
-        options.protocol,
+    return options.rules.settings(
         model=options.model,
         feedback=options.feedback.one("--feedback must be one configuration here, not 'all'"),
         user=user,
-        simulator=options.simulator,
-        turns=options.turns,
-        context=options.context,
-        partial_rule=options.partial_rule,
-        extract=options.extract,
         max_tokens=options.max_tokens,
     )
 

@@ -105,7 +105,9 @@ def check(
         exit_code = check_command(
             task_id,
             code,
-            ProtocolSettings(protocol, feedback, partial_rule=partial_rule, extract=extract),
+            ProtocolSettings(
+                protocol, partial_rule=partial_rule, extract=extract, feedback=feedback
+            ),
             TaskSelection(suite, data),
             ExecutorGroup(python, 1, isolation, executor).settings(),
             as_json,
@@ -341,12 +343,12 @@ def bench_live(
             model.settings(max_tokens),
             ProtocolSettings(
                 turn.protocol,
-                feedback,
                 turn.turns,
                 turn.context,
                 turn.partial_rule,
                 turn.extract,
                 simulator,
+                feedback=feedback,
             ),
             executor.settings(),
             RunTarget(db, concurrency, as_json),

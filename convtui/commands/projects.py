@@ -4,7 +4,6 @@ on stderr."""
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from rich.progress import (
 )
 
 from convtui.benchmarks.output import console, warn
-from convtui.benchmarks.progress import RunProgress, elapsed_text, plain_every_s
+from convtui.benchmarks.progress import RunProgress, elapsed_text
 from convtui.core.projects.archive import (
     ARCHIVE_NAME,
     Fetched,
@@ -52,20 +51,12 @@ class ArchiveProgress(RunProgress):
 
 def archive_bar() -> ArchiveProgress:
     """A bar in bytes on stderr (none on CI, whose log it would only fill)."""
-    screen = console(stderr=True)
-    every_s = plain_every_s()
-    plain = not screen.is_terminal and every_s > 0
-    return ArchiveProgress(
+    return ArchiveProgress.on_stderr(
         TextColumn("{task.description}"),
         BarColumn(),
         DownloadColumn(),
         TransferSpeedColumn(),
         TimeRemainingColumn(),
-        unit=None,
-        every_s=every_s if plain else None,
-        counts_solved=False,
-        console=screen,
-        disable=os.environ.get("CI") == "true",
     )
 
 

@@ -83,26 +83,27 @@ CODEIF = DatasetSource(
 # The repository-level files, as the authors publish them on their branch v1 (the same rows
 # as main's repo/*.jsonl, L-2's two parts in one file).
 _CODEIF_V1 = "https://raw.githubusercontent.com/zhu-zhu-ding/CodeIF-Bench/v1/data"
-CODEIF_L1_REPO = DatasetSource(
-    name="codeif-l1-repo",
-    title="CodeIF-Bench L1 (repository)",
-    filenames=("CodeIF-Bench-L1-repo.jsonl", "L_1_part_2.jsonl"),
-    url=f"{_CODEIF_V1}/L_1_part_2.jsonl",
-    sha256="06bb7ff27741fa73d3f79913811f8c08a5a51177cedd12891dd0c3605ab00cbe",
+
+
+def _codeif_repo(level: int, published: str, sha256: str) -> DatasetSource:
+    """CodeIF-Bench's level ``level`` at repository scale, published as ``published``."""
+    return DatasetSource(
+        name=f"codeif-l{level}" + ("-repo" if level == 1 else ""),
+        title=f"CodeIF-Bench L{level} (repository)",
+        filenames=(f"CodeIF-Bench-L{level}-repo.jsonl", published),
+        url=f"{_CODEIF_V1}/{published}",
+        sha256=sha256,
+    )
+
+
+CODEIF_L1_REPO = _codeif_repo(
+    1, "L_1_part_2.jsonl", "06bb7ff27741fa73d3f79913811f8c08a5a51177cedd12891dd0c3605ab00cbe"
 )
-CODEIF_L2 = DatasetSource(
-    name="codeif-l2",
-    title="CodeIF-Bench L2 (repository)",
-    filenames=("CodeIF-Bench-L2-repo.jsonl", "L_2.jsonl"),
-    url=f"{_CODEIF_V1}/L_2.jsonl",
-    sha256="b343c78dd64559d93a952192e84b7d7b51e0bab9dbe8deac55d44f29386a8015",
+CODEIF_L2 = _codeif_repo(
+    2, "L_2.jsonl", "b343c78dd64559d93a952192e84b7d7b51e0bab9dbe8deac55d44f29386a8015"
 )
-CODEIF_L3 = DatasetSource(
-    name="codeif-l3",
-    title="CodeIF-Bench L3 (repository)",
-    filenames=("CodeIF-Bench-L3-repo.jsonl", "L_3.jsonl"),
-    url=f"{_CODEIF_V1}/L_3.jsonl",
-    sha256="c51aa987f8dba3a2532657626e88e7f02306a8f96a6d16f1634480e1e3c6f0e2",
+CODEIF_L3 = _codeif_repo(
+    3, "L_3.jsonl", "c51aa987f8dba3a2532657626e88e7f02306a8f96a6d16f1634480e1e3c6f0e2"
 )
 # Every file of the codeif suite, in the order their tasks are numbered.
 CODEIF_FILES: tuple[DatasetSource, ...] = (CODEIF, CODEIF_L1_REPO, CODEIF_L2, CODEIF_L3)

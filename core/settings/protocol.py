@@ -181,6 +181,44 @@ def session_settings(
     )
 
 
+@dataclass(frozen=True)
+class PlayRules:
+    """``--protocol`` and what it decides unless told (``--turns``, ``--context``,
+    ``--partial-rule``, ``--extract``), with ``--simulator``: the rules a session plays by, as
+    a front end's options hold them. None takes the protocol's default (:data:`DEFAULTS`)."""
+
+    protocol: ProtocolName = "convtui"
+    turns: int = 10
+    context: ContextMode | None = None
+    partial_rule: PartialRule | None = None
+    extract: ExtractMode | None = None
+    simulator: str | None = None
+
+    def settings(
+        self,
+        *,
+        model: str,
+        feedback: FeedbackConfig,
+        user: UserMode | None = None,
+        max_tokens: int | None = None,
+        covering: tuple[FeedbackConfig, ...] = (),
+    ) -> SessionConfig:
+        """The settings of a session under these rules (:func:`session_settings`)."""
+        return session_settings(
+            self.protocol,
+            model=model,
+            feedback=feedback,
+            turns=self.turns,
+            user=user,
+            simulator=self.simulator,
+            context=self.context,
+            partial_rule=self.partial_rule,
+            extract=self.extract,
+            max_tokens=max_tokens,
+            covering=covering,
+        )
+
+
 def feedback_for_user(feedback: FeedbackConfig, user: UserMode) -> FeedbackConfig:
     """Ω as ``user`` makes it: a simulated or drafting user names the verbal part (VF given
     must agree); a person on their own plays the persona Ω names (VF:expert shows them the

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.live import EMBEDDED_N_CTX, EMBEDDED_RUN, bench
+from support.live import EMBEDDED_N_CTX, EMBEDDED_RUN, benched
 
 
 @pytest.fixture(scope="session")
@@ -34,7 +34,9 @@ def llama_server_url(smollm2_path, tmp_path_factory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def server_run_db(llama_server_url, tmp_path_factory) -> Path:
     """``bench live`` on the embedded run's tasks against that one server."""
-    db = tmp_path_factory.mktemp("server-run") / "server.db"
-    done = bench(db, "--model", llama_server_url, run=EMBEDDED_RUN)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return db
+    return benched(
+        tmp_path_factory.mktemp("server-run") / "server.db",
+        "--model",
+        llama_server_url,
+        run=EMBEDDED_RUN,
+    )

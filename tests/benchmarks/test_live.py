@@ -24,6 +24,7 @@ from support.live import (
     RUN,
     assert_intact_and_no_call_paid_twice,
     bench,
+    benched,
     calls,
     histories,
     kill_at_random_points,
@@ -45,10 +46,7 @@ def smollm2() -> None:
 @pytest.fixture(scope="module")
 def reference_db(tmp_path_factory, smollm2) -> Path:
     """A run on the embedded SmolLM2, in process."""
-    db = tmp_path_factory.mktemp("reference") / "results.db"
-    done = bench(db, run=EMBEDDED_RUN)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return db
+    return benched(tmp_path_factory.mktemp("reference") / "results.db", run=EMBEDDED_RUN)
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +59,7 @@ def scripted_model(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def scripted_db(tmp_path_factory, scripted_model) -> Path:
     """A run on the scripted model, never interrupted."""
-    db = tmp_path_factory.mktemp("scripted") / "results.db"
-    done = bench(db, "--model", scripted_model)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return db
+    return benched(tmp_path_factory.mktemp("scripted") / "results.db", "--model", scripted_model)
 
 
 def test_a_scripted_run_records_the_outcomes_each_feedback_configuration_implies(
@@ -91,8 +86,7 @@ def test_a_scripted_run_records_the_outcomes_each_feedback_configuration_implies
         "--ids", "2", "--turns", "2", "--feedback", "all", "--max-tokens", "200",
         "--protocol", "convtui", "--partial-rule", "ccw",
     ]  # fmt: skip
-    done = bench(db, "--model", model, run=run)
-    assert done.returncode == 0, done.stdout + done.stderr
+    benched(db, "--model", model, run=run)
     stalls = {"CF", "CF,VF:novice", "CF,EF:partial", "CF,EF:partial,VF:novice"}
     with sqlite3.connect(db) as conn:
         sessions = conn.execute("SELECT feedback, status, first_pass_turn FROM sessions").fetchall()
@@ -195,8 +189,7 @@ def test_sigkill_at_random_points_then_rerun_gives_the_same_tables(
     argv = convtui_argv("bench", "live", *RUN, "--db", str(db), "--json", "--model", scripted_model)
     kills = kill_at_random_points(argv, db, rng, (1.5, 3.0, 3.0, 3.0))
     assert kills >= 1, "the run finished before any kill; the test proved nothing"
-    done = bench(db, "--model", scripted_model)
-    assert done.returncode == 0, done.stdout + done.stderr
+    benched(db, "--model", scripted_model)
     assert tables(db) == tables(reference_db)
     assert recorded(db) == recorded(reference_db)
     assert_intact_and_no_call_paid_twice(db)

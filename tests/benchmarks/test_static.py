@@ -21,7 +21,13 @@ from support.ccw_live import BROKEN, FAILING, HINT
 from support.ccw_live import fixed as _fixed
 from support.cli import convtui_argv, invoke, run_process
 from support.data import needs_bigcodebench
-from support.live import FAILS, assert_intact_and_no_call_paid_twice, bench, kill_at_random_points
+from support.live import (
+    FAILS,
+    assert_intact_and_no_call_paid_twice,
+    bench,
+    benched,
+    kill_at_random_points,
+)
 from support.scripted import script
 
 pytestmark = needs_bigcodebench
@@ -77,10 +83,7 @@ def novice_model(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def live_db(tmp_path_factory, novice_model) -> Path:
-    db = tmp_path_factory.mktemp("live") / "live.db"
-    done = bench(db, "--model", novice_model, run=LIVE)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return db
+    return benched(tmp_path_factory.mktemp("live") / "live.db", "--model", novice_model, run=LIVE)
 
 
 def test_a_replay_into_another_database_hands_the_target_what_the_live_run_did(

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from support.cli import invoke
 from support.data import needs_bigcodebench
-from support.live import FAILS, bench, histories
+from support.live import FAILS, benched, histories
 from support.scripted import script
 
 from convtui.benchmarks.runs.doctor import TaskOutcome, run_doctor
@@ -116,10 +116,8 @@ def test_a_live_run_on_a_cluster_records_what_a_local_run_records(ray_cluster, t
     """The turn loop and the store stay in this process; only the executions go out."""
     model = script(tmp_path / "fails.jsonl", [FAILS])
     local, cluster = tmp_path / "local.db", tmp_path / "cluster.db"
-    done = bench(local, "--model", model)
-    assert done.returncode == 0, done.stdout + done.stderr
-    done = bench(cluster, "--model", model, "--executor", f"ray:{ray_cluster.address}")
-    assert done.returncode == 0, done.stdout + done.stderr
+    benched(local, "--model", model)
+    benched(cluster, "--model", model, "--executor", f"ray:{ray_cluster.address}")
     assert histories(cluster) == histories(local)  # code and every feedback, turn by turn
     assert executions(cluster) == executions(local)
     assert len(executions(local)) == 9  # three tasks, three turns each, all failing

@@ -293,3 +293,14 @@ class AnnotatorPage:
 
     async def type(self, text: str) -> None:
         await self.page.keyboard.type(text)
+
+
+@asynccontextmanager
+async def signed_in(
+    served: ServedStudy, token: str = "token-of-ana", size: tuple[int, int] = (1280, 800)
+) -> AsyncIterator[AnnotatorPage]:
+    """A tab of a fresh browser on ``served``, signed in with ``token``."""
+    async with browser() as chromium:
+        page = await AnnotatorPage.open(chromium, served.url, size)
+        assert await page.sign_in(token) == 200
+        yield page

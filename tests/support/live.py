@@ -40,6 +40,13 @@ def bench(db: Path, *extra: str, run: Sequence[str] = RUN) -> subprocess.Complet
     return invoke("bench", "live", *run, "--db", str(db), "--json", *extra)
 
 
+def benched(db: Path, *extra: str, run: Sequence[str] = RUN) -> Path:
+    """``db`` once :func:`bench` has run into it and succeeded."""
+    done = bench(db, *extra, run=run)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return db
+
+
 def report(db: Path) -> dict:
     """``convtui report --db DB --json``, without the files it names."""
     done = invoke("report", "--db", str(db), "--json")

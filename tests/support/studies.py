@@ -44,6 +44,25 @@ def write_study(
         return create_study(store, spec, config or spec.config(), given, hashes)
 
 
+SPLIT_TASKS = ("BigCodeBench/2", "BigCodeBench/3", "BigCodeBench/8", "BigCodeBench/13")
+
+
+def split_study(db: Path, model: str, **changes: Any) -> StudySpec:
+    """4 tasks, ana and ben, each task to one of them: 2 assignments each (``changes``
+    aside), written to ``db``; returns the spec."""
+    spec = study_spec(
+        tasks=SPLIT_TASKS,
+        model=model,
+        feedback="CF,EF:full,VF:novice",
+        annotators=("ana", "ben"),
+        overlap=1,
+        seed=3,
+        **changes,
+    )
+    write_study(db, spec)
+    return spec
+
+
 # A reply the scripted model gives that fails every test: each session waits for feedback.
 WRONG_CODE = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
 

@@ -31,12 +31,12 @@ from scripted import (
     streaming,
 )
 from textual.app import App
-from textual.command import CommandInput, CommandList, CommandPalette
+from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import TabbedContent
 from tui_harness import awaiting_feedback as awaiting
-from tui_harness import notices, rows, wait_until
+from tui_harness import close_palette, from_palette, notices, palette_search, rows, wait_until
 
 from convtui.tui.app import ConvTuiApp
 from convtui.tui.palette import SessionCommands
@@ -518,19 +518,10 @@ QUIT = "Quit"  # Textual's system command
 
 async def offers_one_quit(pilot: Pilot) -> None:
     """The palette lists one way to quit, not Textual's and ours side by side."""
-    app = pilot.app
-    await pilot.press("ctrl+p")
-    await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
-    app.screen.query_one(CommandInput).value = "quit"
-
-    def titles() -> list[str]:
-        hits = app.screen.query_one(CommandList)
-        return [hits.get_option_at_index(i).hit.text for i in range(hits.option_count)]  # type: ignore[attr-defined]
-
+    titles = await palette_search(pilot, "quit")
     await wait_until(pilot, lambda: QUIT in titles(), "the quit command")
     assert [t for t in titles() if "quit" in t.lower()] == [QUIT]
-    await pilot.press("escape")
-    await wait_until(pilot, lambda: not isinstance(app.screen, CommandPalette), "it to close")
+    await close_palette(pilot)
 
 
 def by_key(pilot: Pilot, target: str | None, key: str) -> Fire:
@@ -551,23 +542,7 @@ def by_palette(pilot: Pilot, title: str, typed: str | None = None) -> Fire:
         return text == title if typed is None else text.endswith(title)
 
     async def fire() -> None:
-        app = pilot.app
-        await pilot.press("ctrl+p")
-        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
-        # As if typed: the input's change starts the search (a key per letter is slow).
-        app.screen.query_one(CommandInput).value = typed or title
-
-        def index() -> int | None:
-            hits = app.screen.query_one(CommandList)
-            for i in range(hits.option_count):
-                if chosen(hits.get_option_at_index(i).hit.text):  # type: ignore[attr-defined]
-                    return i
-            return None
-
-        await wait_until(pilot, lambda: index() is not None, f"the command {title!r}")
-        app.screen.query_one(CommandList).highlighted = index()
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: not isinstance(app.screen, CommandPalette), "it to run")
+        await from_palette(pilot, typed or title, title, chosen)
         await pilot.pause()
 
     return fire

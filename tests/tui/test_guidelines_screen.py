@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 
 from scripted import end_by
-from support.studies import study_spec, write_study
-from textual.command import CommandInput, CommandList, CommandPalette
+from support.studies import split_study
+from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import Markdown, Static
-from tui_harness import AppFactory, awaiting_feedback, study_app, wait_until
+from tui_harness import AppFactory, awaiting_feedback, from_palette, study_app, wait_until
 
 from convtui.core.studies.guidelines import Guidelines
 from convtui.sessions import Store
@@ -25,26 +25,11 @@ from convtui.tui.screens.help import HelpModal
 from convtui.tui.screens.session import SessionScreen
 from convtui.tui.study import StudyApp
 
-TASKS = ("BigCodeBench/2", "BigCodeBench/3", "BigCodeBench/8", "BigCodeBench/13")
 GUIDELINES = (
     "# How to give feedback\n\n"
     "Name the **failing test** and say what it expects.\n\n"
     "See [the handbook](https://example.com/handbook) \x1b[2J for more.\n"
 )
-
-
-def make_study(apps: AppFactory, guidelines: Guidelines | None) -> None:
-    """4 tasks, ana and ben, each task to one of them: 2 assignments each."""
-    spec = study_spec(
-        tasks=TASKS,
-        model=apps.model,
-        feedback="CF,EF:full,VF:novice",
-        annotators=("ana", "ben"),
-        overlap=1,
-        seed=3,
-        guidelines=guidelines,
-    )
-    write_study(apps.db, spec)
 
 
 def watch_pushes(app: StudyApp) -> list[Screen]:
@@ -79,26 +64,6 @@ def run(app: StudyApp, scenario) -> None:
     asyncio.run(main())
 
 
-async def from_palette(pilot: Pilot, typed: str, title: str) -> None:
-    """Open the palette, type ``typed`` and run the command titled ``title``."""
-    app = pilot.app
-    await pilot.press("ctrl+p")
-    await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
-    app.screen.query_one(CommandInput).value = typed
-
-    def index() -> int | None:
-        hits = app.screen.query_one(CommandList)
-        for i in range(hits.option_count):
-            if hits.get_option_at_index(i).hit.text == title:  # type: ignore[attr-defined]
-                return i
-        return None
-
-    await wait_until(pilot, lambda: index() is not None, f"the command {title!r}")
-    app.screen.query_one(CommandList).highlighted = index()
-    await pilot.press("enter")
-    await wait_until(pilot, lambda: not isinstance(app.screen, CommandPalette), "it to run")
-
-
 def guidelines_up(pilot: Pilot) -> bool:
     """The guidelines are on screen, drawn."""
     screen = pilot.app.screen
@@ -108,7 +73,7 @@ def guidelines_up(pilot: Pilot) -> bool:
 def test_the_guidelines_come_before_the_first_assignment_and_again_from_help_and_palette(
     apps,
 ) -> None:
-    make_study(apps, Guidelines.of(GUIDELINES))
+    split_study(apps.db, apps.model, guidelines=Guidelines.of(GUIDELINES))
     # The file they came from is gone: the app shows the text stored with the study.
     app = study_app(apps, "ana")
     pushed = watch_pushes(app)
@@ -180,7 +145,7 @@ def test_the_guidelines_come_before_the_first_assignment_and_again_from_help_and
 
 
 def test_a_study_without_guidelines_opens_on_the_first_assignment(apps) -> None:
-    make_study(apps, None)
+    split_study(apps.db, apps.model, guidelines=None)
     app = study_app(apps, "ben")
     pushed = watch_pushes(app)
 

@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import pytest
 from scripted import RIGHT, ScriptedApps, ended, run, screen_of
-from textual.command import CommandInput, CommandList, CommandPalette
 from textual.pilot import Pilot
-from tui_harness import WRONG, awaiting_feedback, screen_text, wait_until
+from tui_harness import (
+    WRONG,
+    awaiting_feedback,
+    close_palette,
+    palette_search,
+    screen_text,
+    wait_until,
+)
 
 from convtui.tui.screens.help import HelpModal
 from convtui.tui.screens.traceback import TracebackModal
@@ -26,20 +32,11 @@ TASK_COMMANDS = {"session: next task", "session: pick task"}
 
 async def palette_titles(pilot: Pilot, typed: str, settled: str) -> set[str]:
     """The palette's hits for ``typed``, once the search has found ``settled``."""
-    app = pilot.app
-    await pilot.press("ctrl+p")
-    await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
-    app.screen.query_one(CommandInput).value = typed
-
-    def titles() -> set[str]:
-        hits = app.screen.query_one(CommandList)
-        return {str(hits.get_option_at_index(i).hit.text) for i in range(hits.option_count)}  # type: ignore[attr-defined]
-
+    titles = await palette_search(pilot, typed)
     await wait_until(pilot, lambda: settled in titles(), "the hits", 30)
     await pilot.pause(0.3)
-    found = titles()
-    await pilot.press("escape")
-    await wait_until(pilot, lambda: not isinstance(app.screen, CommandPalette), "it to close")
+    found = set(titles())
+    await close_palette(pilot)
     return found
 
 

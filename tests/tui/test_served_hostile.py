@@ -12,8 +12,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import pytest
@@ -61,6 +61,15 @@ def no_traceback(served: ServedStudy) -> None:
     assert "Traceback" not in log, log[-3000:]
 
 
+@contextmanager
+def served_cleanly(tmp_path: Path, extra: Sequence[str] = ()) -> Iterator[ServedStudy]:
+    """The scripted pilot study (``tmp_path/study.db``) served until the block ends; once
+    the server has stopped, its log holds no traceback."""
+    with served_study(scripted_study(tmp_path), tmp_path, extra=extra) as served:
+        yield served
+    no_traceback(served)
+
+
 # --- 1. a connection that ends badly never locks anyone out ---------------------------------
 
 
@@ -92,8 +101,7 @@ def test_a_frozen_tab_never_locks_its_annotator_out(tmp_path: Path) -> None:
     """A tab that stops reading and never says goodbye (a frozen laptop, a network gone
     without a word): the annotator's next sign-in works, and the frozen one is cut off and
     its app ended, not left blocked on its pipes."""
-    db = scripted_study(tmp_path)
-    with served_study(db, tmp_path) as served:
+    with served_cleanly(tmp_path) as served:
         frozen = stalled_socket(served, "token-of-ana", 500, 200)
         stuck = one_app_of(served)
         flood(frozen)
@@ -108,12 +116,10 @@ def test_a_frozen_tab_never_locks_its_annotator_out(tmp_path: Path) -> None:
         flood(frozen)
         wait_until(lambda: stuck not in app_pids(served), 30, "the frozen tab's app ended")
         frozen.close()
-    no_traceback(served)
 
 
 def test_a_connection_dropped_mid_frame_frees_the_annotator(tmp_path: Path) -> None:
-    db = scripted_study(tmp_path)
-    with served_study(db, tmp_path) as served:
+    with served_cleanly(tmp_path) as served:
         raw = stalled_socket(served, "token-of-ana", 500, 200)
         stuck = one_app_of(served)
         flood(raw)
@@ -121,15 +127,13 @@ def test_a_connection_dropped_mid_frame_frees_the_annotator(tmp_path: Path) -> N
         wait_until(lambda: stuck not in app_pids(served), 15, "the stuck app ended")
         signs_in_again(served)
         wait_until(lambda: app_pids(served) == [], 15, "every app ended")
-    no_traceback(served)
 
 
 # --- 2. one app per annotator, always --------------------------------------------------------
 
 
 def test_tabs_of_one_annotator_never_run_two_apps(tmp_path: Path) -> None:
-    db = scripted_study(tmp_path)
-    with served_study(db, tmp_path) as served:
+    with served_cleanly(tmp_path) as served:
 
         async def three_at_once() -> None:
             apps = await asyncio.gather(*(RawApp.open(served, "token-of-ana") for _ in range(3)))
@@ -164,7 +168,6 @@ def test_tabs_of_one_annotator_never_run_two_apps(tmp_path: Path) -> None:
         run(three_at_once())
         wait_until(lambda: app_pids(served) == [], 15, "every app ended")
         run(two_tabs_half_a_second_apart())
-    no_traceback(served)
 
 
 # --- 4. a token that changes takes effect on open sockets ----------------------------------
@@ -172,8 +175,8 @@ def test_tabs_of_one_annotator_never_run_two_apps(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("change", ["token", "reassign"])
 def test_a_changed_token_ends_the_open_app(tmp_path: Path, change: str) -> None:
-    db = scripted_study(tmp_path)
-    with served_study(db, tmp_path) as served:
+    db = tmp_path / "study.db"  # where served_cleanly writes the study
+    with served_cleanly(tmp_path) as served:
 
         async def scenario() -> None:
             ana = await RawApp.open(served, "token-of-ana")
@@ -202,15 +205,13 @@ def test_a_changed_token_ends_the_open_app(tmp_path: Path, change: str) -> None:
 
         run(scenario())
         assert http(served.url + "app", cookie="convtui_token=token-of-ana")[0] == 403
-    no_traceback(served)
 
 
 # --- 6. limits ----------------------------------------------------------------------------
 
 
 def test_sizes_are_checked_before_any_app_is_touched(tmp_path: Path) -> None:
-    db = scripted_study(tmp_path)
-    with served_study(db, tmp_path) as served:
+    with served_cleanly(tmp_path) as served:
 
         async def scenario() -> None:
             async with drawn_app(served, "token-of-ana") as ana:
@@ -235,12 +236,10 @@ def test_sizes_are_checked_before_any_app_is_touched(tmp_path: Path) -> None:
         env = environment_of(pid)
         assert (env["COLUMNS"], env["ROWS"]) == ("500", "200")
         reset(stuck)
-    no_traceback(served)
 
 
 def test_messages_past_the_size_or_the_rate_are_refused(tmp_path: Path) -> None:
-    db = scripted_study(tmp_path)
-    with served_study(db, tmp_path) as served:
+    with served_cleanly(tmp_path) as served:
 
         async def scenario() -> None:
             async with drawn_app(served, "token-of-ana") as ana:
@@ -256,12 +255,10 @@ def test_messages_past_the_size_or_the_rate_are_refused(tmp_path: Path) -> None:
         wait_until(lambda: app_pids(served) == [], 15, "the app ended with its socket")
         log = served.log.read_text()
         assert "ana: input past the rate limit dropped" in log
-    no_traceback(served)
 
 
 def test_a_full_server_says_so_and_starts_nothing(tmp_path: Path) -> None:
-    db = scripted_study(tmp_path)
-    with served_study(db, tmp_path, extra=["--max-apps", "1"]) as served:
+    with served_cleanly(tmp_path, extra=["--max-apps", "1"]) as served:
 
         async def scenario() -> None:
             async with drawn_app(served, "token-of-ana"):
@@ -278,7 +275,6 @@ def test_a_full_server_says_so_and_starts_nothing(tmp_path: Path) -> None:
                 await again.close()
 
         run(scenario())
-    no_traceback(served)
 
 
 # --- 7. sign-in and sign-out not forgeable; failures throttled and logged ------------------

@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from support.browser import AnnotatorPage, ServedStudy, browser, served_study
+from support.browser import ServedStudy, served_study, signed_in
 from support.studies import scripted_study
 
 pytestmark = pytest.mark.timeout(300)
@@ -18,9 +18,7 @@ def test_keys_typed_after_sign_in_reach_the_app_without_a_click(tmp_path: Path) 
     db = scripted_study(tmp_path)
 
     async def scenario(served: ServedStudy) -> None:
-        async with browser() as chromium:
-            page = await AnnotatorPage.open(chromium, served.url)
-            assert await page.sign_in("token-of-ana") == 200
+        async with signed_in(served) as page:
             await page.wait_for("waiting for your feedback", timeout=60)
             focused = await page.page.evaluate("document.activeElement.className")
             assert "xterm-helper-textarea" in focused

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.browser import AnnotatorPage, ServedStudy, browser, served_study
+from support.browser import ServedStudy, served_study, signed_in
 from support.raw_client import app_pids
 from support.studies import scripted_study
 
@@ -30,9 +30,7 @@ def test_the_page_shows_hostile_text_obeys_no_inline_script_and_says_why_it_clos
     db = scripted_study(tmp_path, HOSTILE_CODE)
 
     async def scenario(served: ServedStudy) -> None:
-        async with browser() as chromium:
-            page = await AnnotatorPage.open(chromium, served.url)
-            assert await page.sign_in("token-of-ana") == 200
+        async with signed_in(served) as page:
             title = await page.page.title()
             await page.wait_for("waiting for your feedback", timeout=60)
             # The Code tab shows the reply's escapes as characters.

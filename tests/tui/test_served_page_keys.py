@@ -12,7 +12,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from support.browser import AnnotatorPage, ServedStudy, browser, served_study
+from support.browser import ServedStudy, served_study, signed_in
 from support.studies import scripted_study
 
 pytestmark = pytest.mark.timeout(300)
@@ -22,9 +22,7 @@ def test_the_served_footer_names_keys_that_work_in_the_page(tmp_path: Path) -> N
     db = scripted_study(tmp_path)
 
     async def scenario(served: ServedStudy) -> None:
-        async with browser() as chromium:
-            page = await AnnotatorPage.open(chromium, served.url)
-            assert await page.sign_in("token-of-ana") == 200
+        async with signed_in(served) as page:
             shown = await page.wait_for("waiting for your feedback", "^g Skip", timeout=60)
             footer = shown.splitlines()[-1]
             for taken in ("^n", "^t", "^r", "f5", "^q"):

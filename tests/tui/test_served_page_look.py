@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support.browser import AnnotatorPage, ServedStudy, browser, served_study
+from support.browser import ServedStudy, served_study, signed_in
 from support.studies import study_spec, write_study
 
 pytestmark = pytest.mark.timeout(300)
@@ -28,9 +28,7 @@ def test_the_study_name_on_the_app_pages_cards_has_the_cards_colours(tmp_path: P
     seen: list[list[str]] = []
 
     async def scenario(served: ServedStudy) -> None:
-        async with browser() as chromium:
-            page = await AnnotatorPage.open(chromium, served.url)
-            assert await page.sign_in("token-of-ana") == 200
+        async with signed_in(served) as page:
             # textual.js has run: its rule is in the page, ours must win over it.
             rules = await page.page.evaluate(
                 "[...document.querySelectorAll('style')].map(s => s.textContent).join(' ')"

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from support.browser import AnnotatorPage, ServedStudy, browser, served_study
+from support.browser import AnnotatorPage, ServedStudy, served_study, signed_in
 from support.studies import scripted_study
 from tui_harness import HEADER, fenced
 
@@ -53,9 +53,7 @@ def test_a_small_page_shows_the_header_whole_the_line_ends_and_only_what_works(
     db = scripted_study(tmp_path, reply=LONG)
 
     async def scenario(served: ServedStudy) -> None:
-        async with browser() as chromium:
-            page = await AnnotatorPage.open(chromium, served.url, size=(720, 520))
-            assert await page.sign_in("token-of-ana") == 200
+        async with signed_in(served, size=(720, 520)) as page:
             shown = await page.wait_for("waiting for your feedback", "Code · turn 0", timeout=90)
             columns, lines = await page.page.evaluate("() => window.__convtui.size")
             assert columns <= 90 and lines <= 30, (columns, lines)  # about 80x24

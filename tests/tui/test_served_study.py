@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.browser import AnnotatorPage, ServedStudy, browser, http, served_study
+from support.browser import AnnotatorPage, ServedStudy, browser, http, served_study, signed_in
 from support.llama_server import free_port
 from support.sqlite_rows import fetchall
 from support.studies import study_spec, write_study
@@ -198,9 +198,7 @@ def test_a_server_killed_during_a_turn_loses_nothing_and_the_person_goes_on(
     sent, ahead = "ana asks for a Counter", "and a docstring"
 
     async def until_killed(served: ServedStudy) -> tuple[str, list[int]]:
-        async with browser() as chromium:
-            page = await AnnotatorPage.open(chromium, served.url)
-            assert await page.sign_in("token-of-ana") == 200
+        async with signed_in(served) as page:
             task = await next_task_on_screen(page, None)
             await page.page.focus(".xterm-helper-textarea")
             await page.type(sent)
@@ -218,10 +216,8 @@ def test_a_server_killed_during_a_turn_loses_nothing_and_the_person_goes_on(
             return task, apps
 
     async def after_restart(served: ServedStudy, task: str) -> str:
-        async with browser() as chromium:
-            # The same person comes back (their browser kept the cookie; here they sign in).
-            page = await AnnotatorPage.open(chromium, served.url)
-            assert await page.sign_in("token-of-ana") == 200
+        # The same person comes back (their browser kept the cookie; here they sign in).
+        async with signed_in(served) as page:
             # The session continues at the turn that was cut off, played again (not a new
             # session from turn 0), with the words she had typed ahead, still unsent.
             shown = await page.wait_for(

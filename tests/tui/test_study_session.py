@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 from rich.console import Console
 from scripted import end_by
-from support.studies import study_spec, write_study
+from support.studies import split_study
 from textual.pilot import Pilot
 from textual.widgets import Static
 from tui_harness import (
@@ -24,29 +24,12 @@ from tui_harness import (
     wait_until,
 )
 
-from convtui.core.studies.spec import StudySpec
 from convtui.sessions import Store
 from convtui.sessions.studies import assignments, load_study, start_assignment
 from convtui.tui.controller import StudyRef
 from convtui.tui.launch import MachineOptions, next_plan, session_config, study_ref
 from convtui.tui.screens.assignments import AssignmentsModal
 from convtui.tui.screens.session import SessionScreen
-
-TASKS = ("BigCodeBench/2", "BigCodeBench/3", "BigCodeBench/8", "BigCodeBench/13")
-
-
-def make_study(apps: AppFactory) -> StudySpec:
-    """4 tasks, ana and ben, each task to one of them: 2 assignments each."""
-    spec = study_spec(
-        tasks=TASKS,
-        model=apps.model,
-        feedback="CF,EF:full,VF:novice",
-        annotators=("ana", "ben"),
-        overlap=1,
-        seed=3,
-    )
-    write_study(apps.db, spec)
-    return spec
 
 
 def listed(pilot: Pilot) -> str:
@@ -65,7 +48,7 @@ def held(apps: AppFactory, annotator: str) -> list[tuple[str, str | None, str]]:
 
 
 def test_an_annotator_is_moved_from_assignment_to_assignment_until_done(apps) -> None:
-    make_study(apps)
+    split_study(apps.db, apps.model)
     (first, _, _), (second, _, _) = held(apps, "ana")
     app = study_app(apps, "ana")
     opened: list[tuple[str, str | None]] = []
@@ -133,7 +116,7 @@ def test_an_annotator_is_moved_from_assignment_to_assignment_until_done(apps) ->
 
 
 def test_f4_lists_the_assignments_and_a_started_one_is_resumed(apps) -> None:
-    make_study(apps)
+    split_study(apps.db, apps.model)
     (first, _, _), (second, _, _) = held(apps, "ben")
     with Store.open(apps.db) as store:
         ref, config, user = study_ref(store, "ben")
@@ -162,7 +145,7 @@ def test_f4_lists_the_assignments_and_a_started_one_is_resumed(apps) -> None:
 
 
 def test_the_study_config_is_the_one_session_builds_from_the_same_options(apps) -> None:
-    spec = make_study(apps)
+    spec = split_study(apps.db, apps.model)
     options = session_options(
         spec.model,
         apps.db,
@@ -179,7 +162,7 @@ def test_the_study_config_is_the_one_session_builds_from_the_same_options(apps) 
 
 
 def test_an_unknown_annotator_or_one_who_left_cannot_open_the_study(apps) -> None:
-    make_study(apps)
+    split_study(apps.db, apps.model)
     with Store.open(apps.db) as store:
         with pytest.raises(Exception, match="has no annotator 'zed' \\(it has ana, ben\\)"):
             study_ref(store, "zed")

@@ -19,6 +19,7 @@ from typing import Any
 
 from rich.console import Console
 from textual.app import App
+from textual.command import CommandInput, CommandList, CommandPalette
 from textual.pilot import Pilot
 
 from convtui.core.catalog.loaders import TaskCatalog
@@ -191,6 +192,45 @@ async def wait_until(
             phase = getattr(pilot.app.screen, "phase", "?")
             raise AssertionError(f"timed out waiting for {what} (phase {phase})")
         await pilot.pause(0.05)
+
+
+async def palette_search(pilot: Pilot, typed: str) -> Callable[[], list[str]]:
+    """Open the palette and put ``typed`` in its input, as if typed (the input's change starts
+    the search; a key per letter is slow); returns the titles of its hits as they stand."""
+    app = pilot.app
+    await pilot.press("ctrl+p")
+    await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+    app.screen.query_one(CommandInput).value = typed
+
+    def titles() -> list[str]:
+        hits = app.screen.query_one(CommandList)
+        return [str(hits.get_option_at_index(i).hit.text) for i in range(hits.option_count)]  # type: ignore[attr-defined]
+
+    return titles
+
+
+async def close_palette(pilot: Pilot) -> None:
+    """Escape from the palette and wait until it has closed."""
+    await pilot.press("escape")
+    await wait_until(pilot, lambda: not isinstance(pilot.app.screen, CommandPalette), "it to close")
+
+
+async def from_palette(
+    pilot: Pilot, typed: str, title: str, chosen: Callable[[str], bool] | None = None
+) -> None:
+    """Open the palette, type ``typed`` and run the hit titled ``title`` (or the first for
+    which ``chosen`` holds)."""
+    app = pilot.app
+    titles = await palette_search(pilot, typed)
+    matches = chosen or (lambda text: text == title)
+
+    def index() -> int | None:
+        return next((i for i, text in enumerate(titles()) if matches(text)), None)
+
+    await wait_until(pilot, lambda: index() is not None, f"the command {title!r}")
+    app.screen.query_one(CommandList).highlighted = index()
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: not isinstance(app.screen, CommandPalette), "it to run")
 
 
 def phase_is(pilot: Pilot, *phases: str) -> Callable[[], bool]:
