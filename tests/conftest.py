@@ -6,6 +6,7 @@ Helpers live in tests/support/."""
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -33,6 +34,13 @@ def isolation_unavailable(level: str) -> str | None:
     if got.level != level:
         return f"detect({level!r}) gives {got.level!r}"
     return None
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than the cores (``--maxprocesses`` caps it). On 2 cores
+    about a third of the suite's time is spent waiting on browsers, model servers and sandbox
+    children, not computing, and a third worker fills it."""
+    return (os.cpu_count() or 1) + 1
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

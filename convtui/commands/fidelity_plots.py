@@ -47,9 +47,19 @@ def _errorbars(
     ax.errorbar(xs, means, yerr=[below, above], fmt="o", capsize=4, **style)  # type: ignore[arg-type]
 
 
+def _short(label: str, most: int = 28) -> str:
+    """``label`` cut in its middle to ``most`` characters: a simulator's identity names its
+    model spec (a path or URL), and labels that long squeeze the axes to nothing."""
+    if len(label) <= most:
+        return label
+    keep = (most - 1) // 2
+    return label[:keep] + "…" + label[-keep:]
+
+
 def _axis(ax: Axes, labels: Sequence[str]) -> None:
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xticks(range(len(labels)), labels, rotation=20, ha="right", fontsize=7)
+    ticks = [_short(label) for label in labels]
+    ax.set_xticks(range(len(labels)), ticks, rotation=20, ha="right", fontsize=7)
     ax.grid(alpha=0.3, axis="y")
 
 

@@ -60,16 +60,22 @@ def _body_column(node: ast.ClassDef) -> int:
     return node.body[0].col_offset if node.body else node.col_offset + 4
 
 
-def _as_method(code: str) -> str:
-    """``code`` made a method of its class: a test function CodeIF-Bench wrote without a
-    parameter for an id that names a class (and whose body uses ``self``) gets ``self``."""
+def _first_function(code: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The function ``code`` starts with, if it parses and starts with one."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
-        return code
+        return None
     first = tree.body[0] if tree.body else None
+    return first if isinstance(first, ast.FunctionDef | ast.AsyncFunctionDef) else None
+
+
+def _as_method(code: str) -> str:
+    """``code`` made a method of its class: a test function CodeIF-Bench wrote without a
+    parameter for an id that names a class (and whose body uses ``self``) gets ``self``."""
+    first = _first_function(code)
     if (
-        isinstance(first, ast.FunctionDef | ast.AsyncFunctionDef)
+        first is not None
         and not first.args.args
         and not first.args.posonlyargs
         and not first.args.vararg
@@ -88,13 +94,9 @@ def _as_function(code: str) -> str:
     pytest would look for a fixture named ``self`` and error; the authors' copies ran such a
     test (their published verdicts pass it wherever the task's tests pass), as the reverse
     case gets ``self`` (:func:`_as_method`). A body that uses ``self`` still fails."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return code
-    first = tree.body[0] if tree.body else None
+    first = _first_function(code)
     if (
-        not isinstance(first, ast.FunctionDef | ast.AsyncFunctionDef)
+        first is None
         or first.decorator_list
         or first.args.posonlyargs
         or not first.args.args
