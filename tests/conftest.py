@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -111,3 +112,17 @@ def other_process() -> Iterator[subprocess.Popen]:
     yield child
     child.kill()
     child.wait()
+
+
+@pytest.fixture
+def offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """``datasets`` kept off the network and out of the home folder; yields its cache."""
+    cache = tmp_path / "hf"
+    for name, value in {
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "HF_HOME": str(cache),
+        "HF_DATASETS_CACHE": str(cache / "datasets"),
+    }.items():
+        monkeypatch.setenv(name, value)
+    yield cache / "datasets"

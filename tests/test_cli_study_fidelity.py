@@ -175,18 +175,10 @@ def _done_turns(db: Path) -> int:
 
 
 def test_the_export_card_has_the_fidelity_section_and_it_loads_with_datasets(
-    study: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    study: Path, tmp_path: Path, offline_hub: Path
 ) -> None:
     import datasets
 
-    cache = tmp_path / "hf"
-    for name, value in {
-        "HF_DATASETS_OFFLINE": "1",
-        "HF_HUB_OFFLINE": "1",
-        "HF_HOME": str(cache),
-        "HF_DATASETS_CACHE": str(cache / "datasets"),
-    }.items():
-        monkeypatch.setenv(name, value)
     simulator, target = _models(tmp_path)
     done = invoke(*_args(study, simulator, target, "--json"))
     assert done.returncode == 0, done.stderr
@@ -204,10 +196,10 @@ def test_the_export_card_has_the_fidelity_section_and_it_loads_with_datasets(
     assert "| `none (control)` |" in card
     sim = f"simulator:expert:{simulator}"
     assert f"| `{sim}` | `{simulator}` | expert | convtui | `" in card
-    turns = datasets.load_dataset(str(out), split="train", cache_dir=str(cache / "datasets"))
+    turns = datasets.load_dataset(str(out), split="train", cache_dir=str(offline_hub))
     assert len(turns) == 6  # two sessions of three turns
     rows = datasets.load_dataset(
-        str(out), "fidelity", split="train", cache_dir=str(cache / "datasets")
+        str(out), "fidelity", split="train", cache_dir=str(offline_hub)
     ).to_list()
     assert len(rows) == STATES * SOURCES
     assert {r["source"] for r in rows} == {"none", "person", sim}

@@ -5,7 +5,6 @@ sessions are recorded through the store (hand-built turns, no model and no sandb
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -63,20 +62,6 @@ def record_study(db: Path) -> dict[str, list[str]]:
 def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[str]]]:
     db = tmp_path_factory.mktemp("study") / "study.db"
     return db, record_study(db)
-
-
-@pytest.fixture
-def offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """``datasets`` kept off the network and out of the home folder; yields its cache."""
-    cache = tmp_path / "hf"
-    for name, value in {
-        "HF_DATASETS_OFFLINE": "1",
-        "HF_HUB_OFFLINE": "1",
-        "HF_HOME": str(cache),
-        "HF_DATASETS_CACHE": str(cache / "datasets"),
-    }.items():
-        monkeypatch.setenv(name, value)
-    yield cache / "datasets"
 
 
 def export(db: Path, out: Path, *extra: str) -> dict:
