@@ -3,8 +3,9 @@ convtui/options.py declares the others)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 import typer
 
@@ -153,11 +154,20 @@ FidelitySimulatorOpt = Annotated[
 ]
 
 
-def persona_choice(value: str) -> str:
-    """One ``--persona``: typer takes no list of Literals, so each value is checked here."""
-    if value not in get_args(Persona):
-        raise typer.BadParameter(f"{value!r} is not one of novice, expert")
-    return value
+def one_of(kind: Any) -> Callable[[str], str]:
+    """A parser of one value of a repeated option whose values are the Literal ``kind``:
+    typer takes no list of Literals, so each value is checked here."""
+    names = get_args(kind)
+
+    def check(value: str) -> str:
+        if value not in names:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(names)}")
+        return value
+
+    return check
+
+
+persona_choice = one_of(Persona)
 
 
 FidelityPersonaOpt = Annotated[
@@ -188,6 +198,18 @@ FidelityProtocolOpt = Annotated[
         "--protocol",
         help="The protocol whose prompt the target's turn is built by (default: each "
         "session's own).",
+        show_default=False,
+    ),
+]
+FidelityPromptsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--simulator-prompts",
+        parser=one_of(ProtocolName),
+        metavar="convtui|convcodeworld",
+        help="Whose prompts the simulators are asked with: convtui's (novice and expert as "
+        "convtui plays them) or convcodeworld's (ConvCodeWorld's simulator, its DSPy prompts as "
+        "raw completions); repeat for both, each its own source. Default: convtui.",
         show_default=False,
     ),
 ]

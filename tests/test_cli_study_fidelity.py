@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from support.ccw_turns import SIM_REPLY, UF_EXPERT
 from support.cli import assert_one_line_error, convtui_argv, env, invoke
 from support.data import needs_bigcodebench
 from support.fidelity import count, dump, record_study
 from support.scripted import script
 from support.study_play import FAILS
+
+from convtui.core.ccw.template import templates_sha256
 
 pytestmark = needs_bigcodebench
 
@@ -95,6 +99,56 @@ def test_report_json_and_a_second_run_that_asks_nothing(study: Path, tmp_path: P
         "study-fidelity-gain.png", "study-fidelity-gain.svg",
         "study-fidelity-pairs.png", "study-fidelity-pairs.svg",
     ]  # fmt: skip
+
+
+def test_convcodeworlds_simulator_prompts_stand_beside_convtuis(
+    study: Path, tmp_path: Path, catalog
+) -> None:
+    """``--simulator-prompts`` both: each state gets the simulator twice, once with convtui's
+    prompts and once as ConvCodeWorld's simulator alone (its DSPy prompt as one raw
+    completion, its reply cut as the reference cuts the expert's), each its own source."""
+    simulator = script(tmp_path / "sim.jsonl", ["unused"], [SIM_REPLY])
+    target = script(tmp_path / "target.jsonl", [FAILS])
+    both = ("--simulator-prompts", "convtui", "--simulator-prompts", "convcodeworld", "--json")
+    before = dump(study)
+    done = invoke(*_args(study, simulator, target, *both))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    sim = f"simulator:expert:{simulator}"
+    ccw = f"{sim} [convcodeworld]"
+    assert [r["source"] for r in data["sources"]] == ["none", "person", sim, ccw]
+    who = {w["source"]: w for w in data["simulators"]}
+    assert (who[ccw]["protocol"], who[ccw]["prompt_sha256"]) == (
+        "convcodeworld",
+        templates_sha256(),
+    )
+    assert who[sim]["protocol"] == "convtui" and who[sim]["prompt_sha256"] != templates_sha256()
+    assert data["run"] == {"simulator_steps": 2 * STATES, "target_turns": STATES * 4}
+    with sqlite3.connect(study) as db:
+        said = db.execute(
+            "SELECT b.text FROM fidelity_feedback f JOIN blobs b ON b.hash = f.text_blob "
+            "WHERE f.protocol = 'convcodeworld'"
+        ).fetchall()
+        calls = db.execute(
+            "SELECT f.kind, f.purpose, f.messages_json, s.task_id FROM fidelity_calls f "
+            "JOIN sessions s ON s.id = f.session_id WHERE f.source = ? AND f.role = 'simulator'",
+            (ccw,),
+        ).fetchall()
+        texts = dict(db.execute("SELECT hash, text FROM blobs").fetchall())
+    assert [text for (text,) in said] == [UF_EXPERT] * STATES
+    assert len(calls) == STATES
+    for kind, purpose, messages, task_id in calls:
+        [(role, blob)] = json.loads(messages)
+        assert (kind, purpose, role) == ("text", "simulate", "user")
+        prompt = texts[blob]
+        # The expert's DSPy signature: the ground truth field, the code fenced as shown.
+        assert "Ground Truth Code: Ground truth python code to simulate user intention" in prompt
+        assert catalog.get(task_id).ground_truth in prompt
+        assert prompt.endswith("Reasoning: Let's think step by step in order to")
+    assert dump(study) == before
+    again = invoke(*_args(study, simulator, target, *both))
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["run"] == {"simulator_steps": 0, "target_turns": 0}
 
 
 def test_errors_are_one_line(tmp_path: Path) -> None:

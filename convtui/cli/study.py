@@ -12,6 +12,7 @@ from convtui.study_options import (
     AnnotatorNameArg,
     FidelityDbOpt,
     FidelityPersonaOpt,
+    FidelityPromptsOpt,
     FidelityProtocolOpt,
     FidelitySimulatorOpt,
     FidelityTargetOpt,
@@ -211,6 +212,7 @@ def study_fidelity(
     target: FidelityTargetOpt = None,
     persona: FidelityPersonaOpt = None,
     protocol: FidelityProtocolOpt = None,
+    prompts: FidelityPromptsOpt = None,
     as_json: JsonOpt = False,
     seed: SeedOpt = 0,
     resamples: ResamplesOpt = 2000,
@@ -249,6 +251,7 @@ def study_fidelity(
             seed,
             resamples,
             quiet=as_json,
+            prompts=tuple(prompts or ("convtui",)),  # type: ignore[arg-type]  # click checked each
         )
         exit_code = fidelity_command(options, as_json, figures)
     raise typer.Exit(exit_code)

@@ -3,13 +3,15 @@ design.md, "Is the simulated user a person?")
 
 On every state of the database (a turn where a person gave verbal feedback,
 core/studies/fidelity_states.py), each ``--simulator`` is asked for the feedback it would
-have given, shown exactly what the person saw (core/feedback/simulators.py, the novice's or
-expert's prompts); then each feedback source (the person's words, an assisted session's
-draft, each simulator's, and none at all: the control) is handed to each ``--target`` for
-one turn, the turn a static replay plays (core/turns/replay_turn.py: the session's protocol
-builds its prompt), whose code runs through the executor and its cache. Everything is
-written as it happens (sessions/fidelity.py), so the same command again asks and runs
-nothing, and a killed one goes on where it stopped.
+have given, shown exactly what the person saw, with convtui's prompts (core/feedback/
+simulators.py, the novice's or expert's) or ConvCodeWorld's (``--simulator-prompts
+convcodeworld``: core/ccw/turn.py, its simulator alone); then each feedback source (the
+person's words, an assisted session's draft, each simulator's, and none at all: the control)
+is handed to each ``--target`` for one turn, the turn a static replay plays
+(core/turns/replay_turn.py: the session's protocol builds its prompt), whose code runs
+through the executor and its cache. Everything is written as it happens
+(sessions/fidelity.py), so the same command again asks and runs nothing, and a killed one
+goes on where it stopped.
 
 The tables come from core/studies/fidelity.py and feedback_words.py; printed by
 study_fidelity_views.py, drawn by fidelity_plots.py."""
@@ -18,13 +20,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
 from convtui.benchmarks.progress import progress_bar
 from convtui.benchmarks.settings import ExecutorSettings, TaskSelection
 from convtui.core.catalog.tasks import Task
+from convtui.core.ccw import drive as ccw_drive
+from convtui.core.ccw.turn import ModelCall
 from convtui.core.errors import ConvtuiError
 from convtui.core.execution.types import ExecRequest, ExecResult
 from convtui.core.feedback.simulators import Simulator
@@ -44,6 +48,7 @@ from convtui.core.studies.fidelity_states import (
     Persona,
     SimulatorIdentity,
     State,
+    ccw_simulator_inputs,
     draft_identity,
     feedback_request,
     handed,
@@ -77,10 +82,10 @@ NO_STATES = (
 
 @dataclass(frozen=True)
 class FidelityOptions:
-    """The command's options: the simulators and their personas (none: each state's own,
-    the persona its session's Ω names), the targets, the protocol of the target's turn
-    (None: each session's own), the data, how many calls at once, the executor, and the
-    bootstrap's seed and resamples."""
+    """The command's options: the simulators, their personas (none: each state's own, the
+    persona its session's Ω names) and whose prompts they are asked with, the targets, the
+    protocol of the target's turn (None: each session's own), the data, how many calls at
+    once, the executor, and the bootstrap's seed and resamples."""
 
     db: Path
     simulators: tuple[str, ...]
@@ -93,6 +98,7 @@ class FidelityOptions:
     seed: int = 0
     resamples: int = 2000
     quiet: bool = False
+    prompts: tuple[ProtocolName, ...] = ("convtui",)
 
 
 @dataclass(frozen=True)
@@ -168,9 +174,14 @@ def build_fidelity(
 
 def identities(options: FidelityOptions, state: State) -> list[SimulatorIdentity]:
     """The simulators asked on ``state``: each model under each persona asked for, or the
-    persona the state's session played."""
+    persona the state's session played, with each protocol's prompts asked for."""
     personas = options.personas or (session_persona(state.config),)
-    return [simulator_identity(m, p) for m in dict.fromkeys(options.simulators) for p in personas]
+    return [
+        simulator_identity(m, p, protocol)
+        for m in dict.fromkeys(options.simulators)
+        for p in personas
+        for protocol in dict.fromkeys(options.prompts)
+    ]
 
 
 class _KeepKey:
@@ -273,6 +284,9 @@ async def _simulate(
     (its parameters), journaled, then recorded."""
     key = f"fidelity:{state.state_id}:{who.source}"
     journal = FidelityJournal(store, state, "simulator", who.source, key)
+    if who.protocol == "convcodeworld":
+        await _simulate_ccw(store, state, task, who, backend, journal, key)
+        return
     hashes: list[str] = []
 
     async def ask(
@@ -295,6 +309,39 @@ async def _simulate(
         said.call if said is not None else None,
         said.notes if said is not None else (),
     )
+
+
+async def _simulate_ccw(
+    store: Store,
+    state: State,
+    task: Task,
+    who: SimulatorIdentity,
+    backend: ModelBackend,
+    journal: FidelityJournal,
+    key: str,
+) -> None:
+    """``who``'s feedback on ``state`` with ConvCodeWorld's prompts: its simulator alone
+    (core/ccw/drive.py ``simulate``), each DSPy request a raw completion as the reference
+    sends it, journaled, then recorded. A reply the reference could not have parsed is
+    recorded as silence with a note saying why."""
+    params = state.config.simulator_params
+    last: list[tuple[str, Completion]] = []
+
+    async def ask(call: ModelCall, seq: int) -> str:
+        prompt = (ChatMessage("user", call.prompt),)
+        sent = replace(params, max_tokens=call.max_tokens)
+        done = await journaled_call(
+            backend, journal, key, state.turn_idx, "simulate", prompt, sent, seq=seq, kind="text"
+        )
+        last.append((request_hash(backend.spec, prompt, sent, "text"), done))
+        return done.text
+
+    said = await ccw_drive.simulate(ccw_simulator_inputs(state, task, who.persona), ask)
+    notes = (
+        () if said.aborted is None else (f"the reference's simulator stops here: {said.aborted}",)
+    )
+    hashed, call = last[-1] if last else (None, None)
+    save_feedback(store, state, who, said.text, hashed, call, notes)
 
 
 async def _target_turn(

@@ -1,11 +1,13 @@
-"""Playing one ConvCodeWorld feedback turn (turn.py) against real models: the inputs come
-from the session's previous turn, each model call goes through the caller's journaled
-``ask``, and the outcome becomes the turn's code and the feedback it was given."""
+"""Playing one ConvCodeWorld feedback turn (turn.py), or its user simulator alone, against
+real models: the inputs come from the session's previous turn, each model call goes through
+the caller's journaled ``ask``, and the outcome becomes the turn's code and the feedback it
+was given."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from convtui.core.catalog.tasks import Task
 from convtui.core.ccw.turn import (
@@ -13,15 +15,18 @@ from convtui.core.ccw.turn import (
     Coverage,
     ModelCall,
     Reply,
+    SimulatedFeedback,
     TurnInputs,
     TurnOutcome,
     UserKind,
     feedback_turn,
+    simulated_feedback,
 )
 from convtui.core.models.types import ModelError
 
 # The caller's model call: the request, its position among the turn's calls -> reply text.
 Ask = Callable[[ModelCall, int], Awaitable[str]]
+_R = TypeVar("_R")
 
 
 def turn_inputs(
@@ -67,11 +72,26 @@ async def play(inputs: TurnInputs, ask: Ask) -> Played:
     does; any other failed call ends the session (after the backend's own retries). An
     outcome the reference would have aborted on (``outcome.aborted``: its process exits there)
     is returned for the caller to record."""
-    turn = feedback_turn(inputs)
+    outcome, overflows = await drive(feedback_turn(inputs), ask)
+    return Played(outcome, overflows)
+
+
+async def simulate(inputs: TurnInputs, ask: Ask) -> SimulatedFeedback:
+    """ConvCodeWorld's simulator alone on ``inputs.previous_code`` (turn.py
+    ``simulated_feedback``), its calls through ``ask``; a prompt the model cannot take ends it
+    with ``aborted`` set, as the reference's simulator has no shorter prompt to try."""
+    said, _ = await drive(simulated_feedback(inputs), ask)
+    return said
+
+
+async def drive(calls: Generator[ModelCall, Reply, _R], ask: Ask) -> tuple[_R, int]:
+    """Send each call ``calls`` yields through ``ask``, in order, until it returns; (its
+    result, how many calls the model refused as too long, each handed back as
+    :class:`CallFailed`)."""
     seq = overflows = 0
     reply: Reply = None
     try:
-        call = next(turn)
+        call = next(calls)
         while True:
             try:
                 reply = await ask(call, seq)
@@ -81,7 +101,6 @@ async def play(inputs: TurnInputs, ask: Ask) -> Played:
                 overflows += 1
                 reply = CallFailed(str(exc))
             seq += 1
-            call = turn.send(reply)
+            call = calls.send(reply)
     except StopIteration as stop:
-        outcome: TurnOutcome = stop.value
-    return Played(outcome, overflows)
+        return stop.value, overflows

@@ -68,6 +68,7 @@ __all__ = [
     "signature",
     "simulated_user_feedback",
     "templates_hash",
+    "templates_sha256",
 ]
 
 Mode = Literal[
@@ -355,10 +356,16 @@ def generation_defaults() -> dict[str, Any]:
 
 
 @functools.cache
-def templates_hash() -> str:
-    """A hash over the protocol's data files, to record with every call."""
+def templates_sha256() -> str:
+    """The SHA-256 over the protocol's data files, each name and bytes in order: every prompt
+    text a ConvCodeWorld model or simulator is shown comes from them."""
     folder = resources.files("convtui.core").joinpath("prompts", "convcodeworld")
     digest = hashlib.sha256()
     for name in _DATA_FILES:
         digest.update(name.encode() + b"\0" + folder.joinpath(name).read_bytes())
-    return digest.hexdigest()[:12]
+    return digest.hexdigest()
+
+
+def templates_hash() -> str:
+    """A short hash over the protocol's data files, to record with every call."""
+    return templates_sha256()[:12]

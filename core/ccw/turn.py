@@ -435,6 +435,39 @@ def feedback_turn(inputs: TurnInputs) -> Generator[ModelCall, Reply, TurnOutcome
     return turn.outcome()
 
 
+@dataclass(frozen=True)
+class SimulatedFeedback:
+    """:func:`simulated_feedback`'s result: the simulator's words (``None``: silent, as the
+    novice is on code whose visible tests pass), the calls made, and why the reference would
+    have stopped instead of answering (``aborted``), if it would have."""
+
+    text: str | None
+    calls: tuple[CallRecord, ...]
+    aborted: str | None = None
+
+
+def simulated_feedback(inputs: TurnInputs) -> Generator[ModelCall, Reply, SimulatedFeedback]:
+    """ConvCodeWorld's user simulator alone (``get_simulated_user_feedback``,
+    CCW:``convcodeworld/pot.py:499-538``) on ``inputs.previous_code`` as it stands: shown the
+    code's compilation feedback (``inputs.compile_check``) and its execution feedback trimmed
+    as the turn trims it (CCW:``convcodeworld/pot.py:598-599``), with the fields the turn has
+    set when it asks. Where the reference's expert would first have repaired code that does
+    not compile, this asks on the code as it was shown: it answers "what would the simulator
+    have said to this code", not "what would the reference's turn have done"."""
+    turn = _Turn(inputs)
+    if inputs.compilation:
+        turn.cf = inputs.compile_check(turn.code).text
+    turn.kwargs["compilation_feedback"] = turn.cf
+    if inputs.execution != "none":
+        turn.ef = trim_feedback(inputs.execution_feedback or "")
+    turn.kwargs["execution_feedback"] = turn.ef
+    try:
+        text = yield from turn.simulate()
+    except (_CallError, NoTextError, IncompleteError) as exc:
+        return SimulatedFeedback(None, tuple(turn.calls), aborted=str(exc))
+    return SimulatedFeedback(text, tuple(turn.calls))
+
+
 def run_turn(inputs: TurnInputs, answer: Callable[[ModelCall], Reply]) -> TurnOutcome:
     """Drive :func:`feedback_turn` with a synchronous ``answer``."""
     turn = feedback_turn(inputs)

@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from convtui.core.catalog.tasks import Task
+from convtui.core.ccw.template import templates_sha256
+from convtui.core.ccw.turn import TurnInputs
 from convtui.core.feedback.prompts import template
 from convtui.core.feedback.simulators import FeedbackRequest
 from convtui.core.settings.config import ProtocolName, SessionConfig, Turn
@@ -137,8 +139,10 @@ class SimulatorIdentity:
 
     @property
     def source(self) -> str:
-        """The source label the tables use, as a simulated user's turns record it."""
-        return f"simulator:{self.persona}:{self.model}"
+        """The source label the tables use, as a simulated user's turns record it; one asked
+        with ConvCodeWorld's prompts says so, so both can stand in one table."""
+        label = f"simulator:{self.persona}:{self.model}"
+        return label if self.protocol == "convtui" else f"{label} [{self.protocol}]"
 
 
 # The templates a convtui simulator of each persona is prompted with (core/feedback/
@@ -155,17 +159,41 @@ _TEMPLATES: dict[Persona, tuple[str, ...]] = {
 }
 
 
-def prompt_sha256(persona: Persona) -> str:
-    """The SHA-256 of the templates a ``persona`` simulator is prompted with, each name and
-    text in order: the same digest means the same prompts."""
+def prompt_sha256(persona: Persona, protocol: ProtocolName = "convtui") -> str:
+    """The SHA-256 of the templates a ``persona`` simulator is prompted with under
+    ``protocol``: convtui's, each name and text in order; ConvCodeWorld's, its data files
+    (DSPy's signatures and fixed strings, core/ccw/template.py). The same digest means the
+    same prompts."""
+    if protocol == "convcodeworld":
+        return templates_sha256()
     digest = hashlib.sha256()
     for name in _TEMPLATES[persona]:
         digest.update(name.encode() + b"\0" + template(name).template.encode() + b"\0")
     return digest.hexdigest()
 
 
-def simulator_identity(model: str, persona: Persona) -> SimulatorIdentity:
-    return SimulatorIdentity(model, persona, "convtui", prompt_sha256(persona))
+def simulator_identity(
+    model: str, persona: Persona, protocol: ProtocolName = "convtui"
+) -> SimulatorIdentity:
+    return SimulatorIdentity(model, persona, protocol, prompt_sha256(persona, protocol))
+
+
+def ccw_simulator_inputs(state: State, task: Task, persona: Persona) -> TurnInputs:
+    """What ConvCodeWorld's simulator (core/ccw/turn.py ``simulated_feedback``) is shown on
+    ``state``: the task's instruct prompt, the code the person saw, the execution feedback
+    they saw under the session's coverage (none when Ω had none), the ground truth for the
+    expert; its compilation feedback is the reference's own text for that code. Replies are
+    as long as the session's simulator was allowed."""
+    coverage = state.config.feedback.execution
+    return TurnInputs(
+        prompt=task.prompt,
+        previous_code=state.turn.code,
+        execution=coverage,
+        execution_feedback=(state.turn.execution_feedback or "") if coverage != "none" else None,
+        user=persona,
+        ground_truth=task.ground_truth,
+        max_tokens=state.config.simulator_params.max_tokens,
+    )
 
 
 def draft_identity(state: State) -> SimulatorIdentity | None:
