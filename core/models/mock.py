@@ -63,6 +63,7 @@ import json
 import re
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +98,10 @@ class ScriptRow:
     delay_s: float = 0.0
     turn: int | None = None  # pinned to this turn's calls (None: not pinned)
     seq: int | None = None  # and to this position in the turn (None: any)
+
+
+# How many of its latest requests a mock keeps for a test to inspect.
+REQUESTS_KEPT = 1000
 
 
 @dataclass(frozen=True)
@@ -232,7 +237,14 @@ class MockBackend(RequestBackend):
         self._lock = threading.Lock()  # calls may come from several event loops' threads
         self._next: dict[tuple[str, CallPurpose], int] = {}
         self._taken: dict[tuple[str, int, str, int, str], int] = {}
-        self.requests: list[MockRequest] = []
+        # For a test to read; a sweep's hundred thousand calls must not all stay in memory.
+        self._requests: deque[MockRequest] = deque(maxlen=REQUESTS_KEPT)
+
+    @property
+    def requests(self) -> list[MockRequest]:
+        """The last REQUESTS_KEPT calls as the mock received them, oldest first."""
+        with self._lock:
+            return list(self._requests)
 
     def connection_key(self) -> str:
         return f"mock|{self.path}"
@@ -298,7 +310,7 @@ class MockBackend(RequestBackend):
             words_in = sum(_words(m.content) for m in request)
         started = time.monotonic()
         with self._lock:
-            self.requests.append(MockRequest(hooks.call, kind, request, params))
+            self._requests.append(MockRequest(hooks.call, kind, request, params))
         row = self._pick(hooks.call, request)
         text = cut_at_stop(row.text, params.stop)
         pieces = _PIECE.findall(text)

@@ -21,7 +21,8 @@ What it reports, per repeat and as the median of ``--repeats``:
   turns: "wall minus sandbox and model time", for comparison (the scripted model answers at
   once, so its latency is nearly nothing).
 - ``rss_mb`` at 10%, 50% and 100% of the turns: resident memory of the bench process alone
-  (growth would be something the harness keeps per session done) and of its sandboxes.
+  (growth would be something the harness keeps per session done) and of its sandboxes; 100%
+  is the last sample before the process ended (samples are a quarter second apart).
 - ``db_bytes_per_turn``: the database file (after a checkpoint) over the turns.
 - ``report_s`` and ``sessions_list_s``: `convtui report --json` and `convtui sessions list
   --json` on the finished database, medians of three.
@@ -139,23 +140,32 @@ def count_turns(db: Path) -> int:
 
 @dataclass
 class Watch:
-    """What the running bench process used, sampled as its turns are recorded."""
+    """What the running bench process used, sampled as its turns are recorded: memory at the
+    first sample past 10% and 50% of the expected turns, and at the last sample before it
+    ended (100%: the expected count is an estimate, so the end is taken as it comes)."""
 
     expected_turns: int
     rss_mb: dict[str, dict[str, float]] = field(default_factory=dict)
     cpu_s: float = 0.0
+    last: dict[str, float] = field(default_factory=dict)
 
     def sample(self, pid: int, turns: int) -> None:
+        harness = rss(pid)
+        if not harness:  # it has ended
+            return
         self.cpu_s = max(self.cpu_s, cpu_s(pid))
-        for mark in MARKS:
+        self.last = {
+            "harness": round(harness / 2**20, 1),
+            "sandboxes": round(sum(rss(p) for p in descendants(pid)) / 2**20, 1),
+            "turns": turns,
+        }
+        for mark in MARKS[:-1]:
             label = f"{round(mark * 100)}%"
             if label not in self.rss_mb and turns >= mark * self.expected_turns:
-                sandboxes = sum(rss(p) for p in descendants(pid))
-                self.rss_mb[label] = {
-                    "harness": round(rss(pid) / 2**20, 1),
-                    "sandboxes": round(sandboxes / 2**20, 1),
-                    "turns": turns,
-                }
+                self.rss_mb[label] = self.last
+
+    def ended(self) -> None:
+        self.rss_mb["100%"] = self.last
 
 
 def run_bench(argv: list[str], db: Path, watch: Watch, kill_at: int | None = None) -> float:
@@ -175,7 +185,7 @@ def run_bench(argv: list[str], db: Path, watch: Watch, kill_at: int | None = Non
     _, err = process.communicate()
     if process.returncode != 0:
         raise SystemExit(f"bench live failed ({process.returncode}): {err.decode().strip()}")
-    watch.sample(process.pid, count_turns(db))
+    watch.ended()
     return elapsed
 
 

@@ -35,7 +35,8 @@ def test_a_tiny_sweep_killed_and_resumed(tmp_path: Path) -> None:
     assert run["sessions"] == 2
     assert list(run["rss_mb"]) == ["10%", "50%", "100%"]
     marks = [run["rss_mb"][m]["turns"] for m in ("10%", "50%", "100%")]
-    assert marks == sorted(marks) and marks[-1] == 6
+    # 100% is the last sample before the process ended (a quarter second apart at most).
+    assert marks == sorted(marks) and 3 <= marks[-1] <= 6
     assert all(run["rss_mb"][m]["harness"] > 0 for m in run["rss_mb"])
     for key in ("harness_cpu_ms_per_turn", "db_bytes_per_turn", "report_s", "sessions_list_s"):
         assert run[key] > 0, key

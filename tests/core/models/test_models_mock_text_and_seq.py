@@ -12,7 +12,7 @@ import pytest
 
 from convtui.core.models import CallInfo, ChatMessage, GenerationParams, ModelError, open_backend
 from convtui.core.models.base import ModelBackend, prompt_as_chat
-from convtui.core.models.mock import MockRequest, cut_at_stop
+from convtui.core.models.mock import REQUESTS_KEPT, MockRequest, cut_at_stop
 
 CCW_STOP = "\n\n---\n\n"  # DSPy 2.4's field separator, ConvCodeWorld's stop string
 PROMPT = "Task: add one to x.\n\n---\n\nCode:"
@@ -58,6 +58,23 @@ def test_the_mock_keeps_every_request_with_its_kind_prompt_and_params(tmp_path):
         MockRequest(info, "text", PROMPT, params),
         MockRequest(info, "chat", (ChatMessage("user", PROMPT),), PARAMS),
     ]
+
+
+def test_the_mock_keeps_only_its_latest_requests(tmp_path):
+    """A sweep makes a hundred thousand calls: the mock keeps the last REQUESTS_KEPT for a
+    test to read, not all of them."""
+    backend = open_backend(script(tmp_path, row("generate", "reply")))
+
+    async def many() -> None:
+        for k in range(REQUESTS_KEPT + 5):
+            await backend.complete_text(
+                f"prompt {k}", PARAMS, call=CallInfo(f"s{k}", 0, "generate")
+            )
+
+    asyncio.run(many())
+    kept = backend.requests
+    assert len(kept) == REQUESTS_KEPT
+    assert [r.request for r in (kept[0], kept[-1])] == ["prompt 5", f"prompt {REQUESTS_KEPT + 4}"]
 
 
 def test_stop_strings_cut_the_scripted_reply_for_both_kinds_of_call(tmp_path):
