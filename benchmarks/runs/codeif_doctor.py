@@ -14,7 +14,6 @@ without being told says little about following it).
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -23,6 +22,7 @@ from convtui.core.codeif.instructions import BASE, CATEGORIES, instructions
 from convtui.core.codeif.programs import round_request, verdicts
 from convtui.core.execution.backend import ExecutionBackend
 from convtui.core.execution.types import ExecResult
+from convtui.core.syntax import parse_python
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def run_codeif_doctor(
 
 def _compiles(code: str) -> bool:
     try:
-        ast.parse(code)
+        parse_python(code)
     except SyntaxError:
         return False
     return True

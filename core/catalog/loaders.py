@@ -25,6 +25,7 @@ from convtui.core.catalog.tasks import Requirement, Task, TestSpec
 from convtui.core.catalog.tasks import Suite as Suite
 from convtui.core.catalog.tasks import SuiteOrAll as SuiteOrAll
 from convtui.core.errors import ConvtuiError, UnknownTaskError
+from convtui.core.syntax import parse_python
 
 # --suite takes one suite, or all of them (SuiteOrAll); load_catalog also reads a
 # comma-separated list.
@@ -163,7 +164,7 @@ def _parse_quietly(source: str) -> ast.Module:
     # SyntaxWarnings (DeprecationWarnings before 3.12) at whoever loads the catalog.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ast.parse(source)
+        return parse_python(source)
 
 
 def imported_modules(source: str) -> set[str]:

@@ -32,6 +32,8 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from convtui.core.syntax import parse_python
+
 __all__ = [
     "CALIBRATION_FENCE",
     "EVALUATION_STUB",
@@ -90,7 +92,7 @@ def _tree(source: str) -> ast.Module | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            return ast.parse(source)
+            return parse_python(source)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             return None
 

@@ -12,6 +12,7 @@ from typing import Literal
 
 from convtui.core.catalog.loaders import imported_modules
 from convtui.core.catalog.tasks import Task
+from convtui.core.syntax import parse_python
 
 
 @functools.lru_cache(maxsize=4096)
@@ -52,13 +53,13 @@ def _import_nodes(source: str) -> list[ast.Import | ast.ImportFrom]:
     """The import statements of ``source``; a header (a ``def`` with no body) does not
     parse whole, so its top-level import lines are parsed one by one."""
     try:
-        trees = [ast.parse(source)]
+        trees = [parse_python(source)]
     except (SyntaxError, ValueError):
         trees = []
         for line in source.splitlines():
             if line.startswith(("import ", "from ")):
                 with contextlib.suppress(SyntaxError, ValueError):
-                    trees.append(ast.parse(line))
+                    trees.append(parse_python(line))
     return [
         node
         for tree in trees
@@ -86,7 +87,7 @@ def broken_solution(task: Task) -> str:
         return f"{task.code_header.rstrip()}\n    {BROKEN_BODY}\n"
     fallback = f"def {task.entry_point}(*args, **kwargs):\n    {BROKEN_BODY}\n"
     try:
-        tree = ast.parse(task.ground_truth)
+        tree = parse_python(task.ground_truth)
     except SyntaxError:
         return fallback
     lines = task.ground_truth.splitlines(keepends=True)

@@ -11,6 +11,7 @@ import secrets
 from dataclasses import dataclass
 
 from convtui.core.catalog.tasks import TestSpec
+from convtui.core.syntax import parse_python
 
 # unittest helpers with arguments that must make them fail.
 _CASE_CANARIES: dict[str, str] = {
@@ -81,7 +82,7 @@ def expected_unittest_names(source: str) -> tuple[str, ...]:
     """Test methods of ``TestCases`` (and its in-module base classes), de-duplicated, in
     unittest's run order (sorted by name). Empty when the source does not parse."""
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return ()
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
@@ -108,7 +109,7 @@ def expected_unittest_names(source: str) -> tuple[str, ...]:
 
 def _assertion_helpers(source: str) -> tuple[set[str], set[str]]:
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return set(), set()
     case, module = set(), set()

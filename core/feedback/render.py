@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from convtui.core.settings.omega import PartialRule
+from convtui.core.syntax import parse_python
 
 __all__ = [
     "NO_SYNTAX_ERRORS",
@@ -407,7 +408,7 @@ def _parse_quietly(source: str) -> ast.Module:
     # noise here, not news.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ast.parse(source)
+        return parse_python(source)
 
 
 def declared_test_names(test_source: str) -> tuple[str, ...]:

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from convtui.core.syntax import parse_python
+
 __all__ = ["ExtractMode", "extract_code", "holds_code"]
 
 ExtractMode = Literal["robust", "ccw"]
@@ -297,7 +299,7 @@ def _parse(code: str) -> ast.Module | None:
         # noise here, and under `-W error` they would turn into SyntaxErrors.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return ast.parse(code)
+            return parse_python(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -337,7 +339,7 @@ def _delete_prose(lines: list[str]) -> list[str]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                ast.parse("\n".join(lines))
+                parse_python("\n".join(lines))
         except SyntaxError as err:
             at = (err.lineno or 0) - 1
             if not (0 <= at < len(lines) and _is_prose(lines[at])):

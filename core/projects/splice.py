@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from convtui.core.catalog.tasks import ProjectSite
 from convtui.core.errors import ConvtuiError
+from convtui.core.syntax import parse_python
 
 _TEST_NAME = re.compile(r"^(\s*)(async\s+def|def)\s+(\w+)", re.MULTILINE)
 
@@ -63,7 +64,7 @@ def _body_column(node: ast.ClassDef) -> int:
 def _first_function(code: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The function ``code`` starts with, if it parses and starts with one."""
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError:
         return None
     first = tree.body[0] if tree.body else None
@@ -123,7 +124,9 @@ def insert_tests(source: str, tests: Sequence[tuple[str, str]], path: str = "") 
     lines = source.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
-    classes = {node.name: node for node in ast.parse(source).body if isinstance(node, ast.ClassDef)}
+    classes = {
+        node.name: node for node in parse_python(source).body if isinstance(node, ast.ClassDef)
+    }
     at_end: list[str] = []
     inserts: dict[int, list[str]] = {}  # after line n (1-based) -> code, in the order given
     for test_id, code in tests:
@@ -154,7 +157,7 @@ def _missing_imports(source: str, added: Sequence[str]) -> list[str]:
     used: set[str] = set()
     for code in added:
         try:
-            tree = ast.parse(textwrap.dedent(code))
+            tree = parse_python(textwrap.dedent(code))
         except SyntaxError:
             continue
         local = _bound_names_of(tree)
@@ -169,7 +172,7 @@ def _missing_imports(source: str, added: Sequence[str]) -> list[str]:
 
 def _bound_names(source: str) -> set[str]:
     try:
-        return _bound_names_of(ast.parse(source))
+        return _bound_names_of(parse_python(source))
     except SyntaxError:
         return set()
 

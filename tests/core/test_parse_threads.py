@@ -1,0 +1,63 @@
+"""core/syntax.py: parsing from several threads at once, while the collector runs finalisers
+that let other threads in, never fails. On CPython 3.11 the same load through ``ast.parse``
+directly fails within a second with ``SystemError: AST constructor recursion depth mismatch``
+(python/cpython#106905), as a sweep's event loop and executor threads once did."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+
+from convtui.core.syntax import parse_python
+
+SOURCE = "\n".join(
+    f"def f{i}(x):\n    return [y + {i} for y in range(x) if (y % 3 or y % 5) and x]"
+    for i in range(100)
+)
+
+
+class _LetsOthersIn:
+    """Cyclic garbage whose finaliser gives up the GIL: the collector runs it inside whatever
+    allocation triggered it, an AST constructor's included."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+    def __del__(self) -> None:
+        time.sleep(0)
+
+
+def test_threads_parse_at_once_while_finalisers_run() -> None:
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def litter() -> None:
+        while not stop.is_set():
+            _LetsOthersIn()
+            time.sleep(0)
+
+    def parse() -> None:
+        for _ in range(4):
+            try:
+                tree = parse_python(SOURCE)
+            except SystemError as exc:
+                errors.append(exc)
+                return
+            assert len(tree.body) == 100
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(100, 10, 10)
+    try:
+        litterer = threading.Thread(target=litter)
+        litterer.start()
+        workers = [threading.Thread(target=parse) for _ in range(3)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    finally:
+        stop.set()
+        litterer.join()
+        gc.set_threshold(*thresholds)
+    assert errors == []
