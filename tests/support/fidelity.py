@@ -13,6 +13,7 @@ from pathlib import Path
 from convtui.core.catalog.tasks import Task
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import ChatMessage, Completion, GenerationParams
+from convtui.core.settings.config import SessionConfig
 from support.scripted import script
 from support.studies import study_spec, write_study
 from support.study_play import FAILS, play_assignment
@@ -59,13 +60,7 @@ def record_study(
         seed=0,
         turns=turns,
     )
-    config = spec.config()
-    if max_tokens is not None:
-        config = replace(
-            config,
-            params=replace(config.params, max_tokens=max_tokens),
-            simulator_params=replace(config.simulator_params, max_tokens=max_tokens),
-        )
+    config = spec.config() if max_tokens is None else bounded(spec.config(), max_tokens)
     write_study(db, spec, config)
     ids = {}
     for annotator, (task_id, words) in people.items():
@@ -74,6 +69,17 @@ def record_study(
             db, executor, task, annotator, [FAILS], scripts, words=words
         )
     return ids
+
+
+def bounded(config: SessionConfig, max_tokens: int) -> SessionConfig:
+    """``config`` with the replies of its code model and simulator bounded to ``max_tokens``
+    (a fidelity run asks its simulators and targets for no more): a study file has no such
+    setting, and a real model's long replies are only slower, not more to check."""
+    return replace(
+        config,
+        params=replace(config.params, max_tokens=max_tokens),
+        simulator_params=replace(config.simulator_params, max_tokens=max_tokens),
+    )
 
 
 class Keyed(ModelBackend):
