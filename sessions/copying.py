@@ -11,7 +11,7 @@ keeps its config and says where it came from (``runs.origin``).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from convtui.sessions.codec import config_to_json
 from convtui.sessions.connection import rows, rows_in, writing
@@ -76,7 +76,7 @@ def _copy_run(source: Store, target: Store, run_id: str, origin: str) -> None:
     found.update(pid=None, host=None, lease_until_utc=None)
     if found["status"] in ("planned", "running"):
         found["status"] = "interrupted"
-    _insert(target, "runs", found)
+    insert_row(target, "runs", found)
 
 
 def _copy_calls(source: Store, target: Store, session_id: str) -> None:
@@ -92,23 +92,28 @@ def _copy_calls(source: Store, target: Store, session_id: str) -> None:
             hashes = [ref[1] for ref in json.loads(call["messages_json"])]
             if call["response_blob"] is not None:
                 hashes.append(call["response_blob"])
-            for blob in rows_in(source.db, "SELECT * FROM blobs WHERE hash IN ({marks})", hashes):
-                db.execute(
-                    "INSERT OR IGNORE INTO blobs (hash, text) VALUES (?, ?)",
-                    (blob["hash"], blob["text"]),
-                )
+            copy_blobs(source, target, hashes)
             reused = call["reused_call_id"]
             if reused is not None and not rows(
                 db, "SELECT 1 FROM model_calls WHERE id = ?", (reused,)
             ):
                 call["reused_call_id"] = None
-            _insert(target, "model_calls", call)
+            insert_row(target, "model_calls", call)
             for attempt in rows(
                 source.db,
                 "SELECT * FROM call_attempts WHERE call_id = ? ORDER BY number",
                 (call["id"],),
             ):
-                _insert(target, "call_attempts", attempt)
+                insert_row(target, "call_attempts", attempt)
+
+
+def copy_blobs(source: Store, target: Store, hashes: Iterable[str]) -> None:
+    """The texts of ``source`` under ``hashes`` into ``target`` (those it holds stay), inside
+    the caller's write transaction."""
+    for blob in rows_in(source.db, "SELECT * FROM blobs WHERE hash IN ({marks})", hashes):
+        target.db.execute(
+            "INSERT OR IGNORE INTO blobs (hash, text) VALUES (?, ?)", (blob["hash"], blob["text"])
+        )
 
 
 def _insert_session(source: Store, target: Store, row: SessionRow) -> None:
@@ -123,10 +128,12 @@ def _insert_session(source: Store, target: Store, row: SessionRow) -> None:
         updated_utc=utc_now(),
         reference_session_id=None,
     )
-    _insert(target, "sessions", found)
+    insert_row(target, "sessions", found)
 
 
-def _insert(target: Store, table: str, values: dict) -> None:
+def insert_row(target: Store, table: str, values: dict) -> None:
+    """``values`` (a row as read from another store) as a new row of ``table``, in the
+    columns ``target``'s table has."""
     columns = {r["name"] for r in rows(target.db, f"SELECT name FROM pragma_table_info('{table}')")}
     kept = {k: v for k, v in values.items() if k in columns}
     db = target.db

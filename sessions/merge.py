@@ -8,6 +8,12 @@ is merged once. Sessions, their runs, turns (with the person's times on them), m
 Everything is checked before anything is written, and one source is merged in one
 transaction: a conflict leaves the target as it was.
 
+The results of ``convtui study fidelity`` on the source's sessions (``fidelity_calls``,
+``fidelity_feedback``, ``fidelity_turns``) travel too, whether their session is copied or the
+target holds it already, with the texts they use and their executions (found or inserted by
+cache key and result, under the target's own integer ids): sessions/merge_fidelity.py. A row
+the target holds is compared by content, as a session is, so merging twice adds nothing.
+
 Words typed but not sent (``typed_feedback``) travel with a session the target did not have:
 an annotator who merges an unfinished assignment may continue it on the study's host (its
 assignment is linked there), where the app puts them back. A session the target already holds
@@ -16,7 +22,8 @@ keeps the target's own, so merging twice changes nothing.
 A source is an annotator's own file, so nothing in it is taken on trust, and nothing writes
 to it: ``merge_files`` reads a private copy (sessions/merge_source.py: the file checked, an
 older schema migrated there), and ``merge_store`` takes its rows only when convtui could have
-written them (sessions/merge_checks.py: assignment links, statuses, blobs, sizes).
+written them (sessions/merge_checks.py: assignment links, statuses, blobs, sizes; fidelity
+rows in sessions/merge_fidelity.py: on a state of the file, statuses, links, executions).
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from convtui.sessions.merge_checks import (
     check_sizes,
     check_times,
 )
+from convtui.sessions.merge_fidelity import check_fidelity, copy_fidelity, plan_fidelity
 from convtui.sessions.merge_source import private_copy
 from convtui.sessions.records import SessionRow
 from convtui.sessions.store import Store
@@ -83,6 +91,8 @@ class MergeResult:
     sessions_added: int
     sessions_present: int
     assignments_linked: int
+    # Rows added to the fidelity tables (calls, feedback, target turns).
+    fidelity_added: int = 0
 
 
 def merge_store(source: Store, target: Store, *, shown: Path | None = None) -> MergeResult:
@@ -102,10 +112,12 @@ def merge_store(source: Store, target: Store, *, shown: Path | None = None) -> M
     check_sessions(source, {s.id for s in new} | set(linked_sessions), name)
     check_references(source, [s.id for s in new], name)
     check_times(source, [s.id for s in new], name)
+    check_fidelity(source, name)
     for row in all_rows:
         if row.id in present:
             _check_session(source, target, row.id, where)
     _check_slots(target, new, where)
+    fidelity = plan_fidelity(source, target, where)
     db = target.db
     with writing(db):
         added = 0
@@ -118,7 +130,8 @@ def merge_store(source: Store, target: Store, *, shown: Path | None = None) -> M
             _restore_fields(source, target, [s.id for s in new])
             _copy_typed(source, target, [s.id for s in new])
             linked = _link_assignments(source, target, study) if study else 0
-    return MergeResult(str(name), added, len(all_rows) - len(new), linked)
+            carried = copy_fidelity(source, target, fidelity)
+    return MergeResult(str(name), added, len(all_rows) - len(new), linked, carried)
 
 
 @contextmanager

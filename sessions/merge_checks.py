@@ -38,8 +38,8 @@ MAX_SESSIONS = 200_000
 MAX_TURNS = 1_000
 
 _STATUSES = frozenset(get_args(SessionStatus))
-_NOTHING = "nothing merged"
-_CHANGED = "convtui never writes this, so the file was changed outside it"
+NOTHING = "nothing merged"
+CHANGED = "convtui never writes this, so the file was changed outside it"
 
 
 def check_sizes(source: Store, shown: Path) -> None:
@@ -49,20 +49,20 @@ def check_sizes(source: Store, shown: Path) -> None:
     if count > MAX_SESSIONS:
         raise StoreError(
             f"{shown} holds {count:,} sessions, more than a merge takes ({MAX_SESSIONS:,}): "
-            f"{_NOTHING}; leave the file out"
+            f"{NOTHING}; leave the file out"
         )
     for key, text in source.db.conn.execute("SELECT hash, text FROM blobs"):
         if not isinstance(text, str):
-            raise StoreError(f"{shown}: blob {_hash(key)} holds no text: {_NOTHING}; {_CHANGED}")
+            raise StoreError(f"{shown}: blob {short_hash(key)} holds no text: {NOTHING}; {CHANGED}")
         if len(text) > MAX_BLOB_CHARS:
             raise StoreError(
-                f"{shown}: blob {_hash(key)} holds {len(text):,} characters, more than a "
-                f"merge takes ({MAX_BLOB_CHARS:,}): {_NOTHING}; leave the file out"
+                f"{shown}: blob {short_hash(key)} holds {len(text):,} characters, more than a "
+                f"merge takes ({MAX_BLOB_CHARS:,}): {NOTHING}; leave the file out"
             )
         if text_hash(text) != key:
             raise StoreError(
-                f"{shown}: blob {_hash(key)} is stored under a hash that is not its text's "
-                f"({_hash(text_hash(text))}): {_NOTHING}; {_CHANGED}"
+                f"{shown}: blob {short_hash(key)} is stored under a hash that is not its text's "
+                f"({short_hash(text_hash(text))}): {NOTHING}; {CHANGED}"
             )
 
 
@@ -79,9 +79,9 @@ def check_links(source: Store, target: Store, study_id: str, shown: Path) -> lis
     uses = Counter(link["session_id"] for link in links)
     for link in links:
         task, annotator, session_id = link["task_id"], link["annotator"], link["session_id"]
-        mine = f"{shown}: assignment {_short(task)} of {_short(annotator)} links session "
-        mine += _short(session_id)
-        fix = f"{_NOTHING}; {_CHANGED}: leave it out, or clear that link in it"
+        mine = f"{shown}: assignment {short(task)} of {short(annotator)} links session "
+        mine += short(session_id)
+        fix = f"{NOTHING}; {CHANGED}: leave it out, or clear that link in it"
         if uses[session_id] > 1:
             raise StoreError(f"{mine}, which answers {uses[session_id]} assignments there: {fix}")
         found = rows(
@@ -91,9 +91,9 @@ def check_links(source: Store, target: Store, study_id: str, shown: Path) -> lis
             raise StoreError(f"{mine}, which the file does not hold: {fix}")
         session = found[0]
         if session["task_id"] != task:
-            raise StoreError(f"{mine}, which answers {_short(session['task_id'])}: {fix}")
+            raise StoreError(f"{mine}, which answers {short(session['task_id'])}: {fix}")
         if session["annotator"] != annotator:
-            who = _short(session["annotator"]) if session["annotator"] else "no annotator"
+            who = short(session["annotator"]) if session["annotator"] else "no annotator"
             raise StoreError(f"{mine}, which {who} recorded: {fix}")
         theirs = rows(
             target.db,
@@ -107,8 +107,8 @@ def check_links(source: Store, target: Store, study_id: str, shown: Path) -> lis
         for (other_task, other_annotator), other in slots.items():
             if other == session_id and (other_task, other_annotator) != (task, annotator):
                 raise StoreError(
-                    f"{mine}, which already answers {_short(other_task)} of "
-                    f"{_short(other_annotator)} in {target.path}: {fix}"
+                    f"{mine}, which already answers {short(other_task)} of "
+                    f"{short(other_annotator)} in {target.path}: {fix}"
                 )
     return list(uses)
 
@@ -129,7 +129,7 @@ def check_sessions(source: Store, session_ids: Collection[str], shown: Path) -> 
         problem = _unsupported(session, own)
         if problem is not None:
             raise StoreError(
-                f"{shown}: session {_short(session['id'])} {problem}: {_NOTHING}; {_CHANGED}: "
+                f"{shown}: session {short(session['id'])} {problem}: {NOTHING}; {CHANGED}: "
                 "leave it out, or correct that session in it"
             )
 
@@ -144,14 +144,14 @@ def _unsupported(session: dict[str, Any], turns: list[dict[str, Any]]) -> str | 
     status, limit, count = session["status"], session["max_turns"], len(turns)
     codeif = suite_of(str(session["task_id"])) == "codeif"
     if status not in _STATUSES:
-        return f"has status {_short(status)!r}, which convtui does not know"
+        return f"has status {short(status)!r}, which convtui does not know"
     if count > MAX_TURNS:
         return f"holds {count:,} turns, more than a merge takes ({MAX_TURNS:,})"
     if not codeif and count > limit + 1:
         return f"holds {count} turns, more than its limit of {limit} allows"
     numbers = [t["idx"] for t in turns]
     if numbers != list(range(count)):
-        return f"has turns numbered {_short(', '.join(map(str, numbers)))}, not 0 to {count - 1}"
+        return f"has turns numbered {short(', '.join(map(str, numbers)))}, not 0 to {count - 1}"
     for t in turns:
         if bool(t["passed"]) != (t["execution"] == "pass"):
             said, found = ("passed", "did not") if t["passed"] else ("failed", "passed")
@@ -189,8 +189,8 @@ def check_times(source: Store, session_ids: Collection[str], shown: Path) -> Non
             problem = _odd_times(kinds.get(session_id), times)
             if problem is not None:
                 raise StoreError(
-                    f"{shown}: session {_short(session_id)} turn {idx}: {problem}: {_NOTHING}; "
-                    f"{_CHANGED}: leave it out, or correct that session in it"
+                    f"{shown}: session {short(session_id)} turn {idx}: {problem}: {NOTHING}; "
+                    f"{CHANGED}: leave it out, or correct that session in it"
                 )
 
 
@@ -200,11 +200,11 @@ def _odd_times(user_kind: str | None, times: HumanTurnTimes) -> str | None:
     for name in ("shown_utc", "first_key_utc", "sent_utc"):
         value = getattr(times, name)
         if value is not None and not _is_utc(value):
-            return f"{name} {_short(value)!r} is not a UTC time as convtui writes one"
+            return f"{name} {short(value)!r} is not a UTC time as convtui writes one"
     for name in ("shown_to_sent_s", "typing_s", "keystrokes"):
         value = getattr(times, name)
         if value is not None and not (isinstance(value, (int, float)) and 0 <= value < math.inf):
-            return f"{name} is {_short(value)}, not a count of seconds or keys"
+            return f"{name} is {short(value)}, not a count of seconds or keys"
     if (times.shown_utc is None) != (times.shown_to_sent_s is None):
         return "shown_utc and shown_to_sent_s are not both known or both unknown"
     if times.resumed and times != times.unknown_before_sent():
@@ -233,11 +233,11 @@ def check_references(source: Store, session_ids: Collection[str], shown: Path) -
             f"SELECT session_id, {column} AS refs FROM {table} WHERE session_id IN ({{marks}})",
             session_ids,
         ):
-            hashes = _hashes(row["refs"])
+            hashes = message_hashes(row["refs"])
             if hashes is None:
                 raise StoreError(
-                    f"{shown}: {label} of session {_short(row['session_id'])} holds messages "
-                    f"that cannot be read: {_NOTHING}; {_CHANGED}"
+                    f"{shown}: {label} of session {short(row['session_id'])} holds messages "
+                    f"that cannot be read: {NOTHING}; {CHANGED}"
                 )
             named.update(dict.fromkeys(hashes, row["session_id"]))
     held = {
@@ -247,12 +247,12 @@ def check_references(source: Store, session_ids: Collection[str], shown: Path) -
     for key, session_id in named.items():
         if key not in held:
             raise StoreError(
-                f"{shown}: session {_short(session_id)} names message {_hash(key)}, which the "
-                f"file does not hold: {_NOTHING}; {_CHANGED}"
+                f"{shown}: session {short(session_id)} names message {short_hash(key)}, which the "
+                f"file does not hold: {NOTHING}; {CHANGED}"
             )
 
 
-def _hashes(refs: Any) -> list[str] | None:
+def message_hashes(refs: Any) -> list[str] | None:
     """The blob hashes of a ``[[role, hash], ...]`` list (sessions/codec.py), None when it is
     not one."""
     try:
@@ -269,12 +269,12 @@ def _hashes(refs: Any) -> list[str] | None:
     return [ref[1] for ref in found]
 
 
-def _hash(value: object) -> str:
+def short_hash(value: object) -> str:
     """A blob hash as a line shows it: enough of it to find the row."""
-    return _short(value)[:12] + "…"
+    return short(value)[:12] + "…"
 
 
-def _short(value: object) -> str:
+def short(value: object) -> str:
     """A value read from the file, cut to a length one line can show."""
     text = str(value)
     return text if len(text) <= 60 else text[:57] + "…"

@@ -28,8 +28,11 @@ def merge_command(sources: list[Path], db: Path, as_json: bool) -> list[MergeRes
             if r.assignments_linked
             else ""
         )
+        fidelity = (
+            f", {counted(r.fidelity_added, 'fidelity row')} added" if r.fidelity_added else ""
+        )
         screen.print(
-            f"{escape(r.source)}: {said}, {r.sessions_present} already present{linked}"
+            f"{escape(r.source)}: {said}, {r.sessions_present} already present{linked}{fidelity}"
             f" → {escape(str(db))}",
             soft_wrap=True,
         )
