@@ -5,7 +5,9 @@ a test needs a dropped connection)."""
 from __future__ import annotations
 
 import hashlib
+import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,8 +20,7 @@ from convtui.core.projects.checkout import env_python
 SQLITEDICT_PY = "Source_Code/Database/sqlitedict/sqlitedict.py"
 
 
-@pytest.fixture(autouse=True)
-def no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     """No mirror or projects folder from the environment; no proxy between us and loopback."""
     for name in ("CONVTUI_PROJECTS_URL", "CONVTUI_PROJECTS_DIR"):
         monkeypatch.delenv(name, raising=False)
@@ -28,24 +29,55 @@ def no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
 
 
+@pytest.fixture(autouse=True)
+def no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_proxy(monkeypatch)
+
+
 @pytest.fixture
 def archive(tmp_path: Path) -> bytes:
     return make_archive(tmp_path / "made.tar.gz")
 
 
+@dataclass
+class FirstFetch:
+    done: subprocess.CompletedProcess[str]
+    root: Path
+    url: str
+
+
+@pytest.fixture(scope="module")
+def first_fetch(tmp_path_factory: pytest.TempPathFactory) -> FirstFetch:
+    """A fetch into an empty projects root, as a person runs it the first time: downloaded,
+    unpacked, and each project's environment built (pip, some seconds a project). The one
+    build of this module: the other fetches that unpack start from a root holding these
+    environments, ready (``with_envs``), which a fetch keeps as they are."""
+    folder = tmp_path_factory.mktemp("first-fetch")
+    root = folder / "projects"
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _no_proxy(monkeypatch)
+        with serving(ArchiveServer(make_archive(folder / "made.tar.gz"))) as server:
+            done = invoke(
+                "projects", "fetch", "--projects", str(root), "--url", server.url,
+                "--sha256", server.sha256,
+            )  # fmt: skip
+    return FirstFetch(done, root, server.url)
+
+
+def with_envs(root: Path, first_fetch: FirstFetch) -> Path:
+    """``root`` holding the environments ``first_fetch`` built (copied)."""
+    shutil.copytree(first_fetch.root / "envs", root / "envs", symlinks=True)
+    return root
+
+
 def test_fetch_downloads_the_archive_and_unpacks_it_under_the_projects_root(
-    tmp_path: Path, archive: bytes
+    first_fetch: FirstFetch,
 ) -> None:
-    root = tmp_path / "projects"
-    with serving(ArchiveServer(archive)) as server:
-        done = invoke(
-            "projects", "fetch", "--projects", str(root), "--url", server.url,
-            "--sha256", server.sha256,
-        )  # fmt: skip
+    done, root, url = first_fetch.done, first_fetch.root, first_fetch.url
     assert done.returncode == 0, done.stderr
     assert (root / SQLITEDICT_PY).is_file()
     assert "DevEval's 2 projects are under" in done.stdout and "as --sha256 says" in done.stdout
-    assert f"downloading {server.url}" in done.stderr and "unpacking into" in done.stderr
+    assert f"downloading {url}" in done.stderr and "unpacking into" in done.stderr
     assert not (root / "Source_Code.tar.gz").exists()
     # Each project unpacked has its environment built, with pytest in it.
     for project in ("Database/sqlitedict",):
@@ -70,9 +102,9 @@ def test_fetch_refuses_a_corrupt_archive_in_one_line_and_unpacks_nothing(
 
 
 def test_an_interrupted_fetch_says_to_run_it_again_and_the_rerun_resumes(
-    tmp_path: Path, archive: bytes
+    tmp_path: Path, archive: bytes, first_fetch: FirstFetch
 ) -> None:
-    root = tmp_path / "projects"
+    root = with_envs(tmp_path / "projects", first_fetch)
     cut = len(archive) // 2
     args = ["projects", "fetch", "--projects", str(root)]
     with serving(ArchiveServer(archive, drop_after=[cut])) as server:
@@ -87,9 +119,9 @@ def test_an_interrupted_fetch_says_to_run_it_again_and_the_rerun_resumes(
 
 
 def test_fetch_keeps_the_archive_when_asked_and_a_second_fetch_does_nothing(
-    tmp_path: Path, archive: bytes
+    tmp_path: Path, archive: bytes, first_fetch: FirstFetch
 ) -> None:
-    root = tmp_path / "projects"
+    root = with_envs(tmp_path / "projects", first_fetch)
     with serving(ArchiveServer(archive, etag=hashlib.sha256(archive).hexdigest())) as server:
         done = invoke("projects", "fetch", "--projects", str(root), "--url", server.url,
                       "--keep-archive")  # fmt: skip
@@ -102,9 +134,9 @@ def test_fetch_keeps_the_archive_when_asked_and_a_second_fetch_does_nothing(
 
 
 def test_a_mirror_that_sends_no_digest_leaves_the_archive_unverified_and_says_so(
-    tmp_path: Path, archive: bytes
+    tmp_path: Path, archive: bytes, first_fetch: FirstFetch
 ) -> None:
-    root = tmp_path / "projects"
+    root = with_envs(tmp_path / "projects", first_fetch)
     with serving(ArchiveServer(archive)) as server:
         mirror = server.url.rsplit("/", 1)[0]
         done = invoke("projects", "fetch", "--projects", str(root),

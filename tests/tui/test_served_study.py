@@ -10,16 +10,15 @@ import asyncio
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from support.browser import AnnotatorPage, ServedStudy, browser, http, served_study, signed_in
+from support.cli import invoke
 from support.llama_server import free_port
 from support.sqlite_rows import fetchall
-from support.studies import study_spec, write_study
+from support.studies import PILOT_TASKS, study_spec, write_study
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -29,15 +28,22 @@ SCREENSHOT = "served-study.png"
 
 
 def make_study(tmp_path: Path, delay_s: float = 0.0, turns: int = 1) -> Path:
-    """The pilot: 6 tasks, ana, ben and cy, each task to 2 of them (4 each), ``turns``
-    feedback turns after turn 0, the scripted model always wrong (so each session waits for
-    feedback, then ends when its turn budget is spent)."""
+    """The pilot's first 3 tasks, ana, ben and cy, each task to 2 of them (2 each: a first
+    assignment, then a last one, and each annotator has a task of the others' they must not
+    be shown), ``turns`` feedback turns after turn 0, the scripted model always wrong (so
+    each session waits for feedback, then ends when its turn budget is spent)."""
     replies = tmp_path / "replies.jsonl"
     replies.write_text(json.dumps({"purpose": "generate", "text": WRONG_CODE, "delay_s": delay_s}))
     db = tmp_path / "study.db"
     # Relative: the server runs in tmp_path, and the page's header stays short.
     write_study(
-        db, study_spec(model="mock:replies.jsonl", turns=turns, feedback="CF,EF:full,VF:expert")
+        db,
+        study_spec(
+            tasks=PILOT_TASKS[:3],
+            model="mock:replies.jsonl",
+            turns=turns,
+            feedback="CF,EF:full,VF:expert",
+        ),
     )
     return db
 
@@ -95,7 +101,8 @@ async def next_task_on_screen(page: AnnotatorPage, previous: str | None) -> str:
 def test_three_annotators_play_a_study_through_the_browser_at_once(tmp_path: Path) -> None:
     db = make_study(tmp_path)
     theirs = held(db)
-    assert sum(len(t) for t in theirs.values()) == 12
+    assert sum(len(t) for t in theirs.values()) == 6
+    assert all(len(t) == 2 for t in theirs.values()), theirs
     # The README's picture of the served app is this test's: CONVTUI_SCREENSHOT_DIR=docs/images
     # writes it there.
     shots = {"ana": Path(os.environ.get("CONVTUI_SCREENSHOT_DIR", tmp_path)) / SCREENSHOT}
@@ -135,18 +142,14 @@ def test_three_annotators_play_a_study_through_the_browser_at_once(tmp_path: Pat
         "FROM study_assignments a JOIN sessions s ON s.id = a.session_id "
         "JOIN turns t ON t.session_id = s.id AND t.idx = 0",
     )
-    assert len(sessions) == 12
+    assert len(sessions) == 6
     for holder, task, recorded_by, status, feedback in sessions:
         assert recorded_by == holder and status == "exhausted"
         assert feedback == f"{holder} asks to fix {task}"
-    status = subprocess.run(
-        [sys.executable, "-m", "convtui", "study", "status", "--db", str(db), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    status = invoke("study", "status", "--db", str(db), "--json")
+    assert status.returncode == 0, status.stderr
     report = json.loads(status.stdout)
-    assert (report["done"], report["assignments"]) == (12, 12), report
+    assert (report["done"], report["assignments"]) == (6, 6), report
 
 
 def test_a_wrong_or_missing_token_is_refused_and_starts_no_app(tmp_path: Path) -> None:
@@ -167,11 +170,7 @@ def test_a_wrong_or_missing_token_is_refused_and_starts_no_app(tmp_path: Path) -
         assert "convtui session" not in page and str(db) not in page  # never the command
         assert "googleapis" not in page and "https://" not in page
         # A replaced token stops working at once.
-        subprocess.run(
-            [sys.executable, "-m", "convtui", "study", "token", "ana", "--db", str(db)],
-            capture_output=True,
-            check=True,
-        )
+        assert invoke("study", "token", "ana", "--db", str(db)).returncode == 0
         assert http(url + "app", cookie="convtui_token=token-of-ana")[0] == 403
         assert served.app_processes() == []
 
@@ -208,7 +207,14 @@ def test_a_server_killed_during_a_turn_loses_nothing_and_the_person_goes_on(
             # While the model writes, she types ahead what she will say next, unsent.
             await page.type(ahead)
             await page.wait_for(ahead)
-            await asyncio.sleep(1.5)  # past the pause after which typed words are kept
+            # Once she pauses, the app keeps typed words in the study's database.
+            for _ in range(300):
+                kept = fetchall(db, "SELECT text FROM typed_feedback")
+                if any(ahead in text for (text,) in kept):
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise AssertionError(f"{ahead!r} was never kept: {kept}")
             apps = served.app_processes()
             assert apps
             served.kill()
