@@ -146,7 +146,8 @@ FIDELITY_COLUMNS: tuple[Column, ...] = (
         "string",
         "The feedback handed to the target: `none` (the control), `person`, "
         "`draft:<persona>:<model>` (an assisted session's draft) or "
-        "`simulator:<persona>:<model>`.",
+        "`simulator:<persona>:<model>` (with ` [convcodeworld]` after it when asked with "
+        "ConvCodeWorld's prompts).",
     ),
     Column("feedback", "string", "The words handed on; null for the control or a silent one."),
     Column("simulator_model", "string", "A simulated source's model spec; else null."),
