@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from convtui.core.ccw.template import (
     NO_SYNTAX_ERRORS,
@@ -66,6 +66,7 @@ Role = Literal["code", "simulator"]
 # simulate: the user simulator.
 Purpose = Literal["generate", "repair", "stale_ef", "simulate"]
 Coverage = Literal["none", "partial", "full"]
+_R = TypeVar("_R")
 UserKind = Literal["none", "novice", "expert"]
 
 
@@ -470,11 +471,16 @@ def simulated_feedback(inputs: TurnInputs) -> Generator[ModelCall, Reply, Simula
 
 def run_turn(inputs: TurnInputs, answer: Callable[[ModelCall], Reply]) -> TurnOutcome:
     """Drive :func:`feedback_turn` with a synchronous ``answer``."""
-    turn = feedback_turn(inputs)
+    return answered(feedback_turn(inputs), answer)
+
+
+def answered(calls: Generator[ModelCall, Reply, _R], answer: Callable[[ModelCall], Reply]) -> _R:
+    """Send each call ``calls`` yields (a turn, or the simulator alone) to ``answer`` until it
+    returns; its result."""
     try:
-        call = next(turn)
+        call = next(calls)
         while True:
-            call = turn.send(answer(call))
+            call = calls.send(answer(call))
     except StopIteration as done:
-        outcome: TurnOutcome = done.value
-        return outcome
+        result: _R = done.value
+        return result

@@ -21,6 +21,7 @@ from convtui.core.ccw.turn import (
     CallFailed,
     SimulatedFeedback,
     TurnInputs,
+    answered,
     run_turn,
     simulated_feedback,
 )
@@ -33,14 +34,7 @@ def tasks(bigcodebench: TaskCatalog) -> dict[str, Task]:
 
 
 def ask_alone(inputs: TurnInputs, script: Script) -> SimulatedFeedback:
-    calls = simulated_feedback(inputs)
-    try:
-        call = next(calls)
-        while True:
-            call = calls.send(script(call))
-    except StopIteration as done:
-        said: SimulatedFeedback = done.value
-        return said
+    return answered(simulated_feedback(inputs), script)
 
 
 def inputs_for(task: Task, code: str, result, ef: str, user: str) -> TurnInputs:
