@@ -11,6 +11,12 @@ import typer
 
 from convtui.core.settings.config import ProtocolName
 
+
+def models_option(flag: str, help: str) -> Any:
+    """``flag``, repeatable: models named by any --model spec, each what ``help`` says."""
+    return typer.Option(flag, metavar="MODEL", help=help, show_default=False)
+
+
 StudyFileArg = Annotated[
     Path,
     typer.Argument(
@@ -111,14 +117,12 @@ FinishedOnlyOpt = Annotated[
 ]
 StudyTargetOpt = Annotated[
     list[str] | None,
-    typer.Option(
+    models_option(
         "--target",
-        metavar="MODEL",
-        help="A model to replay each annotator's finished sessions against, as a log set "
+        "A model to replay each annotator's finished sessions against, as a log set "
         "(bench static), any --model spec; repeat for several. The replays are recorded in "
         "the study database, so the same report again replays nothing. Without it the "
         "annotators' own sessions with the study's model are scored.",
-        show_default=False,
     ),
 ]
 StudyPlotOpt = Annotated[
@@ -144,12 +148,10 @@ FidelityDbOpt = Annotated[
 ]
 FidelitySimulatorOpt = Annotated[
     list[str] | None,
-    typer.Option(
+    models_option(
         "--simulator",
-        metavar="MODEL",
-        help="A model to play the simulated user on each state the person answered, any "
+        "A model to play the simulated user on each state the person answered, any "
         "--model spec; repeat for several.",
-        show_default=False,
     ),
 ]
 
@@ -184,12 +186,10 @@ FidelityPersonaOpt = Annotated[
 ]
 FidelityTargetOpt = Annotated[
     list[str] | None,
-    typer.Option(
+    models_option(
         "--target",
-        metavar="MODEL",
-        help="A model handed each feedback (the person's, each simulator's, none) for one "
+        "A model handed each feedback (the person's, each simulator's, none) for one "
         "turn from each state, any --model spec; repeat for several.",
-        show_default=False,
     ),
 ]
 FidelityProtocolOpt = Annotated[

@@ -93,6 +93,17 @@ def save_figure(figure: Figure, base: Path) -> list[Path]:
     return paths
 
 
+def save_figures(figures: Mapping[str, Figure], folder: Path, stem: str) -> list[Path]:
+    """Each of ``figures`` written under ``folder`` as ``<stem>-<name>`` (``report_file_names``),
+    PNG and SVG, in their order; the paths written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    names = report_file_names(stem, list(figures))
+    written: list[Path] = []
+    for name, figure in figures.items():
+        written += save_figure(figure, folder / names[name])
+    return written
+
+
 def _pass_figure(report: Report, static: Sequence[StaticColumn]) -> Figure:
     feedbacks = sorted(
         {c.feedback for c in report.columns} | {s.feedback for s in static},

@@ -17,19 +17,15 @@ from matplotlib import rcParams
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from convtui.benchmarks.reports.plots import PANEL_H, PANEL_W, new_figure, save_figure
-from convtui.benchmarks.reports.report import report_file_names
+from convtui.benchmarks.reports.plots import PANEL_H, PANEL_W, new_figure, save_figures
 from convtui.commands.study_fidelity import FidelityResult
 from convtui.core.studies.paired import Difference
 
 
 def write_fidelity_plots(result: FidelityResult, folder: Path) -> list[Path]:
     """Write both figures under ``folder``; the paths written."""
-    folder.mkdir(parents=True, exist_ok=True)
-    names = report_file_names(result.db.stem, ["fidelity-gain", "fidelity-pairs"])
-    written = save_figure(_gain_figure(result), folder / names["fidelity-gain"])
-    written += save_figure(_pairs_figure(result), folder / names["fidelity-pairs"])
-    return written
+    figures = {"fidelity-gain": _gain_figure(result), "fidelity-pairs": _pairs_figure(result)}
+    return save_figures(figures, folder, result.db.stem)
 
 
 def _errorbars(

@@ -18,8 +18,7 @@ from matplotlib import rcParams
 from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 
-from convtui.benchmarks.reports.plots import PANEL_H, PANEL_W, new_figure, save_figure
-from convtui.benchmarks.reports.report import report_file_names
+from convtui.benchmarks.reports.plots import PANEL_H, PANEL_W, new_figure, save_figures
 from convtui.commands.study_report import StudyReport
 from convtui.commands.study_scores import Scoring
 from convtui.core.plural import counted
@@ -33,11 +32,8 @@ _SOLVED_COLOURS = ListedColormap(["#d9735b", "#6aa56a"])
 
 def write_study_plots(report: StudyReport, folder: Path) -> list[Path]:
     """Write both figures under ``folder``; the paths written."""
-    folder.mkdir(parents=True, exist_ok=True)
-    names = report_file_names(report.db.stem, ["study-scores", "study-solved"])
-    written = save_figure(_scores_figure(report), folder / names["study-scores"])
-    written += save_figure(_solved_figure(report), folder / names["study-solved"])
-    return written
+    figures = {"study-scores": _scores_figure(report), "study-solved": _solved_figure(report)}
+    return save_figures(figures, folder, report.db.stem)
 
 
 def _scores_figure(report: StudyReport):
