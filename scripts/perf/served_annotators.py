@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,13 +110,21 @@ async def next_state(
     raise AssertionError(f"{who.name}: turn {turn} neither waited nor ended:\n{shown}")
 
 
-async def annotate(page: AnnotatorPage, who: Annotator, until: float) -> None:
+async def turn_loop(
+    page: AnnotatorPage,
+    who: Annotator,
+    until: float,
+    send_feedback: Callable[[int], Awaitable[None]],
+    next_session: Callable[[], Awaitable[None]],
+    at_least_once: bool = False,
+) -> None:
     """Turn after turn until the time is up. A turn is counted once it is a turn of the
-    store: when its feedback is sent, or when it ends the session (its turn budget spent, or
-    solved). The turn left waiting for feedback at the end is not (its reply and test run are
-    recorded, as calls and an execution, and come back when the session is resumed, but it is
-    not a turn yet)."""
-    await page.sign_in(f"token-{who.name}")
+    store: when its feedback is sent (``send_feedback(turn)``), or when it ends the session
+    (its turn budget spent, or solved; then ``next_session()`` opens the next). The turn
+    left waiting for feedback at the end is not (its reply and test run are recorded, as
+    calls and an execution, and come back when the session is resumed, but it is not a turn
+    yet). ``at_least_once``: whoever opens the app sends feedback once, however late their
+    first turn comes."""
     turn, left = 0, None
     while True:
         state, session = await next_state(page, who, turn, left)
@@ -125,11 +134,21 @@ async def annotate(page: AnnotatorPage, who: Annotator, until: float) -> None:
             who.turns_played += 1
             if time.monotonic() >= until:
                 return
-            await page.press("F10")
+            await next_session()
             turn, left = 0, session
             continue
-        if time.monotonic() >= until:
+        if time.monotonic() >= until and (who.turns_played or not at_least_once):
             return
+        await send_feedback(turn)
+        who.turns_played += 1
+        turn += 1
+
+
+async def annotate(page: AnnotatorPage, who: Annotator, until: float) -> None:
+    """A browser's study: each key pressed as fast as Playwright presses it, each echo
+    timed on the page."""
+
+    async def send_feedback(turn: int) -> None:
         await page.page.focus(".xterm-helper-textarea")
         words = f"{who.name} turn {turn} please fix"
         for end in range(1, len(words) + 1):
@@ -137,8 +156,9 @@ async def annotate(page: AnnotatorPage, who: Annotator, until: float) -> None:
             if words[end - 1] != " ":  # a space alone leaves nothing new to see
                 who.echo_ms.append(await page.echo_time_ms(words[:end]))
         await page.press("Control+j")
-        who.turns_played += 1
-        turn += 1
+
+    await page.sign_in(f"token-{who.name}")
+    await turn_loop(page, who, until, send_feedback, lambda: page.press("F10"))
 
 
 def percentile(values: list[float], share: float) -> float:
