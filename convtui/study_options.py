@@ -83,6 +83,16 @@ ServeMaxAppsOpt = Annotated[
         "again' page (each annotator runs one app: a new tab replaces the old).",
     ),
 ]
+ServeMaxStartingOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-starting",
+        min=1,
+        show_default="this machine's cores",
+        help="Apps starting at once (each takes a core for about a second); a crowd arriving "
+        "together waits its turn instead of slowing everyone already typing.",
+    ),
+]
 # What `study export --format` writes: parquet, one row per turn and a dataset card
 # (sessions/study_share.py). A Literal, so a second format is one more value here.
 StudyExportFormat = Literal["parquet"]

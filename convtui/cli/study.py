@@ -22,6 +22,7 @@ from convtui.study_options import (
     SeedOpt,
     ServeHostOpt,
     ServeMaxAppsOpt,
+    ServeMaxStartingOpt,
     ServePortOpt,
     StudyDbOpt,
     StudyExportForceOpt,
@@ -46,6 +47,7 @@ def serve(
     host: ServeHostOpt = "127.0.0.1",
     port: ServePortOpt = 8000,
     max_apps: ServeMaxAppsOpt = 32,
+    max_starting: ServeMaxStartingOpt = None,
     data: DataOpt = None,
     model_name: ModelNameOpt = None,
     chat_template: ChatTemplateOpt = None,
@@ -74,7 +76,7 @@ def serve(
             executor.isolation,
             executor.executor,
         )
-        serve_command(ServeOptions(db, host, port, machine, max_apps))
+        serve_command(ServeOptions(db, host, port, machine, max_apps, max_starting))
 
 
 @app.command("init")

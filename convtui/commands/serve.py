@@ -22,6 +22,7 @@ class ServeOptions:
     port: int
     machine: MachineOptions  # passed on to each annotator's app
     max_apps: int = 32
+    max_starting: int | None = None  # None: one per core
 
 
 def serve_command(options: ServeOptions) -> None:
@@ -36,7 +37,12 @@ def serve_command(options: ServeOptions) -> None:
     console = Console(stderr=True, highlight=False)
     with open_study(options.db) as (store, study):
         command = AppCommand(options.db.resolve(), sys.executable, options.machine.as_flags())
-        server = StudyServer(StudyGate(store, study), command, max_apps=options.max_apps)
+        server = StudyServer(
+            StudyGate(store, study),
+            command,
+            max_apps=options.max_apps,
+            max_starting=options.max_starting,
+        )
         url = f"http://{_url_host(options.host)}:{options.port}/"
         if not _loopback(options.host):
             console.print(

@@ -126,7 +126,9 @@ SENTENCES = (
     "read the inputs and build the output they ask for",
 )
 # Server log lines that tell of an error (the log is otherwise a line per event).
-LOG_ERROR = re.compile(r"Traceback|\bERROR\b|\b\w*(Error|Exception)\b")
+LOG_ERROR = re.compile(
+    r"Traceback|\bERROR\b|\b\w*(Error|Exception)\b|failed to start|was killed"
+)
 
 
 class Broke(Exception):
@@ -211,6 +213,9 @@ class ProtocolPage:
                     envelope = json.loads(message.data)
                     if isinstance(envelope, list) and envelope[:1] == ["convtui_ended"]:
                         self.told.append(str(envelope[1]) if len(envelope) > 1 else "")
+            if not self.told:  # closed without a reason: say how, for the report
+                why = self.socket.exception()
+                self.told.append(f"socket closed, code {self.socket.close_code} ({why!r})")
         except Exception as exc:
             self.told.append(f"the page's socket failed: {type(exc).__name__}: {exc}")
         finally:
@@ -528,10 +533,15 @@ def one_run(
             wall = time.monotonic() - started
         server_log = served.log.read_text(errors="replace")
         turns_recorded, failed_sessions = recorded(db)
-    return measures(people, tabs, samples, lags, wall, own_cpu, server_log) | {
+    run = measures(people, tabs, samples, lags, wall, own_cpu, server_log) | {
         "turns_recorded": turns_recorded,
         "sessions_with_errors": failed_sessions,
     }
+    if not ok(run):  # the whole log, to read what the table only counts
+        kept = Path(tempfile.gettempdir()) / f"served-load-{annotators}-{seed}.log"
+        kept.write_text(server_log)
+        run["server_log"] = str(kept)
+    return run
 
 
 def measures(

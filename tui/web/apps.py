@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import time
 
 from aiohttp import web
@@ -31,6 +32,9 @@ STALLED_S = 1.0
 CLOSE_GRACE_S = 2.0
 # The message a page gets before its app is ended on purpose: it says why (page.js shows it).
 ENDED = "convtui_ended"
+# How long a starting app may take to draw its first screen before the next one may start
+# anyway (it keeps starting; it only stops holding the others back).
+START_WAIT_S = 30.0
 
 
 class Peer:
@@ -95,11 +99,13 @@ class AppProcess(AppService):
         self._extra_environment = environment
         self._ending: asyncio.Task[None] | None = None
         self._sending_since: float | None = None
+        self._drawn = asyncio.Event()
 
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
         return {**super()._build_environment(width, height), **self._extra_environment}
 
     async def on_data(self, payload: bytes) -> None:
+        self._drawn.set()
         if self._ending is not None:
             return  # the browser is being cut off: nothing more goes to it
         self._sending_since = time.monotonic()
@@ -138,6 +144,15 @@ class AppProcess(AppService):
         self.end_soon(reason)
         assert self._ending is not None
         await asyncio.shield(self._ending)
+
+    async def started(self, timeout: float) -> None:
+        """Wait until the app has drawn its first screen, has ended, or ``timeout`` passed."""
+        waits = [asyncio.ensure_future(self._drawn.wait())]
+        if self._process is not None:
+            waits.append(asyncio.ensure_future(self._process.wait()))
+        _, pending = await asyncio.wait(waits, timeout=timeout, return_when="FIRST_COMPLETED")
+        for wait in pending:
+            wait.cancel()
 
     def stalled(self) -> bool:
         """Whether the browser has stopped taking the screen."""
@@ -188,12 +203,15 @@ class Full(Exception):
 
 class Apps:
     """The apps this server runs: one per annotator (a newer tab replaces the older, which is
-    told so) and at most ``limit`` in all."""
+    told so) and at most ``limit`` in all. At most ``starting`` start at once: an app's
+    start-up (imports, its store, its sandbox) takes a core for about a second, and a crowd
+    arriving together would otherwise take every core from the people already typing."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, starting: int | None = None) -> None:
         self.limit = limit
         self._open: dict[str, AppProcess] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._starting = asyncio.Semaphore(starting or os.cpu_count() or 1)
 
     def full_for(self, annotator: str) -> bool:
         """Whether opening an app for ``annotator`` would pass the limit (replacing their own
@@ -214,7 +232,12 @@ class Apps:
             if self.full_for(app.annotator):
                 raise Full
             self._open[app.annotator] = app
-            await app.start(width, height)
+            if self._starting.locked():
+                log.info("%s: waiting for other apps to start first", app.annotator)
+            async with self._starting:
+                log.info("%s: app starting", app.annotator)
+                await app.start(width, height)
+                await app.started(START_WAIT_S)
 
     def forget(self, app: AppProcess) -> None:
         if self._open.get(app.annotator) is app:

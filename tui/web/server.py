@@ -86,12 +86,13 @@ class StudyServer:
         *,
         font_size: int = 16,
         max_apps: int = DEFAULT_MAX_APPS,
+        max_starting: int | None = None,
         config_root: Path | None = None,
     ) -> None:
         self.gate = gate
         self.command = command
         self.font_size = font_size
-        self.apps = Apps(max_apps)
+        self.apps = Apps(max_apps, max_starting)
         self.throttle = SignInThrottle()
         # Each annotator's remembered choices (the theme) are their own, not the host's.
         self.config_root = config_root or settings_path().parent / "served" / gate.study.id

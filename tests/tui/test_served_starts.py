@@ -1,0 +1,46 @@
+"""A crowd arriving at once at `convtui serve`: apps start at most ``--max-starting`` at a
+time (each start takes a core for about a second), the others wait their turn, and every
+one of them is drawn in the end. A real server on loopback with the real apps (the scripted
+``mock:`` model, so nothing depends on what a model writes); the order is read from the
+server's log."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+from support.browser import served_study
+from support.raw_client import RawApp
+from support.studies import scripted_study
+
+pytestmark = pytest.mark.timeout(180)
+
+EVENT = re.compile(r"^\S+ (ana|ben|cy): (app starting|app opened|waiting for other apps)")
+
+
+def test_apps_of_a_crowd_start_one_at_a_time_and_all_are_drawn(tmp_path: Path) -> None:
+    with served_study(scripted_study(tmp_path), tmp_path, extra=["--max-starting", "1"]) as served:
+
+        async def crowd() -> None:
+            apps = await asyncio.gather(
+                *(RawApp.open(served, f"token-of-{name}") for name in ("ana", "ben", "cy"))
+            )
+            try:
+                await asyncio.gather(*(app.drawn() for app in apps))
+            finally:
+                await asyncio.gather(*(app.close() for app in apps))
+
+        asyncio.run(crowd())
+        log = served.log.read_text(errors="replace")
+    events = [m.groups() for m in map(EVENT.match, log.splitlines()) if m]
+    starting = [who for who, what in events if what == "app starting"]
+    assert sorted(starting) == ["ana", "ben", "cy"], log
+    assert sum(what == "waiting for other apps" for _, what in events) == 2, log
+    # One at a time: each app starts only once the one before it has drawn its screen.
+    running = 0
+    for _, what in events:
+        running += {"app starting": 1, "app opened": -1}.get(what, 0)
+        assert running <= 1, log
+    assert "Traceback" not in log, log[-3000:]
