@@ -18,6 +18,7 @@ from support.data import BIGCODEBENCH, DATA, data_file
 
 if TYPE_CHECKING:
     from convtui.core.catalog.loaders import TaskCatalog
+    from convtui.core.catalog.tasks import Task
     from convtui.core.execution.executor import Executor
 
 ISOLATION_LEVELS = ("bwrap", "namespaces", "landlock", "none")
@@ -90,6 +91,14 @@ def catalog() -> TaskCatalog:
 
     data_file(BIGCODEBENCH.name)
     return load_catalog("all", DATA)
+
+
+@pytest.fixture(scope="session")
+def ccw_tasks(bigcodebench: TaskCatalog) -> dict[str, Task]:
+    """The BigCodeBench tasks the ConvCodeWorld turn tests play (support/ccw_turns.py), by id."""
+    from support.ccw_turns import TASK_IDS
+
+    return {task_id: bigcodebench[task_id] for task_id in TASK_IDS}
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ from support.cli import assert_one_line_error, convtui_argv, env, invoke
 from support.data import needs_bigcodebench
 from support.fidelity import count, dump, record_study
 from support.scripted import script
+from support.sqlite_rows import fetchall
 from support.study_play import FAILS
 
 from convtui.core.ccw.template import templates_sha256
@@ -124,17 +124,18 @@ def test_convcodeworlds_simulator_prompts_stand_beside_convtuis(
     )
     assert who[sim]["protocol"] == "convtui" and who[sim]["prompt_sha256"] != templates_sha256()
     assert data["run"] == {"simulator_steps": 2 * STATES, "target_turns": STATES * 4}
-    with sqlite3.connect(study) as db:
-        said = db.execute(
-            "SELECT b.text FROM fidelity_feedback f JOIN blobs b ON b.hash = f.text_blob "
-            "WHERE f.protocol = 'convcodeworld'"
-        ).fetchall()
-        calls = db.execute(
-            "SELECT f.kind, f.purpose, f.messages_json, s.task_id FROM fidelity_calls f "
-            "JOIN sessions s ON s.id = f.session_id WHERE f.source = ? AND f.role = 'simulator'",
-            (ccw,),
-        ).fetchall()
-        texts = dict(db.execute("SELECT hash, text FROM blobs").fetchall())
+    said = fetchall(
+        study,
+        "SELECT b.text FROM fidelity_feedback f JOIN blobs b ON b.hash = f.text_blob "
+        "WHERE f.protocol = 'convcodeworld'",
+    )
+    calls = fetchall(
+        study,
+        "SELECT f.kind, f.purpose, f.messages_json, s.task_id FROM fidelity_calls f "
+        "JOIN sessions s ON s.id = f.session_id WHERE f.source = ? AND f.role = 'simulator'",
+        (ccw,),
+    )
+    texts = dict(fetchall(study, "SELECT hash, text FROM blobs"))
     assert [text for (text,) in said] == [UF_EXPERT] * STATES
     assert len(calls) == STATES
     for kind, purpose, messages, task_id in calls:

@@ -10,7 +10,7 @@ exactly the tasks of the annotator beside it, so each row compares like with lik
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TypeVar
 
 from convtui.benchmarks.reports.static_report import COMPENSATE_INIT, Replayed
@@ -55,13 +55,9 @@ class Simulated:
         )
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "log_set": self.name,
-            "user": self.user,
-            "reference_model": self.reference_model,
-            "feedback": self.feedback,
-            "simulator": self.simulator,
-        }
+        # Every field as it is named here, but the name: the report calls that the log_set.
+        fields: dict[str, object] = asdict(self)
+        return {"log_set": fields.pop("name"), **fields}
 
 
 @dataclass(frozen=True)

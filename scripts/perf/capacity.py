@@ -321,13 +321,18 @@ def costs_from_db(path: Path) -> dict[str, tuple[float, str]]:
 
     code = "('generate', 'repair', 'stale_ef')"
     paid = "status = 'ok' AND cache_hit = 0 AND output_tokens > 0"
-    out, inn, n = one(
-        f"SELECT avg(output_tokens), avg(input_tokens), count(*) FROM model_calls "
-        f"WHERE purpose IN {code} AND turn_idx > 0 AND {paid}"
-    )
-    if n:
-        found["code_out"] = (out, f"db, {n} feedback-turn code calls")
-        found["code_in"] = (inn, f"db, {n} feedback-turn code calls")
+
+    def mean_tokens(key: str, calls: str, what: str) -> None:
+        """``key``_out and ``key``_in: mean tokens of the paid calls ``calls`` selects."""
+        out, inn, n = one(
+            f"SELECT avg(output_tokens), avg(input_tokens), count(*) FROM model_calls "
+            f"WHERE {calls} AND {paid}"
+        )
+        if n:
+            found[f"{key}_out"] = (out, f"db, {n} {what}")
+            found[f"{key}_in"] = (inn, f"db, {n} {what}")
+
+    mean_tokens("code", f"purpose IN {code} AND turn_idx > 0", "feedback-turn code calls")
     inn0, out0, n0 = one(
         f"SELECT avg(input_tokens), avg(output_tokens), count(*) FROM model_calls "
         f"WHERE purpose = 'generate' AND turn_idx = 0 AND {paid}"
@@ -335,13 +340,7 @@ def costs_from_db(path: Path) -> dict[str, tuple[float, str]]:
     if n0:
         found["turn0_in"] = (inn0, f"db, {n0} turn-0 calls")
         found.setdefault("code_out", (out0, f"db, {n0} turn-0 calls"))
-    out, inn, n = one(
-        f"SELECT avg(output_tokens), avg(input_tokens), count(*) FROM model_calls "
-        f"WHERE purpose = 'simulate' AND {paid}"
-    )
-    if n:
-        found["sim_out"] = (out, f"db, {n} simulator calls")
-        found["sim_in"] = (inn, f"db, {n} simulator calls")
+    mean_tokens("sim", "purpose = 'simulate'", "simulator calls")
     calls, turns = one(
         f"SELECT (SELECT count(*) FROM model_calls WHERE purpose IN {code} AND turn_idx > 0 "
         "AND status = 'ok'), (SELECT count(*) FROM turns WHERE idx > 0)"

@@ -19,27 +19,18 @@ from pathlib import Path
 
 import pytest
 from support.ccw_turns import (
-    BROKEN_AGAIN,
-    BROKEN_CODE,
+    CANDIDATES,
     COMBINATIONS,
-    FAILING,
-    FAILING_CODE,
     REFINED_CODE,
-    REPAIRED_CODE,
     SIM_REPLY,
-    SYNTAX_DETAIL,
     TASK_IDS,
+    Result,
     Script,
     code_reply,
-    ef_text,
-    failing_result,
-    syntax_error_result,
+    reference_turn,
 )
-from support.ccw_turns import traceback_of as _tb
 
-from convtui.core.catalog.loaders import TaskCatalog
 from convtui.core.catalog.tasks import Task
-from convtui.core.ccw.turn import TurnInputs, run_turn
 from convtui.core.execution.types import ExecResult, TestOutcome
 from convtui.core.feedback.render import compile_feedback
 from convtui.core.models.mock import MockBackend
@@ -48,31 +39,23 @@ from convtui.core.settings.omega import FeedbackConfig
 from convtui.core.settings.protocol import build_config
 from convtui.core.turns.loop import SessionLoop, TurnCompleted, cached_execute
 
-CANDIDATES = ("repaired", "stays broken", "fails tests")
 
-
-@pytest.fixture(scope="module")
-def tasks(bigcodebench: TaskCatalog) -> dict[str, Task]:
-    return {task_id: bigcodebench[task_id] for task_id in TASK_IDS}
-
-
-def _previous(task: Task, candidate: str) -> tuple[Turn, object]:
-    """The recorded turn 0 the loop starts from, and the same result as test_ccw_turn's."""
-    names = FAILING[task.id]
-    if candidate == "fails tests":
-        code = task.import_header + FAILING_CODE
-        result = ExecResult("fail", tuple(TestOutcome(n, "fail", 0.0, _tb(n)) for n in names))
-        reference = failing_result(task)
-    else:
-        code = task.import_header + BROKEN_CODE
+def _executed(result: Result) -> ExecResult:
+    """The reference's execution result as convtui's executor reports it."""
+    return ExecResult(
+        result.status,  # type: ignore[arg-type]
+        tuple(TestOutcome(o.name, o.status, 0.0, o.traceback) for o in result.tests),  # type: ignore[arg-type]
+        detail=result.detail,
         # BigCodeBench's str(exc) is what the reference's EF shows for it.
-        result = ExecResult(
-            "error",
-            tuple(TestOutcome(n, "not_run") for n in names),
-            detail=SYNTAX_DETAIL,
-            error_message=SYNTAX_DETAIL,
-        )
-        reference = syntax_error_result(task)
+        error_message=result.detail,
+    )
+
+
+def _previous(task: Task, candidate: str) -> tuple[Turn, Result]:
+    """The recorded turn 0 the loop starts from, and the same result as test_ccw_turn's."""
+    case = CANDIDATES[candidate]
+    code = task.import_header + case.code
+    reference = case.result(task)
     compiled = compile_feedback(code, compat="ccw")
     turn = Turn(
         idx=0,
@@ -80,16 +63,15 @@ def _previous(task: Task, candidate: str) -> tuple[Turn, object]:
         code=code,
         compiled=compiled.ok,
         compile_feedback=compiled.text,
-        execution=result,
+        execution=_executed(reference),
         execution_feedback=None,
     )
     return turn, reference
 
 
 def _script(path: Path, candidate: str) -> MockBackend:
-    repair = BROKEN_AGAIN if candidate == "stays broken" else REPAIRED_CODE
     rows = [
-        ("repair", code_reply(repair)),
+        ("repair", code_reply(CANDIDATES[candidate].repair)),
         ("stale_ef", code_reply(REFINED_CODE)),
         ("generate", code_reply(REFINED_CODE)),
         ("simulate", SIM_REPLY),
@@ -98,11 +80,11 @@ def _script(path: Path, candidate: str) -> MockBackend:
     return MockBackend(spec=f"mock:{path}", path=path)
 
 
-@pytest.mark.parametrize("candidate", CANDIDATES)
+@pytest.mark.parametrize("candidate", tuple(CANDIDATES))
 @pytest.mark.parametrize("task_id", TASK_IDS)
 @pytest.mark.parametrize(("ef", "user"), COMBINATIONS)
 def test_the_loop_sends_what_the_reference_turn_sends(
-    tasks,
+    ccw_tasks,
     executor,
     tmp_path,
     ef,
@@ -110,7 +92,7 @@ def test_the_loop_sends_what_the_reference_turn_sends(
     task_id,
     candidate,
 ) -> None:
-    task = tasks[task_id]
+    task = ccw_tasks[task_id]
     previous, reference_result = _previous(task, candidate)
     backend = _script(tmp_path / "script.jsonl", candidate)
     config = build_config(
@@ -129,16 +111,8 @@ def test_the_loop_sends_what_the_reference_turn_sends(
     sent = [(r.call.purpose, r.kind, r.request) for r in backend.requests if r.call]
     # The reference's turn on the same inputs and replies (checked against the reference's
     # own strings in tests/core/test_ccw_turn.py).
-    script = Script(repair=BROKEN_AGAIN if candidate == "stays broken" else REPAIRED_CODE)
-    inputs = TurnInputs(
-        prompt=task.prompt,
-        previous_code=previous.code,
-        execution=ef,
-        execution_feedback=ef_text(reference_result, task, ef),
-        user=user,
-        ground_truth=task.ground_truth,
-    )
-    outcome = run_turn(inputs, script)
+    script = Script(repair=CANDIDATES[candidate].repair)
+    outcome = reference_turn(task, previous.code, reference_result, ef, user, script)
     assert sent == [(c.purpose, "text", c.prompt) for c in script.calls]
     assert all(r.call.turn_idx == 1 for r in backend.requests if r.call)
     # Every call's position in the turn, in order.

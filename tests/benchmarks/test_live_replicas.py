@@ -12,7 +12,6 @@ depend only on the code, so equal code gives equal verdicts."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -85,19 +84,21 @@ def test_a_replica_killed_during_bench_live_leaves_a_complete_run_equal_to_one_s
     answer = json.loads(out)
     assert (answer["sessions_played"], answer["failed"]) == (2, 0)
 
-    with sqlite3.connect(db) as conn:
-        paid = conn.execute(
-            "SELECT session_id, turn_idx, purpose, seq, status, endpoint FROM model_calls "
-            "WHERE cache_hit = 0"
-        ).fetchall()
-        twice = conn.execute(
-            "SELECT session_id, turn_idx, purpose, seq FROM model_calls GROUP BY 1, 2, 3, 4 "
-            "HAVING count(*) > 1"
-        ).fetchall()
-        attempts = conn.execute(
-            "SELECT m.id, a.number, a.status, a.endpoint, m.endpoint FROM call_attempts a "
-            "JOIN model_calls m ON m.id = a.call_id ORDER BY m.id, a.number"
-        ).fetchall()
+    paid = fetchall(
+        db,
+        "SELECT session_id, turn_idx, purpose, seq, status, endpoint FROM model_calls "
+        "WHERE cache_hit = 0",
+    )
+    twice = fetchall(
+        db,
+        "SELECT session_id, turn_idx, purpose, seq FROM model_calls GROUP BY 1, 2, 3, 4 "
+        "HAVING count(*) > 1",
+    )
+    attempts = fetchall(
+        db,
+        "SELECT m.id, a.number, a.status, a.endpoint, m.endpoint FROM call_attempts a "
+        "JOIN model_calls m ON m.id = a.call_id ORDER BY m.id, a.number",
+    )
     assert twice == []  # no call recorded twice
     assert_intact_and_no_call_paid_twice(db)
     assert {status for *_, status, _ in paid} == {"ok"}
@@ -115,10 +116,9 @@ def test_a_replica_killed_during_bench_live_leaves_a_complete_run_equal_to_one_s
     assert outcomes(db) == outcomes(server_run_db)
     assert unnamed(tables(db)) == unnamed(tables(server_run_db))
 
-    with sqlite3.connect(db) as conn:
-        (session_id,) = conn.execute(
-            "SELECT session_id FROM model_calls WHERE id = ?", (min(failed_over),)
-        ).fetchone()
+    [(session_id,)] = fetchall(
+        db, "SELECT session_id FROM model_calls WHERE id = ?", (min(failed_over),)
+    )
     shown = invoke("sessions", "show", session_id, "--db", str(db))
     assert shown.returncode == 0, shown.stderr
     assert "endpoints" in shown.stdout and survivor in shown.stdout

@@ -10,12 +10,11 @@ from support.ccw_turns import (
     FAILING_CODE,
     TASK_IDS,
     Script,
-    ef_text,
     failing_result,
     syntax_error_result,
+    turn_inputs,
 )
 
-from convtui.core.catalog.loaders import TaskCatalog
 from convtui.core.catalog.tasks import Task
 from convtui.core.ccw.turn import (
     CallFailed,
@@ -28,33 +27,21 @@ from convtui.core.ccw.turn import (
 from convtui.core.feedback.render import PASSED_ALL_TEST_RUNS
 
 
-@pytest.fixture(scope="module")
-def tasks(bigcodebench: TaskCatalog) -> dict[str, Task]:
-    return {task_id: bigcodebench[task_id] for task_id in TASK_IDS}
-
-
 def ask_alone(inputs: TurnInputs, script: Script) -> SimulatedFeedback:
     return answered(simulated_feedback(inputs), script)
 
 
 def inputs_for(task: Task, code: str, result, ef: str, user: str) -> TurnInputs:
-    return TurnInputs(
-        prompt=task.prompt,
-        previous_code=task.import_header + code,
-        execution=ef,
-        execution_feedback=ef_text(result, task, ef),
-        user=user,
-        ground_truth=task.ground_truth,
-    )
+    return turn_inputs(task, task.import_header + code, result, ef, user)
 
 
 @pytest.mark.parametrize("task_id", TASK_IDS)
 @pytest.mark.parametrize("ef", ["none", "partial", "full"])
 @pytest.mark.parametrize("user", ["novice", "expert"])
-def test_alone_it_asks_what_the_whole_turn_asks_its_simulator(tasks, task_id, ef, user) -> None:
+def test_alone_it_asks_what_the_whole_turn_asks_its_simulator(ccw_tasks, task_id, ef, user) -> None:
     """Code that compiles and fails tests: the whole turn's simulator is asked before any
     repair, so its requests and words are exactly what the simulator alone gives."""
-    task = tasks[task_id]
+    task = ccw_tasks[task_id]
     inputs = inputs_for(task, FAILING_CODE, failing_result(task), ef, user)
     whole, alone = Script(), Script()
     outcome = run_turn(inputs, whole)
@@ -70,10 +57,10 @@ def test_alone_it_asks_what_the_whole_turn_asks_its_simulator(tasks, task_id, ef
 
 @pytest.mark.parametrize("task_id", TASK_IDS)
 @pytest.mark.parametrize("ef", ["none", "partial", "full"])
-def test_the_novice_on_code_that_does_not_compile(tasks, task_id, ef) -> None:
+def test_the_novice_on_code_that_does_not_compile(ccw_tasks, task_id, ef) -> None:
     """The novice is asked about broken code inside the whole turn too (it does not repair
     first): the same requests, the compilation feedback the reference's own."""
-    task = tasks[task_id]
+    task = ccw_tasks[task_id]
     inputs = inputs_for(task, BROKEN_CODE, syntax_error_result(task), ef, "novice")
     whole, alone = Script(), Script()
     outcome = run_turn(inputs, whole)
@@ -84,10 +71,10 @@ def test_the_novice_on_code_that_does_not_compile(tasks, task_id, ef) -> None:
         assert len(alone.calls) == 1 and said.text is not None
 
 
-def test_the_expert_is_asked_on_broken_code_as_it_was_shown(tasks) -> None:
+def test_the_expert_is_asked_on_broken_code_as_it_was_shown(ccw_tasks) -> None:
     """Where the reference's expert turn would repair first, the simulator alone is asked
     on the code the person saw: its request shows that code, not a repair."""
-    task = tasks["BigCodeBench/7"]
+    task = ccw_tasks["BigCodeBench/7"]
     inputs = inputs_for(task, BROKEN_CODE, syntax_error_result(task), "full", "expert")
     script = Script()
     said = ask_alone(inputs, script)
@@ -97,8 +84,8 @@ def test_the_expert_is_asked_on_broken_code_as_it_was_shown(tasks) -> None:
     assert said.text is not None and said.aborted is None
 
 
-def test_the_novice_is_silent_when_the_tests_it_sees_pass(tasks) -> None:
-    task = tasks["BigCodeBench/1"]
+def test_the_novice_is_silent_when_the_tests_it_sees_pass(ccw_tasks) -> None:
+    task = ccw_tasks["BigCodeBench/1"]
     inputs = TurnInputs(
         prompt=task.prompt,
         previous_code=task.ground_truth,
@@ -111,8 +98,8 @@ def test_the_novice_is_silent_when_the_tests_it_sees_pass(tasks) -> None:
     assert (said.text, said.calls, script.calls) == (None, (), [])
 
 
-def test_a_failed_request_stops_it_with_the_reason(tasks) -> None:
-    task = tasks["BigCodeBench/7"]
+def test_a_failed_request_stops_it_with_the_reason(ccw_tasks) -> None:
+    task = ccw_tasks["BigCodeBench/7"]
     inputs = inputs_for(task, FAILING_CODE, failing_result(task), "full", "expert")
     said = ask_alone(inputs, Script(replies=[CallFailed("context length exceeded")]))
     assert said.text is None

@@ -29,12 +29,11 @@ from support.ccw_turns import (
     code_reply,
     ef_text,
     failing_result,
+    reference_turn,
     syntax_error_result,
 )
 from support.ccw_turns import traceback_of as _tb
 
-from convtui.core.catalog.loaders import TaskCatalog
-from convtui.core.catalog.tasks import Task
 from convtui.core.ccw.turn import (
     CallFailed,
     TurnInputs,
@@ -213,23 +212,6 @@ def cf_text(code: str) -> str:
     return compile_feedback(code, compat="ccw").text
 
 
-@pytest.fixture(scope="module")
-def tasks(bigcodebench: TaskCatalog) -> dict[str, Task]:
-    return {task_id: bigcodebench[task_id] for task_id in TASK_IDS}
-
-
-def turn(task: Task, previous: str, result: Result, ef: str, user: str, script: Script):
-    inputs = TurnInputs(
-        prompt=task.prompt,
-        previous_code=previous,
-        execution=ef,
-        execution_feedback=ef_text(result, task, ef),
-        user=user,
-        ground_truth=task.ground_truth,
-    )
-    return run_turn(inputs, script)
-
-
 def check(outcome: TurnOutcome, script: Script, expected: list[tuple[str, str, str]]) -> None:
     got = [(c.role, c.purpose, c.prompt) for c in script.calls]
     assert [g[:2] for g in got] == [e[:2] for e in expected]
@@ -244,8 +226,8 @@ def check(outcome: TurnOutcome, script: Script, expected: list[tuple[str, str, s
 
 @pytest.mark.parametrize("task_id", TASK_IDS)
 @pytest.mark.parametrize(("ef", "user"), COMBINATIONS)
-def test_code_that_does_not_compile_and_is_repaired(tasks, task_id, ef, user) -> None:
-    task = tasks[task_id]
+def test_code_that_does_not_compile_and_is_repaired(ccw_tasks, task_id, ef, user) -> None:
+    task = ccw_tasks[task_id]
     p, gt = task.prompt, task.ground_truth
     previous = task.import_header + BROKEN_CODE  # the previous solution, header included
     cf = cf_text(previous)
@@ -254,7 +236,7 @@ def test_code_that_does_not_compile_and_is_repaired(tasks, task_id, ef, user) ->
     assert stale == {"none": None, "partial": PASSED_ALL_TEST_RUNS, "full": all_failed}[ef]
     repair = ("code", "repair", refine_cf(p, previous, cf))
     script = Script()
-    outcome = turn(task, previous, syntax_error_result(task), ef, user, script)
+    outcome = reference_turn(task, previous, syntax_error_result(task), ef, user, script)
     if user == "none":
         # A repair; under EF:full the repaired code is then refined from the stale EF.
         expected = [repair]
@@ -308,12 +290,12 @@ def test_code_that_does_not_compile_and_is_repaired(tasks, task_id, ef, user) ->
 
 @pytest.mark.parametrize("task_id", TASK_IDS)
 @pytest.mark.parametrize(("ef", "user"), COMBINATIONS)
-def test_code_that_stays_broken(tasks, task_id, ef, user) -> None:
-    task = tasks[task_id]
+def test_code_that_stays_broken(ccw_tasks, task_id, ef, user) -> None:
+    task = ccw_tasks[task_id]
     p = task.prompt
     previous = task.import_header + BROKEN_CODE
     script = Script(repair=BROKEN_AGAIN)
-    outcome = turn(task, previous, syntax_error_result(task), ef, user, script)
+    outcome = reference_turn(task, previous, syntax_error_result(task), ef, user, script)
     if user == "novice":
         # The novice path never repairs: the same calls as when a repair would have worked.
         assert [(c.role, c.purpose) for c in script.calls] == (
@@ -336,8 +318,8 @@ def test_code_that_stays_broken(tasks, task_id, ef, user) -> None:
 
 @pytest.mark.parametrize("task_id", TASK_IDS)
 @pytest.mark.parametrize(("ef", "user"), COMBINATIONS)
-def test_code_that_compiles_and_fails_tests(tasks, task_id, ef, user) -> None:
-    task = tasks[task_id]
+def test_code_that_compiles_and_fails_tests(ccw_tasks, task_id, ef, user) -> None:
+    task = ccw_tasks[task_id]
     p, gt = task.prompt, task.ground_truth
     previous = task.import_header + FAILING_CODE
     shown, hidden = FAILING[task_id]
@@ -345,7 +327,7 @@ def test_code_that_compiles_and_fails_tests(tasks, task_id, ef, user) -> None:
     ef_value = {"none": None, "partial": f"{shown.upper()}\n{_tb(shown)}\n", "full": full}[ef]
     assert ef_text(failing_result(task), task, ef) == ef_value
     script = Script()
-    outcome = turn(task, previous, failing_result(task), ef, user, script)
+    outcome = reference_turn(task, previous, failing_result(task), ef, user, script)
     unchanged = False
     if user == "none":
         if ef == "none":
@@ -384,8 +366,8 @@ def test_code_that_compiles_and_fails_tests(tasks, task_id, ef, user) -> None:
 # --- more of forward() ----------------------------------------------------------------------------
 
 
-def test_code_that_passed_is_already_solved(tasks) -> None:
-    task = tasks["BigCodeBench/7"]
+def test_code_that_passed_is_already_solved(ccw_tasks) -> None:
+    task = ccw_tasks["BigCodeBench/7"]
     inputs = TurnInputs(
         task.prompt,
         task.ground_truth,
@@ -406,31 +388,31 @@ def test_code_that_passed_is_already_solved(tasks) -> None:
     )
 
 
-def test_hidden_failures_silence_the_novice_and_leave_the_expert_without_ef(tasks) -> None:
-    task = tasks["BigCodeBench/7"]
+def test_hidden_failures_silence_the_novice_and_leave_the_expert_without_ef(ccw_tasks) -> None:
+    task = ccw_tasks["BigCodeBench/7"]
     previous = task.import_header + FAILING_CODE
     result = Result("fail", tests=(Outcome("test_case_2", "fail", _tb("test_case_2")),))
     assert ef_text(result, task, "partial") == PASSED_ALL_TEST_RUNS
     script = Script()
-    novice = turn(task, previous, result, "partial", "novice", script)
+    novice = reference_turn(task, previous, result, "partial", "novice", script)
     assert (script.calls, novice.code, novice.iteration) == ([], previous, 1)
     script = Script()
-    turn(task, previous, result, "partial", "expert", script)
+    reference_turn(task, previous, result, "partial", "expert", script)
     assert [c.prompt for c in script.calls] == [
         sim_expert(task.prompt, task.ground_truth, previous),
         refine_uf(task.prompt, previous, UF_EXPERT),
     ]
 
 
-def test_an_empty_execution_feedback_is_left_open(tasks) -> None:
+def test_an_empty_execution_feedback_is_left_open(ccw_tasks) -> None:
     """A timeout that leaves no failing test gives the empty string under full coverage
     (docs/harness-notes.md, Execution feedback), which is not a pass: the code model is
     asked to refine from it, and DSPy shows the empty field open at the end of the prompt."""
-    task = tasks["BigCodeBench/7"]
+    task = ccw_tasks["BigCodeBench/7"]
     previous = task.import_header + FAILING_CODE
     assert ef_text(Result("timeout"), task, "full") == ""
     script = Script()
-    outcome = turn(task, previous, Result("timeout"), "full", "none", script)
+    outcome = reference_turn(task, previous, Result("timeout"), "full", "none", script)
     names = ["input", "previous_code", "execution_feedback"]
     guide = [GUIDE[n] for n in names]
     guide += [f"{REASONING} ${{produce the generated_code}}. We ...", GUIDE["generated_code"]]
@@ -442,16 +424,16 @@ def test_an_empty_execution_feedback_is_left_open(tasks) -> None:
     assert (outcome.execution_feedback, outcome.code) == ("", REFINED_CODE)
 
 
-def test_iteration_starts_the_hop_count(tasks) -> None:
-    task = tasks["BigCodeBench/1"]
+def test_iteration_starts_the_hop_count(ccw_tasks) -> None:
+    task = ccw_tasks["BigCodeBench/1"]
     inputs = TurnInputs(task.prompt, task.import_header + BROKEN_CODE, iteration=4)
     script = Script(repair=BROKEN_AGAIN)
     outcome = run_turn(inputs, script)
     assert (len(script.calls), outcome.iteration) == (3, 7)
 
 
-def test_a_reply_without_text_is_retried_with_a_space_after_the_feedback(tasks) -> None:
-    task = tasks["BigCodeBench/7"]
+def test_a_reply_without_text_is_retried_with_a_space_after_the_feedback(ccw_tasks) -> None:
+    task = ccw_tasks["BigCodeBench/7"]
     previous = task.import_header + BROKEN_CODE
     cf = cf_text(previous)
     script = Script(replies=[None, None])
@@ -467,36 +449,36 @@ def test_a_reply_without_text_is_retried_with_a_space_after_the_feedback(tasks) 
     assert limited.aborted and limited.code == previous
 
 
-def test_the_silent_novices_none_cannot_take_a_space(tasks) -> None:
+def test_the_silent_novices_none_cannot_take_a_space(ccw_tasks) -> None:
     """CCW:convcodeworld/pot.py:666: `None += " "` raises TypeError and CCW's process exits."""
-    task = tasks["BigCodeBench/7"]
+    task = ccw_tasks["BigCodeBench/7"]
     script = Script(replies=[None])
     previous = task.import_header + BROKEN_CODE
-    outcome = turn(task, previous, syntax_error_result(task), "partial", "novice", script)
+    outcome = reference_turn(task, previous, syntax_error_result(task), "partial", "novice", script)
     assert outcome.aborted and "None" in outcome.aborted
     assert len(script.calls) == 1
 
 
-def test_three_incomplete_replies_keep_the_code_on_the_user_feedback_path(tasks) -> None:
-    task = tasks["BigCodeBench/7"]
+def test_three_incomplete_replies_keep_the_code_on_the_user_feedback_path(ccw_tasks) -> None:
+    task = ccw_tasks["BigCodeBench/7"]
     previous = task.import_header + BROKEN_CODE
     script = Script(replies=["", "", ""])
-    outcome = turn(task, previous, syntax_error_result(task), "partial", "novice", script)
+    outcome = reference_turn(task, previous, syntax_error_result(task), "partial", "novice", script)
     assert [c.max_tokens for c in script.calls] == [2048, 1024, 512]
     assert (outcome.code, outcome.aborted, outcome.iteration) == (previous, None, 2)
 
 
-def test_a_failed_request_outside_the_ef_and_user_path_aborts(tasks) -> None:
-    task = tasks["BigCodeBench/7"]
+def test_a_failed_request_outside_the_ef_and_user_path_aborts(ccw_tasks) -> None:
+    task = ccw_tasks["BigCodeBench/7"]
     previous = task.import_header + BROKEN_CODE
     script = Script(replies=[CallFailed("context length exceeded")])
-    outcome = turn(task, previous, syntax_error_result(task), "full", "none", script)
+    outcome = reference_turn(task, previous, syntax_error_result(task), "full", "none", script)
     assert outcome.aborted and "context length exceeded" in outcome.aborted
     assert (len(script.calls), outcome.code) == (1, previous)
 
 
-def test_overflow_on_the_ef_and_user_path_trims_the_ef_on_ccws_schedule(tasks) -> None:
-    task = tasks["BigCodeBench/7"]
+def test_overflow_on_the_ef_and_user_path_trims_the_ef_on_ccws_schedule(ccw_tasks) -> None:
+    task = ccw_tasks["BigCodeBench/7"]
     previous = task.import_header + FAILING_CODE
     long_tb = _tb("test_case_1") * 300
     result = Result("fail", tests=(Outcome("test_case_1", "fail", long_tb),))
@@ -506,7 +488,7 @@ def test_overflow_on_the_ef_and_user_path_trims_the_ef_on_ccws_schedule(tasks) -
     assert first != untrimmed
     retrims = [trim_feedback(untrimmed, f, r, force=True) for f, r in trim_schedule()]
     script = Script(replies=[SIM_REPLY, *[CallFailed("too long")] * 3])
-    outcome = turn(task, previous, result, "full", "expert", script)
+    outcome = reference_turn(task, previous, result, "full", "expert", script)
     sim, *code_calls = script.calls
     assert sim.prompt == sim_expert(task.prompt, task.ground_truth, previous, first)
     assert [c.prompt for c in code_calls] == [
@@ -515,23 +497,23 @@ def test_overflow_on_the_ef_and_user_path_trims_the_ef_on_ccws_schedule(tasks) -
     assert outcome.execution_feedback == retrims[2]
     assert outcome.code == REFINED_CODE
     script = Script(replies=[SIM_REPLY, *[CallFailed("too long")] * 8])
-    outcome = turn(task, previous, result, "full", "expert", script)
+    outcome = reference_turn(task, previous, result, "full", "expert", script)
     assert len(script.calls) == 1 + 1 + 7
     assert outcome.aborted and "trimming" in outcome.aborted
 
 
-def test_a_simulator_failure_aborts(tasks) -> None:
-    task = tasks["BigCodeBench/100"]
+def test_a_simulator_failure_aborts(ccw_tasks) -> None:
+    task = ccw_tasks["BigCodeBench/100"]
     previous = task.import_header + FAILING_CODE
     script = Script(replies=[None])
-    outcome = turn(task, previous, failing_result(task), "full", "expert", script)
+    outcome = reference_turn(task, previous, failing_result(task), "full", "expert", script)
     assert outcome.aborted and len(script.calls) == 1
 
 
-def test_static_replay_uses_the_recorded_user_feedback(tasks) -> None:
+def test_static_replay_uses_the_recorded_user_feedback(ccw_tasks) -> None:
     """ConvCodeBench (CCW:convcodeworld/pot.py:500-502): the reference's feedback replaces the
     simulator."""
-    task = tasks["BigCodeBench/100"]
+    task = ccw_tasks["BigCodeBench/100"]
     p, previous = task.prompt, task.import_header + FAILING_CODE
     ef = ef_text(failing_result(task), task, "full")
     assert ef is not None

@@ -11,7 +11,13 @@ import pytest
 from support.ccw_turns import Outcome, Result
 from support.data import data_file
 
-from convtui.core.execution.types import ExecResult, TestIssue, TestOutcome
+from convtui.core.execution.types import (
+    ExecResult,
+    IssueStatus,
+    TestIssue,
+    TestOutcome,
+    TestStatus,
+)
 from convtui.core.feedback.render import (
     NO_SYNTAX_ERRORS,
     PASSED_ALL_TEST_RUNS,
@@ -345,33 +351,31 @@ def _bcb_key(method: str, description: str) -> str:
     return f"__test__.TestCases.{method} {description}".split(".")[-1]
 
 
-def _subtest_result() -> ExecResult:
-    def issue(name: str, status: str, text: str) -> TestIssue:
-        return TestIssue(name, status, text)  # type: ignore[arg-type]
+def _subtested(name: str, status: TestStatus, *issues: tuple[str, IssueStatus, str]) -> TestOutcome:
+    """A test whose subtests failed, as the runner files it: each (name, status, traceback)
+    an issue, and the test's own traceback its first issue's."""
+    filed = tuple(TestIssue(*issue) for issue in issues)
+    return TestOutcome(name, status, traceback=filed[0].traceback, issues=filed)
 
+
+def _subtest_result() -> ExecResult:
     return ExecResult(
         "fail",
         tests=(
             TestOutcome("test_zeta", "fail", traceback="Z\n"),
-            TestOutcome(
+            _subtested(
                 "test_words",
                 "error",
-                traceback="W1\n",
-                issues=(
-                    issue("test_words (word='a')", "error", "W1\n"),
-                    issue("test_words (word='b')", "fail", "W2\n"),
-                    issue("test_words", "error", "W-own\n"),
-                ),
+                ("test_words (word='a')", "error", "W1\n"),
+                ("test_words (word='b')", "fail", "W2\n"),
+                ("test_words", "error", "W-own\n"),
             ),
-            TestOutcome(
+            _subtested(
                 "test_values",
                 "fail",
-                traceback="V1\n",
-                issues=(
-                    issue("test_values (value=12.5)", "fail", "V1\n"),
-                    issue("test_values (value=3.0)", "fail", "V2\n"),
-                    issue("test_values (value=7.5)", "fail", "V3\n"),
-                ),
+                ("test_values (value=12.5)", "fail", "V1\n"),
+                ("test_values (value=3.0)", "fail", "V2\n"),
+                ("test_values (value=7.5)", "fail", "V3\n"),
             ),
         ),
     )

@@ -9,6 +9,8 @@ import gc
 import threading
 import time
 
+from support.threads import run_together
+
 from convtui.core.syntax import parse_python
 
 SOURCE = "\n".join(
@@ -51,11 +53,7 @@ def test_threads_parse_at_once_while_finalisers_run() -> None:
     try:
         litterer = threading.Thread(target=litter)
         litterer.start()
-        workers = [threading.Thread(target=parse) for _ in range(3)]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
+        run_together(*[parse] * 3)
     finally:
         stop.set()
         litterer.join()

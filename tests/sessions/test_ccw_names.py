@@ -43,7 +43,7 @@ from convtui.sessions.ccw_files import (
 )
 from convtui.sessions.ccw_import import import_logs
 from convtui.sessions.errors import ExportError, ImportFormatError
-from convtui.sessions.export import export_convcodebench
+from convtui.sessions.export import WrittenLogSet, export_convcodebench
 from convtui.sessions.static_logs import MANIFEST
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -399,13 +399,23 @@ def static_store(db: Path, target: str) -> tuple[list[str], list[str]]:
         return references, [row.id for row in store.run_sessions(run_id)]
 
 
+def exported_replay(
+    tmp_path: Path, target: str, *, with_references: bool = False
+) -> tuple[list[str], list[WrittenLogSet]]:
+    """``static_store`` in ``tmp_path/replay.db``, its replays (and, ``with_references``, the
+    reference sessions too) exported to ``tmp_path/out``: (reference ids, the sets written)."""
+    db = tmp_path / "replay.db"
+    references, replays = static_store(db, target)
+    with Store.open(db) as store:
+        ids = references + replays if with_references else replays
+        return references, export_convcodebench(store, ids, tmp_path / "out")
+
+
 def test_a_static_replay_is_exported_where_print_results_static_reads_it(
     tmp_path: Path,
 ) -> None:
-    db = tmp_path / "replay.db"
-    references, replays = static_store(db, "http://127.0.0.1:8000/v1")
-    with Store.open(db) as store:
-        written = export_convcodebench(store, replays, tmp_path / "out")
+    references, written = exported_replay(tmp_path, "http://127.0.0.1:8000/v1")
+    with Store.open(tmp_path / "replay.db") as store:
         given = {store.session(sid).task_id: store.load_turns(sid) for sid in references}
     files = exported(tmp_path / "out")
     reference_stem = "bigcodebench_acme_coder-1b_CF_EF_FULL_SNF_by_gpt-4o"
@@ -442,10 +452,7 @@ def test_a_static_replay_is_exported_where_print_results_static_reads_it(
 def test_a_replay_and_its_reference_selected_together_write_the_reference_once(
     tmp_path: Path,
 ) -> None:
-    db = tmp_path / "replay.db"
-    references, replays = static_store(db, "local:smollm2")
-    with Store.open(db) as store:
-        written = export_convcodebench(store, references + replays, tmp_path / "out")
+    _, written = exported_replay(tmp_path, "local:smollm2", with_references=True)
     assert [(s.name, s.added, s.reference is not None) for s in written] == [
         ("bigcodebench_acme_coder-1b_CF_EF_FULL_SNF_by_gpt-4o", False, False),
         ("bigcodebench_local_smollm2_CF_EF_FULL_SNF_by_gpt-4o", False, True),

@@ -16,6 +16,7 @@ import pytest
 from store_values import config, turn
 from store_writer import expected_turn
 from support.omegas import omegas
+from support.threads import run_together
 
 from convtui.sessions import Store
 from convtui.sessions.results import run_outcomes
@@ -168,11 +169,7 @@ def test_readers_see_whole_turns_while_another_thread_writes(tmp_path: Path) -> 
             except BaseException as exc:  # reported by the assertion below
                 failures.append(exc)
 
-        threads = [threading.Thread(target=write), threading.Thread(target=read)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        run_together(write, read)
 
         assert failures == []
         assert reads > 1

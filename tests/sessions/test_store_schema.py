@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.store_fixtures import FIXTURES, fixture_script
+from support.threads import run_together
 
 from convtui.sessions import Store, StoreError
 from convtui.sessions.schema import SCHEMA_VERSION, applied_migrations
@@ -88,11 +89,7 @@ def test_many_processes_opening_a_new_file_at_once_migrate_it_once(tmp_path: Pat
         except BaseException as exc:  # collected for the assertion below
             errors.append(exc)
 
-    threads = [threading.Thread(target=open_it) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_together(*[open_it] * 8)
 
     assert errors == []
     with Store.open(path) as store:
@@ -210,9 +207,5 @@ def test_of_many_openers_of_one_new_file_one_made_it(tmp_path: Path) -> None:
         made.append(store._created)
         store.close()
 
-    threads = [threading.Thread(target=open_it) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_together(*[open_it] * 8)
     assert sorted(made) == [False] * 7 + [True]

@@ -4,10 +4,11 @@ and tests/benchmarks/test_ccw_loop_combinations.py plays through the turn loop."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from convtui.core.catalog.tasks import Task
-from convtui.core.ccw.turn import ModelCall, Reply
+from convtui.core.ccw.turn import ModelCall, Reply, TurnInputs, TurnOutcome, run_turn
 from convtui.core.feedback.render import execution_feedback
 
 TASK_IDS = ("BigCodeBench/7", "BigCodeBench/100", "BigCodeBench/1")
@@ -95,6 +96,23 @@ def ef_text(result: Result, task: Task, coverage: str) -> str | None:
     return execution_feedback(result, coverage=coverage, test_source=task.tests.source)
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """A previous turn's code (less the task's import header), the result the reference's
+    execution gives it, and what the scripted model repairs it to."""
+
+    code: str
+    result: Callable[[Task], Result]
+    repair: str = REPAIRED_CODE
+
+
+CANDIDATES = {
+    "repaired": Candidate(BROKEN_CODE, syntax_error_result),
+    "stays broken": Candidate(BROKEN_CODE, syntax_error_result, BROKEN_AGAIN),
+    "fails tests": Candidate(FAILING_CODE, failing_result),
+}
+
+
 class Script:
     """Answers by purpose: repairs with ``repair``, refinements with REFINED_CODE, the
     simulator with SIM_REPLY; records every call."""
@@ -113,6 +131,26 @@ class Script:
         if call.purpose == "repair":
             return code_reply(self.repair)
         return code_reply(REFINED_CODE)
+
+
+def turn_inputs(task: Task, previous: str, result: Result, ef: str, user: str) -> TurnInputs:
+    """A feedback turn's inputs: the ``previous`` code (header included), and under EF ``ef``
+    the feedback on its ``result``."""
+    return TurnInputs(
+        prompt=task.prompt,
+        previous_code=previous,
+        execution=ef,
+        execution_feedback=ef_text(result, task, ef),
+        user=user,
+        ground_truth=task.ground_truth,
+    )
+
+
+def reference_turn(
+    task: Task, previous: str, result: Result, ef: str, user: str, script: Script
+) -> TurnOutcome:
+    """The reference's turn (pot.py forward) on those inputs, ``script`` answering its calls."""
+    return run_turn(turn_inputs(task, previous, result, ef, user), script)
 
 
 COMBINATIONS = [

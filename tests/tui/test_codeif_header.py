@@ -4,8 +4,9 @@ its rounds counted from 1 up to the conversation's limit), not BigCodeBench's Ω
 
 from __future__ import annotations
 
+from codeif_offers import TASK, reference_model
 from textual.pilot import Pilot
-from tui_harness import AppFactory, awaiting_feedback, fenced, play
+from tui_harness import AppFactory, awaiting_feedback, play
 
 from convtui.core.codeif.conversation import rounds_limit
 from convtui.core.codeif.instructions import instructions
@@ -14,14 +15,12 @@ from convtui.tui.palette import StoredSessions
 from convtui.tui.widgets.status_line import StatusLine
 from convtui.tui.widgets.timeline import TurnTimeline
 
-TASK = "CodeIF/11"
-
 
 def test_the_header_shows_instructions_and_rounds_not_omega(apps: AppFactory) -> None:
     task = apps.catalog.get(TASK)
     order = instructions(task)
     limit = rounds_limit(order, "person")
-    model = apps.script([fenced(task.ground_truth + "\n")], name="codeif.jsonl")
+    model = reference_model(apps)
     seen: dict[str, str] = {}
 
     async def scenario(pilot: Pilot) -> None:

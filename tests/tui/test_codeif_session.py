@@ -9,41 +9,23 @@ from __future__ import annotations
 
 import json
 
+from codeif_offers import EDIT, TASK, offered, reference_model
 from support.cli import convtui
 from textual.pilot import Pilot
 from tui_harness import (
     AppFactory,
     awaiting_feedback,
-    fenced,
     phase_is,
     play,
     rows,
     wait_until,
 )
 
-from convtui.core.codeif.conversation import offered_message
-from convtui.core.codeif.instructions import BASE, Instruction, instructions
+from convtui.core.codeif.instructions import BASE
 from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.instruction import InstructionModal
 from convtui.tui.widgets.composer import FeedbackComposer
 from convtui.tui.widgets.instruction_checklist import InstructionChecklist
-
-TASK = "CodeIF/11"
-EDIT = " Also keep the function under ten lines."
-
-
-def reference_model(apps: AppFactory) -> str:
-    """A scripted model that always answers with the task's reference code."""
-    task = apps.catalog.get(TASK)
-    return apps.script([fenced(task.ground_truth + "\n")], name="codeif.jsonl")
-
-
-def offered(apps: AppFactory) -> tuple[tuple[Instruction, ...], list[str], str]:
-    """The task's instructions in the benchmark's order, the words the app offers for each,
-    and ``reference_model``."""
-    task = apps.catalog.get(TASK)
-    order = instructions(task)
-    return order, [offered_message(i, task.prompt) for i in order], reference_model(apps)
 
 
 def test_a_person_gives_instructions_edits_one_and_reads_the_checklist(apps: AppFactory) -> None:

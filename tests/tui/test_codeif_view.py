@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from codeif_offers import TASK, reference_model
 from support.cli import convtui
 from textual.pilot import Pilot
 from tui_harness import AppFactory, fenced, play, rows, wait_until
@@ -17,15 +18,13 @@ from convtui.tui.screens.session_keys import FINISHED
 from convtui.tui.widgets.composer import FeedbackComposer
 from convtui.tui.widgets.instruction_checklist import InstructionChecklist
 
-TASK = "CodeIF/11"
-
 
 def test_a_static_benchmark_conversation_opens_read_only_with_its_checklist(
     apps: AppFactory,
 ) -> None:
     task = apps.catalog.get(TASK)
     order = instructions(task)
-    model = apps.script([fenced(task.ground_truth + "\n")], name="codeif.jsonl")
+    model = reference_model(apps)
     argv = ["bench", "codeif", "--mode", "static", "--model", model, "--ids", "11"]
     done = convtui(*argv, "--db", str(apps.db), "--json")
     assert done.returncode == 0, done.stderr

@@ -11,12 +11,13 @@ import threading
 from types import TracebackType
 
 import pytest
+from codeif_offers import TASK as CODEIF_TASK
+from codeif_offers import reference_model
 from textual.message import Message
 from textual.pilot import Pilot
 from tui_harness import (
     AppFactory,
     awaiting_feedback,
-    fenced,
     notices,
     phase_is,
     play,
@@ -170,8 +171,7 @@ def test_a_codeif_round_another_window_recorded_first_gives_the_words_back_with_
     refused, the session goes on from the other window's answer (round 2 is played with its
     words), and this window's words wait for round 2, still about the instruction they were
     written for."""
-    task = apps.catalog.get("CodeIF/11")
-    model = apps.script([fenced(task.ground_truth + "\n")], name="codeif.jsonl")
+    model = reference_model(apps)
 
     async def scenario(pilot: Pilot) -> None:
         screen = await awaiting_feedback(pilot)
@@ -199,4 +199,4 @@ def test_a_codeif_round_another_window_recorded_first_gives_the_words_back_with_
         assert [turn[:2] for turn in recorded(apps)] == [(0, THEIRS), (1, MINE)]
         assert kept(apps) == []
 
-    play(apps, scenario, model=model, task=task.id)
+    play(apps, scenario, model=model, task=CODEIF_TASK)

@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from codeif_offers import EDIT, offered
+from codeif_offers import TASK as CODEIF_TASK
 from support.studies import study_spec, write_study
 from textual.pilot import Pilot
 from tui_harness import (
     NOVICE_SAYS,
     AppFactory,
     awaiting_feedback,
-    fenced,
     phase_is,
     play,
     rows,
@@ -23,8 +24,6 @@ from tui_harness import (
     wait_until,
 )
 
-from convtui.core.codeif.conversation import offered_message
-from convtui.core.codeif.instructions import instructions
 from convtui.tui.typed_words import KEEP_AFTER_S
 from convtui.tui.widgets.composer import FeedbackComposer
 from convtui.tui.widgets.instruction_checklist import InstructionChecklist
@@ -136,11 +135,8 @@ def test_a_codeif_instruction_being_rewritten_comes_back_with_its_instruction(
     """CodeIF-Bench: the person swaps the offered instruction for the last one (u) and edits
     it; on resume the edit is back and still about that instruction, which is what sending
     it records as the turn's draft."""
-    task = apps.catalog.get("CodeIF/11")
-    order = instructions(task)
-    last = offered_message(order[-1], task.prompt)
-    edit = " Also keep the function under ten lines."
-    model = apps.script([fenced(task.ground_truth + "\n")], name="codeif.jsonl")
+    order, words, model = offered(apps)
+    last = words[-1]
     seen: dict[str, str] = {}
 
     async def rewrite_and_leave(pilot: Pilot) -> None:
@@ -154,27 +150,27 @@ def test_a_codeif_instruction_being_rewritten_comes_back_with_its_instruction(
         composer = screen.query_one(FeedbackComposer)
         composer.focus()
         composer.move_cursor(composer.document.end)
-        composer.insert(edit)
+        composer.insert(EDIT)
         await wait_until(
             pilot,
             lambda: (
                 rows(apps.db, "SELECT text, instruction FROM typed_feedback")
-                == [(last + edit, order[-1].category)]
+                == [(last + EDIT, order[-1].category)]
             ),
             "the edit kept with its instruction",
         )
 
     async def send(pilot: Pilot) -> None:
         screen = await awaiting_feedback(pilot)
-        assert screen.query_one(FeedbackComposer).text == last + edit
+        assert screen.query_one(FeedbackComposer).text == last + EDIT
         assert screen.composing == order[-1].category  # not the order's next, offered again
         await pilot.press("ctrl+j")
         await awaiting_feedback(pilot, turn=1)
 
-    play(apps, rewrite_and_leave, model=model, task=task.id)
-    play(apps, send, model=model, task=task.id, resume=seen["session"])
+    play(apps, rewrite_and_leave, model=model, task=CODEIF_TASK)
+    play(apps, send, model=model, task=CODEIF_TASK, resume=seen["session"])
 
     assert rows(apps.db, "SELECT verbal_feedback, feedback_draft FROM turns") == [
-        (last + edit, last)
+        (last + EDIT, last)
     ]
     assert kept(apps) == []
