@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
 from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownFence
 
 from convtui.core.catalog.tasks import ProjectSite, Task
 from convtui.core.printable import printable
@@ -49,6 +51,20 @@ def _repository(prompt: str, site: ProjectSite) -> str:
     return "\n\n".join(parts)
 
 
+class PythonFence(MarkdownFence):
+    """A code block of a task, Python unless it says otherwise. Textual guesses the language
+    of a block that names none by loading and trying each of Pygments' 170-odd lexers: a
+    third of a second of every app's start, and its guess for a prompt is Python anyway."""
+
+    @classmethod
+    def highlight(cls, code: str, language: str, ansi: bool = False, dark: bool = False) -> Content:
+        return super().highlight(code, language or "python", ansi, dark)
+
+
+class TaskMarkdown(Markdown):
+    BLOCKS = {**Markdown.BLOCKS, "fence": PythonFence, "code_block": PythonFence}
+
+
 class TaskPane(VerticalScroll):
     """``-collapsed`` shows only the title; ctrl+o toggles it."""
 
@@ -63,7 +79,7 @@ class TaskPane(VerticalScroll):
         self.can_focus = True
 
     def compose(self) -> ComposeResult:
-        yield Markdown(self._markdown, id="task-markdown")
+        yield TaskMarkdown(self._markdown, id="task-markdown")
         if self._signature:
             # Docked: it does not scroll with the prompt. A short terminal shows only the
             # signature (the imports are in the code pane too).
