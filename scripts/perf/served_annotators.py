@@ -50,7 +50,9 @@ class Annotator:
     turns_played: int = 0
     sessions: int = 0
     echo_ms: list[float] = field(default_factory=list)
+    echo_at: list[float] = field(default_factory=list)  # when each timed key went (monotonic)
     errors: list[str] = field(default_factory=list)
+    seated_at: float | None = None  # when their app first showed a turn (monotonic)
 
 
 def make_study(folder: Path, annotators: int, reply_s: float) -> Path:
@@ -128,6 +130,7 @@ async def turn_loop(
     turn, left = 0, None
     while True:
         state, session = await next_state(page, who, turn, left)
+        who.seated_at = who.seated_at or time.monotonic()
         if turn == 0:
             who.sessions += 1
         if state == "ended":

@@ -147,7 +147,7 @@ class AppProcess(AppService):
 
     async def started(self, timeout: float) -> None:
         """Wait until the app has drawn its first screen, has ended, or ``timeout`` passed."""
-        waits = [asyncio.ensure_future(self._drawn.wait())]
+        waits: list[asyncio.Future[object]] = [asyncio.ensure_future(self._drawn.wait())]
         if self._process is not None:
             waits.append(asyncio.ensure_future(self._process.wait()))
         _, pending = await asyncio.wait(waits, timeout=timeout, return_when="FIRST_COMPLETED")
