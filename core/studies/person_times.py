@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 # A gap between two keystrokes longer than this is a pause, counted as thinking, not typing.
 # Keystroke-logging studies of writing commonly take 2 s as the pause threshold; a person
@@ -40,12 +40,7 @@ class TimeSummary:
     median_typing_s: float | None
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "turns": self.turns,
-            "measured": self.measured,
-            "median_shown_to_sent_s": self.median_shown_to_sent_s,
-            "median_typing_s": self.median_typing_s,
-        }
+        return asdict(self)
 
 
 def summarize(times: Iterable[tuple[float | None, float | None]]) -> TimeSummary:

@@ -160,12 +160,6 @@ class SessionLoop:
         journal: CallJournal | None = None,
         reference: Sequence[Turn] | None = None,
     ) -> None:
-        self.task = task
-        self.config = config
-        self.backend = backend
-        self.execute = execute
-        self.user = user
-        self.journal = journal
         # A static replay (ConvCodeBench): the reference session's recorded turns. Turn 0 is
         # the model's own; at turn t >= 1 it is given the reference's turn t-1 (and, with
         # context "full", every reference turn before t) and the feedback recorded for it,
@@ -175,6 +169,8 @@ class SessionLoop:
         # session played again (resumed, or a cancelled turn retried) keeps its key.
         self.session_key = journal.session_id if journal is not None else uuid.uuid4().hex
         self._ran = _KeptKey(execute)
+        # The one record of the session's task, configuration, models and journal: the
+        # policies read it, and so does the loop.
         self.context = TurnContext(
             task, config, backend, self._ran, user, journal, self.session_key
         )
@@ -222,5 +218,5 @@ class SessionLoop:
 
     def _status_after(self, turn: Turn) -> SessionStatus:
         if self.reference is None:
-            return _status_after(turn, self.config)
-        return replay_status(turn, self.reference, self.config)
+            return _status_after(turn, self.context.config)
+        return replay_status(turn, self.reference, self.context.config)
