@@ -64,6 +64,7 @@ class RawApp:
     session: Any = None
     socket: Any = None
     screen_bytes: int = 0
+    frames: int = 0  # binary messages: each a drawing of the app's
     told: list[str] = field(default_factory=list)
     closed: asyncio.Event = field(default_factory=asyncio.Event)
     close_code: int | None = None
@@ -92,6 +93,7 @@ class RawApp:
         async for message in self.socket:
             if message.type == aiohttp.WSMsgType.BINARY:
                 self.screen_bytes += len(message.data)
+                self.frames += 1
             elif message.type == aiohttp.WSMsgType.TEXT:
                 kind, data = json.loads(message.data)
                 if kind == "convtui_ended":

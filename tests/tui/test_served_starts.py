@@ -1,8 +1,9 @@
-"""A crowd arriving at once at `convtui serve`: apps start at most ``--max-starting`` at a
-time (each start takes a core for about a second), the others wait their turn, and every
-one of them is drawn in the end. A real server on loopback with the real apps (the scripted
-``mock:`` model, so nothing depends on what a model writes); the order is read from the
-server's log."""
+"""What a served app costs the host. A crowd arriving at once at `convtui serve`: apps start
+at most ``--max-starting`` at a time (each start takes a core for about a second), the others
+wait their turn, and every one of them is drawn in the end. An app left alone draws about
+once a second (its turn's clock), not on every blink of a cursor. A real server on
+loopback with the real apps (the scripted ``mock:`` model, so nothing depends on what a
+model writes); the order is read from the server's log."""
 
 from __future__ import annotations
 
@@ -44,3 +45,24 @@ def test_apps_of_a_crowd_start_one_at_a_time_and_all_are_drawn(tmp_path: Path) -
         running += {"app starting": 1, "app opened": -1}.get(what, 0)
         assert running <= 1, log
     assert "Traceback" not in log, log[-3000:]
+
+
+def test_an_idle_served_app_draws_its_clock_not_a_blinking_cursor(tmp_path: Path) -> None:
+    with served_study(scripted_study(tmp_path), tmp_path) as served:
+
+        async def idle() -> int:
+            # The size a 1280x800 page asks for: the composer is on screen.
+            app = await RawApp.open(served, "token-of-ana", "width=142&height=38")
+            try:
+                await app.send("focus")  # as the page does: the composer has the cursor
+                await app.drawn()
+                await asyncio.sleep(5)  # the scripted reply and its test run are over
+                before = app.frames
+                await asyncio.sleep(6)
+                return app.frames - before
+            finally:
+                await app.close()
+
+        frames = asyncio.run(idle())
+    # The clock redraws once a second; a blinking cursor would add two more each second.
+    assert 3 <= frames <= 9, frames

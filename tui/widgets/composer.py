@@ -43,6 +43,12 @@ class FeedbackComposer(TextArea):
         """What ``keystrokes`` are read from (the screen sets the app's clock)."""
         self._keystrokes: list[float] = []
 
+    def on_mount(self) -> None:
+        # Served, every blink is a frame through the server to the page: with a study's tens
+        # of apps, more wake-ups than the typing itself. The cursor stays, steady.
+        if self.app.is_web:
+            self.cursor_blink = False
+
     def watch_ready(self, ready: bool) -> None:
         self.set_class(not ready, "-blocked")
         self._retitle()
