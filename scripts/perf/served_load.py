@@ -284,8 +284,10 @@ async def type_feedback(page: ProtocolPage, who: Annotator, words: str, pace: Pa
 
 async def timed_key(page: ProtocolPage, who: Annotator, key: str, typed: str) -> None:
     """``key`` pressed, its echo time kept with the moment it went."""
-    who.echo_at.append(time.monotonic())
-    who.echo_ms.append(await page.key(key, typed))
+    at = time.monotonic()
+    echo_ms = await page.key(key, typed)  # a key never echoed raises: neither is kept
+    who.echo_at.append(at)
+    who.echo_ms.append(echo_ms)
 
 
 async def annotate(page: ProtocolPage, who: Annotator, until: float, pace: Pace, seed: int):
