@@ -113,7 +113,12 @@ class AppProcess(AppService):
             await asyncio.wait_for(self.peer.send_bytes(payload), WRITE_TIMEOUT_S)
             self._sending_since = None
         except Exception as exc:  # any failure to write means the browser is gone
-            log.info("%s: the browser stopped taking the screen (%s)", self.annotator, _why(exc))
+            if isinstance(exc, ConnectionError):  # it closed its end: a tab closed, a goodbye
+                log.info("%s: the browser's connection closed", self.annotator)
+            else:
+                log.info(
+                    "%s: the browser stopped taking the screen (%s)", self.annotator, _why(exc)
+                )
             self.end_soon()
 
     async def on_meta(self, data: bytes) -> None:
