@@ -10,29 +10,23 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
-import json
 import os
 import queue
-import select
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
-import time
-from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import IO
 
-from convtui.core.errors import ConvtuiError
-from convtui.core.execution.batch import BatchRunner, execution_key
-from convtui.core.execution.fontcache import rebuild_in_background, seed_env
-from convtui.core.execution.isolation import Isolation, detect, zygote_argv, zygote_env
-from convtui.core.execution.testplan import TestPlan
-from convtui.core.execution.types import ExecRequest
+from convtui.core.execution.batch import BatchRunner, decide_parts, execution_key, shard_batch
+from convtui.core.execution.isolation import detect, zygote_env
+from convtui.core.execution.placement import Placement
+from convtui.core.execution.testplan import TestPlan, plan_tests
+from convtui.core.execution.types import ExecRequest, ExecResult
 from convtui.core.execution.verdict import RawRun
+from convtui.core.execution.zygotes import ExecutorError, Zygote, ZygoteGone
 
 # Imported once in each full zygote, at its start, so runs do not pay for them. Libraries
 # missing from the task environment are skipped.
@@ -84,184 +78,16 @@ PROJECT_PRELOAD: tuple[str, ...] = ("pytest", "unittest", "unittest.mock", "json
 ON_DEMAND_ROOTS = frozenset(
     {"numpy", "pandas", "matplotlib", "scipy", "sklearn", "seaborn", "statsmodels"}
 )
-_START_TIMEOUT_S = 120.0
+# Of those, the ones a full zygote does not hold from its start: a slot imports them (in its
+# annex) when a task first needs them, which is what placement.py economises.
+_HEAVY_ROOTS = ON_DEMAND_ROOTS - {"numpy", "pandas", "matplotlib"}
 _REPLY_GRACE_S = 30.0
-_RESTART_AFTER_RUNS = 1000
 _PR_SET_DUMPABLE = 4
 
 
-class ExecutorError(ConvtuiError):
-    """The execution environment could not be started."""
-
-
-class _ZygoteGone(Exception):
-    pass
-
-
-class _Spawner:
-    """Starts every zygote from one long-lived thread.
-
-    PR_SET_PDEATHSIG (set by the zygote, and by bwrap for --die-with-parent) fires when the
-    *thread* that started the process exits, not the process: a zygote started from a
-    ``run_many`` worker thread was SIGKILLed as soon as that pool shut down, and a run that
-    picked it up next came back as a crash. This thread lives as long as the process, so a
-    zygote still dies with the harness and only with it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pid = 0
-        self._jobs: queue.SimpleQueue[tuple[list[str], dict, Future]] = queue.SimpleQueue()
-
-    def popen(self, argv: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
-        with self._lock:
-            if self._pid != os.getpid():  # first use, or this process is a fork
-                self._jobs = queue.SimpleQueue()
-                thread = threading.Thread(
-                    target=self._serve, args=(self._jobs,), name="convtui-spawner", daemon=True
-                )
-                thread.start()
-                self._pid = os.getpid()
-            done: Future[subprocess.Popen[bytes]] = Future()
-            self._jobs.put((argv, kwargs, done))
-        return done.result()
-
-    @staticmethod
-    def _serve(jobs: queue.SimpleQueue[tuple[list[str], dict, Future]]) -> None:
-        while True:
-            argv, kwargs, done = jobs.get()
-            try:
-                done.set_result(subprocess.Popen(argv, **kwargs))
-            except BaseException as exc:
-                done.set_exception(exc)
-
-
-_spawn = _Spawner().popen
-
-
-class _Zygote:
-    """One zygote process and its pipes; used by one thread at a time."""
-
-    def __init__(
-        self,
-        isolation: Isolation,
-        python: str,
-        preload: Sequence[str],
-        readable: Sequence[str] = (),
-    ) -> None:
-        self.isolation = isolation
-        self.python = python
-        self.preload = list(preload)
-        self.readable = list(readable)  # host folders its runs read (a project's tree)
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.runs = 0
-        self.hello: dict = {}
-        self._buf = bytearray()
-        self._base = ""
-        self._log: IO[bytes] | None = None
-
-    @property
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    @property
-    def base(self) -> str:
-        """Where runs make their directories: the sandbox's own /tmp under bwrap or
-        namespaces."""
-        return "/tmp" if self.isolation.private_tmp else self._base
-
-    def start(self) -> None:
-        if not self.isolation.private_tmp:
-            self._base = tempfile.mkdtemp(prefix="convtui_runs_")  # no "-": see zygote.py
-        # Kept open for the zygote's life: its last words explain a failed start.
-        self._log = tempfile.TemporaryFile()  # noqa: SIM115
-        seed = seed_env(self.python)
-        argv = zygote_argv(
-            self.isolation,
-            self.python,
-            self.base,
-            self.preload,
-            readable=[*seed.values(), *self.readable],
-        )
-        try:
-            self.proc = _spawn(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self._log,
-                env={**zygote_env(self.python), **seed},
-                start_new_session=True,
-                close_fds=True,
-            )
-        except OSError as exc:
-            raise ExecutorError(f"cannot start the task interpreter {self.python}: {exc}") from exc
-        self._buf.clear()
-        try:
-            self.hello = json.loads(self._read_line(time.monotonic() + _START_TIMEOUT_S))
-        except _ZygoteGone:
-            why = self._stderr_tail()
-            self.stop()
-            raise ExecutorError(
-                f"the task interpreter {self.python} failed to start the sandbox: {why}"
-            ) from None
-        if self.hello.get("fontcache") == "miss":
-            rebuild_in_background(self.python)
-        self.runs = 0
-
-    def _stderr_tail(self) -> str:
-        if self._log is None:
-            return ""
-        self._log.seek(0)
-        lines = self._log.read().decode("utf-8", "replace").strip().splitlines()
-        return lines[-1] if lines else "no error output"
-
-    def _read_line(self, deadline: float) -> bytes:
-        assert self.proc is not None and self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        while b"\n" not in self._buf:
-            wait = deadline - time.monotonic()
-            if wait <= 0:
-                raise _ZygoteGone("no reply in time")
-            ready, _, _ = select.select([fd], [], [], wait)
-            if ready:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    raise _ZygoteGone("the sandbox process exited")
-                self._buf += chunk
-        line, _, rest = bytes(self._buf).partition(b"\n")
-        self._buf = bytearray(rest)
-        return line
-
-    def request(self, payload: dict, timeout: float) -> dict:
-        if self.proc is None or self.proc.poll() is not None:
-            self.start()
-        assert self.proc is not None and self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(json.dumps(payload).encode() + b"\n")
-            self.proc.stdin.flush()
-            reply = json.loads(self._read_line(time.monotonic() + timeout))
-        except (BrokenPipeError, _ZygoteGone):
-            self.stop()
-            raise _ZygoteGone from None
-        self.runs += 1
-        if self.runs >= _RESTART_AFTER_RUNS:
-            self.stop()
-        return reply
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            with contextlib.suppress(OSError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-            for stream in (self.proc.stdin, self.proc.stdout):
-                if stream is not None:
-                    stream.close()
-            self.proc = None
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-        if self._base:
-            shutil.rmtree(self._base, ignore_errors=True)
-            self._base = ""
+# What a run_many worker reports: a shard's run (request index, report), the error that
+# stopped it, or None when it leaves.
+_Report = tuple[int, RawRun | None] | BaseException | None
 
 
 class Executor(BatchRunner):
@@ -288,15 +114,17 @@ class Executor(BatchRunner):
         self.isolation = detect(isolation)
         _make_undumpable()
         # One slot per job; each slot starts, lazily, a light and a full zygote.
-        self._free: queue.LifoQueue[dict[str, _Zygote]] = queue.LifoQueue()
-        for _ in range(self.jobs):
-            self._free.put(
-                {
-                    "light": _Zygote(self.isolation, self.python, light_preload),
-                    "full": _Zygote(self.isolation, self.python, preload),
-                }
-            )
-        self._all = [z for slot in self._free.queue for z in slot.values()]
+        self._slots = [
+            {
+                "light": Zygote(self.isolation, self.python, light_preload),
+                "full": Zygote(self.isolation, self.python, preload),
+            }
+            for _ in range(self.jobs)
+        ]
+        self._free: queue.LifoQueue[dict[str, Zygote]] = queue.LifoQueue()
+        for slot in self._slots:
+            self._free.put(slot)
+        self._all = [z for slot in self._slots for z in slot.values()]
         self._lock = threading.Lock()
         self._fingerprint: str | None = None
 
@@ -315,7 +143,97 @@ class Executor(BatchRunner):
     ) -> RawRun | None:
         """The zygote's report of one run (or of the shard of it that runs the tests
         ``only`` names); None if the sandbox died. The verdict is decided from it with
-        ``plan`` (executor_batch.decide_parts), wherever this ran."""
+        ``plan`` (batch.decide_parts), wherever this ran."""
+        slot = self._free.get()
+        try:
+            return self._run_in(slot, request, plan, only)
+        finally:
+            self._free.put(slot)
+
+    def run_many(
+        self,
+        requests: Sequence[ExecRequest],
+        on_result: Callable[[int, ExecResult], None] | None = None,
+        expected_s: Mapping[int, float] | None = None,
+    ) -> list[ExecResult]:
+        """BatchRunner.run_many, each slot's worker taking the shards its zygotes run best
+        (placement.py): the heavy libraries a batch names are imported by as few slots as it
+        allows. Verdicts are decided as batch.run_batch decides them."""
+        plans = [plan_tests(r.tests) for r in requests]
+        shards = shard_batch(plans, expected_s or {}, self.jobs)
+        placement = Placement(shards, [_heavy_needs(r) for r in requests], expected_s or {})
+        reports: queue.SimpleQueue[_Report] = queue.SimpleQueue()
+        workers = [
+            threading.Thread(
+                target=self._work, args=(placement, requests, plans, reports), daemon=True
+            )
+            for _ in range(min(self.jobs, len(shards)))
+        ]
+        for worker in workers:
+            worker.start()
+        wanted = {i: sum(1 for j, _ in shards if j == i) for i in range(len(requests))}
+        parts: dict[int, list[RawRun | None]] = {i: [] for i in range(len(requests))}
+        results: list[ExecResult | None] = [None] * len(requests)
+        received = left = 0
+        try:
+            while received < len(shards):
+                report = reports.get()
+                if isinstance(report, BaseException):
+                    raise report
+                if report is None:  # a worker left
+                    left += 1
+                    if left == len(workers):
+                        raise RuntimeError("run_many: shards left that no slot took")
+                    continue
+                received += 1
+                index, raw = report
+                parts[index].append(raw)
+                if len(parts[index]) == wanted[index]:
+                    results[index] = decided = decide_parts(
+                        requests[index], plans[index], parts[index], self.isolation.label
+                    )
+                    if on_result is not None:
+                        on_result(index, decided)
+        finally:
+            placement.stop()  # after a failure, the shards not yet started never will
+            for worker in workers:
+                worker.join()
+        return [r for r in results if r is not None]
+
+    def _work(
+        self,
+        placement: Placement,
+        requests: Sequence[ExecRequest],
+        plans: Sequence[TestPlan],
+        reports: queue.SimpleQueue[_Report],
+    ) -> None:
+        """One worker of run_many, bound to one slot for the batch: what the slot holds
+        changes only through the shards it takes here (placement.py relies on it)."""
+        slot = self._free.get()
+        key = next(k for k, s in enumerate(self._slots) if s is slot)
+        placement.join(key, slot["full"].imported)
+        try:
+            while True:
+                shard = placement.take(key)
+                if shard is None:
+                    return
+                index, only = shard
+                reports.put((index, self._run_in(slot, requests[index], plans[index], only)))
+        except BaseException as exc:  # ExecutorError: the batch stops and says why
+            placement.stop()
+            reports.put(exc)
+        finally:
+            placement.leave(key)
+            self._free.put(slot)
+            reports.put(None)
+
+    def _run_in(
+        self,
+        slot: dict[str, Zygote],
+        request: ExecRequest,
+        plan: TestPlan,
+        only: Sequence[str] | None,
+    ) -> RawRun | None:
         payload = {
             "id": request.task_id,
             "code": request.code,
@@ -343,29 +261,27 @@ class Executor(BatchRunner):
                 "pythonpath": list(request.project.pythonpath),
                 "skips_pass": request.project.skips_pass,
             }
-        slot = self._free.get()
         zygote = self._zygote(slot, profile, request)
         try:
             if zygote.proc is None or zygote.proc.poll() is not None:
                 zygote.start()
             # The sandbox config names the zygote's run directory, known once it started.
             payload["sandbox"] = self.isolation.sandbox_config(zygote.base)
-            return RawRun.from_reply(
-                zygote.request(payload, request.limits.wall_s + _REPLY_GRACE_S)
-            )
-        except _ZygoteGone:
+            reply = zygote.request(payload, request.limits.wall_s + _REPLY_GRACE_S)
+        except ZygoteGone:
             return None
-        finally:
-            self._free.put(slot)
+        if zygote.alive:  # a zygote that restarted after its last run holds nothing
+            zygote.imported |= _heavy_needs(request)
+        return RawRun.from_reply(reply)
 
-    def _zygote(self, slot: dict[str, _Zygote], profile: str, request: ExecRequest) -> _Zygote:
+    def _zygote(self, slot: dict[str, Zygote], profile: str, request: ExecRequest) -> Zygote:
         """The slot's zygote for ``profile``; a project's run gets one of its own, started
         with the project's environment and able to read the project's tree."""
         if request.project is None:
             return slot[profile]
         key = f"project:{request.project.python}:{request.project.root}"
         if key not in slot:
-            zygote = _Zygote(
+            zygote = Zygote(
                 self.isolation,
                 request.project.python,
                 PROJECT_PRELOAD,
@@ -380,7 +296,7 @@ class Executor(BatchRunner):
         """Start the zygotes of ``profiles`` now, side by side, rather than at their first
         run. Not needed for speed: a run starts its zygote when it needs it, and a stdlib
         task never waits for the full zygote. Slots busy with a run are left alone."""
-        slots: list[dict[str, _Zygote]] = []
+        slots: list[dict[str, Zygote]] = []
         with contextlib.suppress(queue.Empty):
             while True:
                 slots.append(self._free.get_nowait())
@@ -389,7 +305,7 @@ class Executor(BatchRunner):
                 slot[profile] for slot in slots for profile in profiles if not slot[profile].alive
             ]
             with ThreadPoolExecutor(max_workers=max(1, len(idle))) as pool:
-                list(pool.map(_Zygote.start, idle))
+                list(pool.map(Zygote.start, idle))
         finally:
             for slot in slots:
                 self._free.put(slot)
@@ -428,6 +344,13 @@ def _on_demand(request: ExecRequest) -> list[str]:
     """What a full zygote imports before forking ``request``'s run: the task's own imports
     from libraries in ON_DEMAND_ROOTS, parents before children."""
     return sorted(n for n in request.task_imports if n.split(".")[0] in ON_DEMAND_ROOTS)
+
+
+def _heavy_needs(request: ExecRequest) -> frozenset[str]:
+    """The heavy libraries a slot imports for ``request`` unless it holds them already."""
+    if request.project is not None or _profile(request) != "full":
+        return frozenset()
+    return frozenset(n.split(".")[0] for n in _on_demand(request)) & _HEAVY_ROOTS
 
 
 def _profile(request: ExecRequest) -> str:

@@ -16,9 +16,15 @@ many runs follow), the overhead is also given after the executor is open (``open
 nothing for the local one): zygotes still start inside it for both. A cluster's peak memory
 counts only what runs under this process.
 
+With --bcb-python PATH, BigCodeBench's own ``evaluate`` (installed in the virtual environment
+of PATH: see bcb_evaluate.py) runs the same tasks and solutions right after each of convtui's
+runs, with as many workers, and the line gives its median wall and the ratio of the medians:
+the two meet the same load, which on a shared machine moves both by tens of percent from hour
+to hour (its raising runs took 12.7 s on stdlib when its figures in
+docs/harness-notes.md#executor-reference-figures were taken, 21 to 22 s on 2026-11-29).
+
 Run: python scripts/perf/executor_subsets.py [--repeats 3] [--jobs 2] [--json out.json]
-     [--executor local,ray] [--kinds ground-truth,raising]
-Compare with BigCodeBench's own figures in docs/harness-notes.md#executor-reference-figures.
+     [--executor local,ray] [--kinds ground-truth,raising] [--bcb-python /tmp/bcb/bin/python]
 """
 
 from __future__ import annotations
@@ -32,7 +38,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from bcb_evaluate import BcbEvaluate
+
 from convtui.benchmarks.runs import durations
+from convtui.core.catalog.datasets import locate
 from convtui.core.catalog.loaders import load_catalog
 from convtui.core.execution.choice import parse_executor
 from convtui.core.execution.requests import broken_solution
@@ -87,12 +96,13 @@ class PeakMemory:
         self._thread.join()
 
 
+def solution(task, kind: str) -> str:
+    return task.ground_truth if kind == "ground-truth" else broken_solution(task)
+
+
 def run_once(tasks, kind: str, jobs: int, known: dict[str, float], executor: str = "local") -> dict:
     ordered = [tasks[i] for i in durations.longest_first([t.id for t in tasks], known)]
-    requests = [
-        exec_request(t, t.ground_truth if kind == "ground-truth" else broken_solution(t))
-        for t in ordered
-    ]
+    requests = [exec_request(t, solution(t, kind)) for t in ordered]
     first: list[float] = []
     with PeakMemory() as memory:
         started = time.monotonic()
@@ -148,6 +158,9 @@ def main() -> None:
         "--executor", default="local", help="executors to compare, e.g. local,ray:auto"
     )
     parser.add_argument("--kinds", default="ground-truth,raising")
+    parser.add_argument(
+        "--bcb-python", help="interpreter of a venv with bigcodebench: run its evaluate alongside"
+    )
     args = parser.parse_args()
     executors = args.executor.split(",")
     _connect_clusters(executors)
@@ -164,15 +177,27 @@ def main() -> None:
             f"{subset:7} cold run (no durations known yet): wall {cold['wall_s']:.2f} s", flush=True
         )
         report[f"{subset}/cold"] = {k: v for k, v in cold.items() if k != "durations"}
+        bcb = None
+        if args.bcb_python:
+            bcb = BcbEvaluate(args.bcb_python, locate("bigcodebench"), ids, args.jobs)
         for kind in args.kinds.split(","):
+            solutions = {t.id: solution(t, kind) for t in tasks}
+            if bcb is not None and kind == "ground-truth":
+                bcb.run(solutions, no_gt=False)  # its cold run: fills its ground-truth cache
             # The executors take turns within each repeat, so a change of load meets all.
-            rounds = [
-                {e: run_once(tasks, kind, args.jobs, known, e) for e in executors}
-                for _ in range(args.repeats)
-            ]
+            rounds = []
+            for _ in range(args.repeats):
+                runs = {e: run_once(tasks, kind, args.jobs, known, e) for e in executors}
+                if bcb is not None:
+                    runs["bigcodebench"] = bcb.run(solutions, no_gt=kind == "raising")
+                rounds.append(runs)
             for executor in executors:
                 name = f"{subset}/{kind}" if executor == "local" else f"{subset}/{kind}/{executor}"
                 report[name] = _summary(subset, kind, executor, [r[executor] for r in rounds])
+            if bcb is not None:
+                report[f"{subset}/{kind}/bigcodebench"] = _versus(
+                    subset, kind, [r["bigcodebench"] for r in rounds], report[f"{subset}/{kind}"]
+                )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
 
@@ -186,6 +211,25 @@ def _connect_clusters(executors: list[str]) -> None:
         from convtui.core.execution.cluster.connect import connect
 
         connect(clusters.pop())
+
+
+def _versus(subset: str, kind: str, runs: list[dict], ours: dict) -> dict:
+    """BigCodeBench's runs beside convtui's local executor's median, printed as one line."""
+    walls = [r["wall_s"] for r in runs]
+    median = statistics.median(walls)
+    row = {
+        "wall_s": median,
+        "walls": walls,
+        "verdicts": runs[-1]["verdicts"],
+        "times_slower_than_convtui": median / ours["wall_s"],
+    }
+    print(
+        f"{subset:7} {kind:13} {'bigcodebench':10} wall {median:6.2f} s (runs "
+        f"{', '.join(f'{w:.2f}' for w in walls)}) verdicts {row['verdicts']}: "
+        f"{row['times_slower_than_convtui']:.1f}x convtui's {ours['wall_s']:.2f} s",
+        flush=True,
+    )
+    return row
 
 
 def _summary(subset: str, kind: str, executor: str, runs: list[dict]) -> dict:

@@ -617,6 +617,26 @@ def test_zygotes_outlive_the_run_many_worker_threads(executor):
     assert pids == first  # the same zygotes served every batch
 
 
+def test_run_many_imports_a_heavy_library_in_one_slot_only():
+    # A task naming SciPy makes its slot's full zygote import it before the fork (its annex):
+    # placed by affinity, the batch's SciPy tasks all go to the slot that took the first one,
+    # in this batch and the next, while the other slot runs the rest.
+    with Executor(jobs=2, preload=PRELOAD) as ex:
+        scipy = ExecRequest(
+            "import scipy\n" + RIGHT,
+            ADD_ONE_TESTS,
+            known_modules=frozenset({"numpy", "scipy"}),
+            task_imports=frozenset({"scipy"}),
+            limits=LIMITS,
+        )
+        plain = ExecRequest(RIGHT, ADD_ONE_TESTS, known_modules=frozenset({"numpy"}), limits=LIMITS)
+        for batch in ([scipy, plain] * 3, [scipy] * 4):
+            assert [r.status for r in ex.run_many(batch)] == ["pass"] * len(batch)
+            holders = [slot for slot in ex._slots if "scipy" in slot["full"].imported]
+            assert len(holders) == 1
+        assert all(slot["full"].alive for slot in ex._slots if slot["full"].runs)
+
+
 def test_run_many_shards_a_long_task_and_merges_its_evidence(executor):
     ex = executor()
     many = unittest_spec(
