@@ -36,7 +36,10 @@ from convtui.options import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from convtui.benchmarks.settings import ExecutorSettings, ModelSettings, TaskSelection
+    from convtui.tui.launch import MachineOptions
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,23 @@ class ExecutorGroup:
         from convtui.benchmarks.settings import ExecutorSettings
 
         return ExecutorSettings(self.python, self.jobs, self.isolation, self.executor)
+
+    def machine(
+        self, suite: str, data: Path | None, model_name: str | None, chat_template: Path | None
+    ) -> MachineOptions:
+        """The app's machine options: these and the tasks and model server the command names."""
+        from convtui.tui.launch import MachineOptions
+
+        return MachineOptions(
+            suite,
+            data,
+            model_name,
+            chat_template,
+            self.python,
+            self.jobs,
+            self.isolation,
+            self.executor,
+        )
 
 
 @dataclass(frozen=True)

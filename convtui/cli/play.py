@@ -169,18 +169,7 @@ def session(
     assignment.
 
     Example: [bold]convtui session --task BigCodeBench/123 --db results.db[/bold]"""
-    from convtui.tui.launch import MachineOptions
-
-    machine = MachineOptions(
-        suite,
-        data,
-        model.model_name,
-        model.chat_template,
-        executor.python,
-        executor.jobs,
-        executor.isolation,
-        executor.executor,
-    )
+    machine = executor.machine(suite, data, model.model_name, model.chat_template)
     if study is not None:
         with user_errors():
             exit_code = _study_session(ctx, study, annotator, machine)

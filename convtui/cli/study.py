@@ -64,18 +64,8 @@ def serve(
     Example: [bold]convtui serve --db study.db --port 8000[/bold]"""
     with user_errors():
         from convtui.commands.serve import ServeOptions, serve_command
-        from convtui.tui.launch import MachineOptions
 
-        machine = MachineOptions(
-            "all",
-            data,
-            model_name,
-            chat_template,
-            executor.python,
-            executor.jobs,
-            executor.isolation,
-            executor.executor,
-        )
+        machine = executor.machine("all", data, model_name, chat_template)
         serve_command(ServeOptions(db, host, port, machine, max_apps, max_starting))
 
 

@@ -7,6 +7,7 @@ import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
+from typing import TypedDict, Unpack
 
 from convtui.core.models.chat_template import ChatTemplate
 from convtui.core.models.limiter import ConcurrencyLimiter
@@ -160,31 +161,28 @@ class Hooks:
     call: CallInfo | None = None
 
 
+class HookArgs(TypedDict, total=False):
+    """``Hooks`` as keyword arguments: how a backend that only routes ``complete``'s keyword
+    arguments on to ``Hooks`` takes them, without spelling ``complete``'s signature again."""
+
+    on_text: TextCallback | None
+    on_attempt: AttemptCallback | None
+    call: CallInfo | None
+
+
 class RequestBackend(ModelBackend):
     """A backend that answers chat and raw-text calls in one place, ``_answer``, given the
     request either way: its chat messages, or the raw prompt of a text call."""
 
     async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        params: GenerationParams,
-        *,
-        on_text: TextCallback | None = None,
-        on_attempt: AttemptCallback | None = None,
-        call: CallInfo | None = None,
+        self, messages: Sequence[ChatMessage], params: GenerationParams, **hooks: Unpack[HookArgs]
     ) -> Completion:
-        return await self._answer(tuple(messages), params, Hooks(on_text, on_attempt, call))
+        return await self._answer(tuple(messages), params, Hooks(**hooks))
 
     async def complete_text(
-        self,
-        prompt: str,
-        params: GenerationParams,
-        *,
-        on_text: TextCallback | None = None,
-        on_attempt: AttemptCallback | None = None,
-        call: CallInfo | None = None,
+        self, prompt: str, params: GenerationParams, **hooks: Unpack[HookArgs]
     ) -> Completion:
-        return await self._answer(prompt, params, Hooks(on_text, on_attempt, call))
+        return await self._answer(prompt, params, Hooks(**hooks))
 
     @abstractmethod
     async def _answer(self, request: Request, params: GenerationParams, hooks: Hooks) -> Completion:
