@@ -185,3 +185,26 @@ def test_heavy_imports_are_what_a_full_zygote_is_asked_for(catalog):
     assert "sklearn.cluster" in asked
     assert "unittest" not in asked  # standard library: not worth a zygote-wide import
     assert asked == sorted(asked)  # parents before their submodules
+
+
+def test_a_batch_starts_the_run_that_starts_a_zygote_or_an_import_early():
+    # Ordering only (nothing starts here): the first run of each kind of zygote no slot has
+    # started, and the first that names a heavy library no slot holds, count their start-up
+    # in, so that run_many's longest-first order starts them beside the others, not last.
+    light = ExecRequest("def f(): pass\n", Spec(kind="snippets"), known_modules=frozenset({"re"}))
+    full = ExecRequest("def f(): pass\n", Spec(kind="snippets"), known_modules=frozenset({"numpy"}))
+    heavy = ExecRequest(
+        "def f(): pass\n",
+        Spec(kind="snippets"),
+        known_modules=frozenset({"numpy", "scipy"}),
+        task_imports=frozenset({"scipy", "scipy.stats"}),
+    )
+    with Executor(jobs=2) as ex:
+        expected = ex._with_start_up(
+            [light, light, full, full, heavy, heavy], {i: 0.1 for i in range(5)}
+        )
+    assert expected[1] == expected[3] == 0.1  # the second of a kind pays nothing more
+    assert expected[0] > 0.1
+    assert expected[2] > expected[0]  # a full zygote takes longer to start than a light one
+    assert expected[4] > 1.0  # SciPy's import, once
+    assert 5 not in expected  # an unknown run stays unknown: it goes first anyway

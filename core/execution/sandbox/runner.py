@@ -96,6 +96,7 @@ def _tidy(te: traceback.TracebackException, seen: set[int]) -> None:
         name = _normalise_path(frame.filename)
         if name is None:
             continue
+        frame.line  # noqa: B018 - read by its real path, before the path is renamed
         frame.filename = name
         frames.append(frame)
     te.stack = traceback.StackSummary.from_list(frames)
@@ -105,7 +106,8 @@ def _tidy(te: traceback.TracebackException, seen: set[int]) -> None:
 
 
 def format_exc(exc: BaseException, emitter: _Emitter) -> str:
-    te = traceback.TracebackException.from_exception(exc, capture_locals=False)
+    # Lines are read for the frames kept (_tidy), not for unittest's own, which are dropped.
+    te = traceback.TracebackException.from_exception(exc, capture_locals=False, lookup_lines=False)
     _tidy(te, set())
     return emitter.clean("".join(te.format()))
 
