@@ -166,11 +166,18 @@ class Executor(BatchRunner):
         shards = shard_batch(plans, expected, self.jobs)
         placement = Placement(shards, [_heavy_needs(r) for r in requests], expected)
         reports: queue.SimpleQueue[_Report] = queue.SimpleQueue()
+        # Every slot takes part from the start, so that each worker sees what all the others
+        # hold before it takes its first shard; one with nothing to do leaves at once.
+        slots = [self._free.get() for _ in self._slots]
+        for key, slot in enumerate(slots):
+            placement.join(key, slot["full"].imported)
         workers = [
             threading.Thread(
-                target=self._work, args=(placement, requests, plans, reports), daemon=True
+                target=self._work,
+                args=(placement, key, slot, requests, plans, reports),
+                daemon=True,
             )
-            for _ in range(min(self.jobs, len(shards)))
+            for key, slot in enumerate(slots)
         ]
         for worker in workers:
             worker.start()
@@ -228,15 +235,14 @@ class Executor(BatchRunner):
     def _work(
         self,
         placement: Placement,
+        key: int,
+        slot: dict[str, Zygote],
         requests: Sequence[ExecRequest],
         plans: Sequence[TestPlan],
         reports: queue.SimpleQueue[_Report],
     ) -> None:
         """One worker of run_many, bound to one slot for the batch: what the slot holds
         changes only through the shards it takes here (placement.py relies on it)."""
-        slot = self._free.get()
-        key = next(k for k, s in enumerate(self._slots) if s is slot)
-        placement.join(key, slot["full"].imported)
         try:
             while True:
                 shard = placement.take(key)
