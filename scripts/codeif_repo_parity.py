@@ -29,11 +29,12 @@ reading, and our failing tests) and a summary on stdout.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+
+from codeif_repo_inputs import LEVEL_1, check_parser
 
 from convtui.core.catalog.tasks import Task
 from convtui.core.codeif.data_file import load_codeif_data
@@ -44,11 +45,8 @@ from convtui.core.execution.executor import Executor
 from convtui.core.execution.types import ExecRequest, ExecResult
 from convtui.core.projects.checkout import task_problem
 
-# L-1's published rows were not made from the first L-1 file: they carry instruction test ids
-# that file lacks, and pass where its indent (4 more than each function's column) would make
-# every candidate fail to compile. They match today's file, which has both.
 LEVELS = {
-    "level_1": "CodeIF-Bench-L1-repo.jsonl",
+    "level_1": LEVEL_1,
     "level_2_part1": "CodeIF-Bench-L2-repo-v0.jsonl",
     "level_2_part2": "CodeIF-Bench-L2-repo-v0.jsonl",
     "level_3": "CodeIF-Bench-L3-repo-v0.jsonl",
@@ -166,10 +164,7 @@ def verdict(result: ExecResult) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--experiments", type=Path, required=True, help="a checkout of 93b17ef")
-    parser.add_argument("--data", type=Path, required=True, help="the folder of the -v0 files")
-    parser.add_argument("--out", type=Path, required=True)
+    parser = check_parser(__doc__)
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument(
         "--all-readings",

@@ -19,7 +19,6 @@ Only L-1 has published static conversations (``n_round``) of repository tasks.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
@@ -29,13 +28,13 @@ import sys
 import types
 from pathlib import Path
 
+from codeif_repo_inputs import LEVEL_1, check_parser
 from codeif_scoring import convtui, score_only
 
 from convtui.core.codeif.data_file import load_codeif_data
 from convtui.core.projects.checkout import task_problem
 
 ROUND_LINE = re.compile(r"Round (\d+): Correct = (\d+), Total = (\d+)")
-LEVEL_1 = "CodeIF-Bench-L1-repo.jsonl"  # see scripts/codeif_repo_parity.py on why not v0
 
 
 def read_lines(path: Path) -> list[dict]:
@@ -72,11 +71,8 @@ def ia_ca(script: Path, base: list[dict], rounds: list[dict]) -> dict[int, tuple
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--experiments", type=Path, required=True, help="a checkout of 93b17ef")
+    parser = check_parser(__doc__)
     parser.add_argument("--scripts", type=Path, required=True, help="a checkout of branch v1")
-    parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     script = args.scripts / "static_conversation" / "repo" / "test" / "IA_CA.py"
     data = args.data / LEVEL_1

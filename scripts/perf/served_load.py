@@ -736,23 +736,15 @@ def main() -> int:
     console = Console(stderr=True, width=None if sys.stderr.isatty() else 240)
     pace = Pace(keys_per_s=args.keys_per_s, think_s=args.think_s)
     load_before = os.getloadavg()[0]
+    given = {
+        name: getattr(args, name)
+        for name in ("reply_s", "browsers", "max_apps", "sample_s", "workers")
+    }
     summaries, runs = [], []
     for n in levels(args.annotators, args.until_breaks, args.most):
         these = []
         for k in range(args.repeats):
-            these.append(
-                one_run(
-                    n,
-                    args.seconds,
-                    pace=pace,
-                    reply_s=args.reply_s,
-                    browsers=args.browsers,
-                    max_apps=args.max_apps,
-                    sample_s=args.sample_s,
-                    seed=k,
-                    workers=args.workers,
-                )
-            )
+            these.append(one_run(n, args.seconds, pace=pace, seed=k, **given))
             print(json.dumps({"repeat": k + 1, **these[-1]}), file=sys.stderr, flush=True)
         runs += these
         summaries.append(level(these))

@@ -151,6 +151,7 @@ SECOND = [
 
 def test_the_turn_limit_counts_turns_as_the_script_does() -> None:
     rounds, asked = run(SCRIPT, SECOND)
+    assert len(rounds) == SCRIPT.max_turns == 6
     assert [(k, c) for k, c, _ in asked] == [
         ("instruction", BASE),
         ("instruction", IO),
@@ -159,7 +160,6 @@ def test_the_turn_limit_counts_turns_as_the_script_does() -> None:
         ("feedback", EH),
         ("instruction", BASE),
     ]
-    assert len(rounds) == SCRIPT.max_turns == 6
     assert metrics(turn_rows(SCRIPT, rounds)) == [
         (1, 1, 0, 1),  # rule 6
         (0, 1 / 2, 0, 1 / 2),  # given [Base, IO]: Base passes; Base flagged, passes

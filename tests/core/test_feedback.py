@@ -16,7 +16,6 @@ from convtui.core.execution.types import (
     IssueStatus,
     TestIssue,
     TestOutcome,
-    TestStatus,
 )
 from convtui.core.feedback.render import (
     NO_SYNTAX_ERRORS,
@@ -351,10 +350,15 @@ def _bcb_key(method: str, description: str) -> str:
     return f"__test__.TestCases.{method} {description}".split(".")[-1]
 
 
-def _subtested(name: str, status: TestStatus, *issues: tuple[str, IssueStatus, str]) -> TestOutcome:
+def _subtested(
+    name: str, status: IssueStatus, *issues: tuple[str, IssueStatus, str], own: str | None = None
+) -> TestOutcome:
     """A test whose subtests failed, as the runner files it: each (name, status, traceback)
-    an issue, and the test's own traceback its first issue's."""
+    an issue, then ``own``, the traceback of the test's own body where that failed too, an
+    issue under the test's name and status; the test's traceback is its first issue's."""
     filed = tuple(TestIssue(*issue) for issue in issues)
+    if own is not None:
+        filed += (TestIssue(name, status, own),)
     return TestOutcome(name, status, traceback=filed[0].traceback, issues=filed)
 
 
@@ -368,7 +372,7 @@ def _subtest_result() -> ExecResult:
                 "error",
                 ("test_words (word='a')", "error", "W1\n"),
                 ("test_words (word='b')", "fail", "W2\n"),
-                ("test_words", "error", "W-own\n"),
+                own="W-own\n",
             ),
             _subtested(
                 "test_values",

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from convtui.core.studies.spec import (
-    Assignment,
     StudyError,
     StudySpec,
     TaskFilter,
@@ -139,7 +138,7 @@ def test_someone_who_leaves_is_replaced_by_the_least_loaded_who_lacks_the_task()
 
 
 def test_reassigning_when_everyone_else_has_the_task_is_refused() -> None:
-    given = [Assignment("T/1", "ana", 0), Assignment("T/1", "ben", 0)]
+    given = assign(["T/1"], ["ana", "ben"], 2, seed=0)  # both have T/1
     with pytest.raises(StudyError, match="nobody can take T/1 from ana"):
         reassign(given, "ana", frozenset(), ["ben"])
 

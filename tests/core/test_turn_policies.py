@@ -102,20 +102,16 @@ REFERENCE = (_reference_turn(0), _reference_turn(1))
 @pytest.mark.parametrize(
     ("protocol", "task", "idx", "replay", "expected", "replays_ccw"),
     [
-        ("convtui", BCB, 0, False, ConvtuiTurn, None),
-        ("convtui", BCB, 1, False, ConvtuiTurn, None),
-        ("convtui", BCB, 5, False, ConvtuiTurn, None),
+        *[("convtui", BCB, idx, False, ConvtuiTurn, None) for idx in (0, 1, 5)],
         ("convtui", BCB, 0, True, ConvtuiTurn, None),
         ("convtui", BCB, 1, True, ReplayTurn, False),
         ("convcodeworld", BCB, 0, False, BcbTurn0, None),
-        ("convcodeworld", BCB, 1, False, CcwTurn, None),
-        ("convcodeworld", BCB, 4, False, CcwTurn, None),
+        *[("convcodeworld", BCB, idx, False, CcwTurn, None) for idx in (1, 4)],
         # BigCodeBench's turn 0 is BigCodeBench's only: another suite starts as convtui does.
         ("convcodeworld", CODEIF, 0, False, ConvtuiTurn, None),
         ("convcodeworld", CODEIF, 1, False, CcwTurn, None),
         ("convcodeworld", BCB, 0, True, BcbTurn0, None),
-        ("convcodeworld", BCB, 1, True, ReplayTurn, True),
-        ("convcodeworld", BCB, 2, True, ReplayTurn, True),
+        *[("convcodeworld", BCB, idx, True, ReplayTurn, True) for idx in (1, 2)],
     ],
 )
 def test_each_turn_gets_its_protocols_policy(protocol, task, idx, replay, expected, replays_ccw):

@@ -9,6 +9,7 @@ import shutil
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from store_values import config, turn
 from support.cli import assert_one_line_error, invoke
@@ -20,14 +21,17 @@ from convtui.sessions.schema import applied_migrations
 
 TASK = "BigCodeBench/0"
 SAID = replace(turn(0), verbal_feedback="Sort it first.", feedback_source="human")
-TIMES = HumanTurnTimes(
-    sent_utc="2026-05-09T07:00:40.000000Z",
-    shown_utc="2026-05-09T07:00:10.000000Z",
-    first_key_utc="2026-05-09T07:00:12.000000Z",
-    shown_to_sent_s=30.0,
-    typing_s=2.5,
-    keystrokes=14,
-)
+# Turn 0's times, as ``sessions show --json`` gives them.
+SHOWN: dict[str, Any] = {
+    "sent_utc": "2026-05-09T07:00:40.000000Z",
+    "shown_utc": "2026-05-09T07:00:10.000000Z",
+    "first_key_utc": "2026-05-09T07:00:12.000000Z",
+    "shown_to_sent_s": 30.0,
+    "typing_s": 2.5,
+    "keystrokes": 14,
+    "resumed": False,
+}
+TIMES = HumanTurnTimes(**SHOWN)
 # Turn 1 of the same session, shown before the app closed and answered after it was reopened.
 REOPENED = HumanTurnTimes("2026-05-09T07:05:00.000000Z", resumed=True)
 
@@ -143,15 +147,7 @@ def test_sessions_show_gives_each_answered_turn_its_seconds(tmp_path: Path) -> N
 
     assert shown.returncode == 0 and text.returncode == 0, shown.stderr + text.stderr
     turns = json.loads(shown.stdout)["turns"]
-    assert turns[0]["human_times"] == {
-        "sent_utc": "2026-05-09T07:00:40.000000Z",
-        "shown_utc": "2026-05-09T07:00:10.000000Z",
-        "first_key_utc": "2026-05-09T07:00:12.000000Z",
-        "shown_to_sent_s": 30.0,
-        "typing_s": 2.5,
-        "keystrokes": 14,
-        "resumed": False,
-    }
+    assert turns[0]["human_times"] == SHOWN
     assert turns[1]["human_times"]["resumed"] is True
     assert turns[1]["human_times"]["shown_to_sent_s"] is None
     assert "person's time: 30.0 s from shown to sent, 2.5 s typing (14 keystrokes)" in text.stdout

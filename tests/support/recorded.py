@@ -8,14 +8,15 @@ from convtui.core.execution.types import ExecResult
 from convtui.core.settings.config import Turn
 
 # A task no dataset holds (its tests are never run: the executor is stubbed where it is used).
+_HEADER = "def task_func(x):\n"
 ADD_ONE = Task(
     id="BigCodeBench/999999",
     suite="bigcodebench",
     prompt="Add one to x.",
-    code_header="def task_func(x):\n",
+    code_header=_HEADER,
     entry_point="task_func",
     tests=TestSpec("unittest", "class TestCases: pass"),
-    ground_truth="def task_func(x):\n    return x + 1\n",
+    ground_truth=_HEADER + "    return x + 1\n",
 )
 
 

@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 from tui_harness import (
     NOVICE_SAYS,
     AppFactory,
+    Clock,
     awaiting_feedback,
     phase_is,
     play,
@@ -27,16 +28,6 @@ TIMES = (
     "SELECT turn_idx, shown_utc, first_key_utc, sent_utc, shown_to_sent_s, typing_s, "
     "keystrokes, resumed FROM human_turn_times ORDER BY turn_idx"
 )
-
-
-class Clock:
-    """The app's clock, set by the test."""
-
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def seconds(later: str | None, earlier: str | None) -> float:

@@ -8,7 +8,6 @@ SQLite store in tmp_path that both windows write through connections of their ow
 from __future__ import annotations
 
 import threading
-from types import TracebackType
 
 import pytest
 from codeif_offers import TASK as CODEIF_TASK
@@ -59,12 +58,7 @@ class OtherWindow:
         self._thread.start()
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.controller.cancel()
         self._thread.join(timeout=30)
 

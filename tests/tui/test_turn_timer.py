@@ -4,19 +4,13 @@ clock read once."""
 
 from __future__ import annotations
 
+from tui_harness import Clock
+
 from convtui.sessions.human_times import HumanTurnTimes
 from convtui.tui.turn_timer import TurnTimer
 
 # 2026-05-09T07:00:00Z, as seconds since the epoch.
 WALL = 1_778_310_000.0
-
-
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_times_are_the_clocks_readings_placed_on_the_wall_clock() -> None:

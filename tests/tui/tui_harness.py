@@ -68,6 +68,16 @@ def right(catalog: TaskCatalog, task: str = TASK) -> str:
     return fenced(catalog.get(task).ground_truth)
 
 
+class Clock:
+    """The app's clock (AppServices.clock) or a turn timer's, set by the test."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def write_script(
     path: Path,
     generate: Sequence[str],

@@ -96,22 +96,26 @@ def test_epoch_reset_header_is_read_as_a_time():
     assert retry_after_s({"x-ratelimit-reset": "1700000030"}, now=1_700_000_000) == 30
 
 
+STATUSES = {
+    "rate_limit": [(429, "slow down")],
+    "transient": [(500, "oops"), (502, "bad gateway"), (503, "overloaded"), (408, "timeout")],
+    "context_length": [
+        (400, "maximum context length is 4096 tokens (context_length_exceeded)"),
+        (400, "Requested tokens (9000) exceed context window of 2048"),
+    ],
+    "fatal": [
+        (429, "You exceeded your current quota (insufficient_quota)"),
+        (400, "bad request"),
+        (401, "bad key"),
+        (403, "forbidden"),
+        (404, "no such model"),
+    ],
+}
+
+
 @pytest.mark.parametrize(
     ("code", "message", "kind"),
-    [
-        (429, "slow down", "rate_limit"),
-        (429, "You exceeded your current quota (insufficient_quota)", "fatal"),
-        (500, "oops", "transient"),
-        (502, "bad gateway", "transient"),
-        (503, "overloaded", "transient"),
-        (408, "timeout", "transient"),
-        (400, "bad request", "fatal"),
-        (400, "maximum context length is 4096 tokens (context_length_exceeded)", "context_length"),
-        (400, "Requested tokens (9000) exceed context window of 2048", "context_length"),
-        (401, "bad key", "fatal"),
-        (403, "forbidden", "fatal"),
-        (404, "no such model", "fatal"),
-    ],
+    [(code, message, kind) for kind, pairs in STATUSES.items() for code, message in pairs],
 )
 def test_classify_status(code, message, kind):
     assert classify_status(code, message, {}).kind == kind
