@@ -25,6 +25,7 @@ docs/harness-notes.md#executor-reference-figures were taken, 21 to 22 s on 2026-
 
 Run: python scripts/perf/executor_subsets.py [--repeats 3] [--jobs 2] [--json out.json]
      [--executor local,ray] [--kinds ground-truth,raising] [--bcb-python /tmp/bcb/bin/python]
+     [--bcb-kinds raising]
 """
 
 from __future__ import annotations
@@ -161,6 +162,9 @@ def main() -> None:
     parser.add_argument(
         "--bcb-python", help="interpreter of a venv with bigcodebench: run its evaluate alongside"
     )
+    parser.add_argument(
+        "--bcb-kinds", default="raising", help="the kinds BigCodeBench's evaluate runs too"
+    )
     args = parser.parse_args()
     executors = args.executor.split(",")
     _connect_clusters(executors)
@@ -177,11 +181,12 @@ def main() -> None:
             f"{subset:7} cold run (no durations known yet): wall {cold['wall_s']:.2f} s", flush=True
         )
         report[f"{subset}/cold"] = {k: v for k, v in cold.items() if k != "durations"}
-        bcb = None
+        versus = None
         if args.bcb_python:
-            bcb = BcbEvaluate(args.bcb_python, locate("bigcodebench"), ids, args.jobs)
+            versus = BcbEvaluate(args.bcb_python, locate("bigcodebench"), ids, args.jobs)
         for kind in args.kinds.split(","):
             solutions = {t.id: solution(t, kind) for t in tasks}
+            bcb = versus if kind in args.bcb_kinds.split(",") else None
             if bcb is not None and kind == "ground-truth":
                 bcb.run(solutions, no_gt=False)  # its cold run: fills its ground-truth cache
             # The executors take turns within each repeat, so a change of load meets all.
