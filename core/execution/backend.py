@@ -32,7 +32,7 @@ class ExecutionBackend(Protocol):
         on_result: Callable[[int, ExecResult], None] | None = None,
         expected_s: Mapping[int, float] | None = None,
     ) -> list[ExecResult]:
-        """Run many candidates, longest first (see Executor.run_many)."""
+        """Run many candidates, longest first (see BatchRunner.run_many)."""
 
     def cache_key(self, request: ExecRequest) -> str:
         """Key of the result cache (executor_batch.execution_key)."""

@@ -5,12 +5,15 @@ where a shard runs, so their verdicts, feedback and cache keys cannot drift apar
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import queue
+import threading
+from collections import Counter, deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from convtui.core.execution.testplan import TestPlan, plan_tests
 from convtui.core.execution.types import RUNNER_VERSION, ExecRequest, ExecResult, TestOutcome
@@ -72,39 +75,101 @@ def decide_parts(
     )
 
 
-def run_batch(
+Shard = tuple[int, tuple[str, ...] | None]
+
+
+class Lane(Protocol):
+    """One of a batch's ``jobs`` workers: where it takes its next shard and how it runs it."""
+
+    def take(self) -> Shard | None:
+        """The next shard for this lane; None when it has none left."""
+
+    def run(
+        self, request: ExecRequest, plan: TestPlan, only: Sequence[str] | None
+    ) -> RawRun | None:
+        """Run one shard (as RunPart)."""
+
+    def leave(self) -> None:
+        """This lane takes no more shards."""
+
+
+class _InOrder:
+    """Lanes that share one queue of shards in the batch's order, each running through
+    ``run_part`` wherever the backend sends it."""
+
+    def __init__(self, shards: Sequence[Shard], run_part: RunPart) -> None:
+        self._pending = deque(shards)
+        self._lock = threading.Lock()
+        self.run = run_part
+
+    def take(self) -> Shard | None:
+        with self._lock:
+            return self._pending.popleft() if self._pending else None
+
+    def leave(self) -> None:
+        pass
+
+
+# What a lane's thread reports: a shard's run (request index, report), the error that
+# stopped it, or None when the lane leaves.
+_Report = tuple[int, RawRun | None] | BaseException | None
+
+
+def run_lanes(
     requests: Sequence[ExecRequest],
-    run_part: RunPart,
-    *,
-    jobs: int,
+    plans: Sequence[TestPlan],
+    shards: Sequence[Shard],
+    lanes: Sequence[Lane],
     isolation: str,
     on_result: Callable[[int, ExecResult], None] | None = None,
-    expected_s: Mapping[int, float] | None = None,
 ) -> list[ExecResult]:
-    """Run many candidates through ``run_part``, ``jobs`` at a time, in the order given (put
-    the longest first); see Executor.run_many. ``on_result(index, result)`` is called once
-    per request as it is decided, from the calling thread."""
-    plans = [plan_tests(r.tests) for r in requests]
-    shards = shard_batch(plans, expected_s or {}, jobs)
+    """Play ``shards`` on ``lanes`` (a thread each) and decide each request once all its
+    shards reported; ``on_result(index, result)`` is called from the calling thread."""
+    reports: queue.SimpleQueue[_Report] = queue.SimpleQueue()
+    stop = threading.Event()  # a lane failed (ExecutorError): the others start nothing more
+
+    def work(lane: Lane) -> None:
+        try:
+            while not stop.is_set() and (shard := lane.take()) is not None:
+                index, only = shard
+                reports.put((index, lane.run(requests[index], plans[index], only)))
+        except BaseException as exc:
+            stop.set()
+            reports.put(exc)
+        finally:
+            lane.leave()
+            reports.put(None)
+
+    threads = [threading.Thread(target=work, args=(lane,), daemon=True) for lane in lanes]
+    for thread in threads:
+        thread.start()
+    wanted = Counter(index for index, _ in shards)
     parts: dict[int, list[RawRun | None]] = {i: [] for i in range(len(requests))}
     results: list[ExecResult | None] = [None] * len(requests)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(run_part, requests[i], plans[i], only): i for i, only in shards}
-        wanted = {i: sum(1 for j, _ in shards if j == i) for i in range(len(requests))}
-        try:
-            for future in as_completed(futures):
-                index = futures[future]
-                parts[index].append(future.result())
-                if len(parts[index]) == wanted[index]:
-                    decided = decide_parts(requests[index], plans[index], parts[index], isolation)
-                    results[index] = decided
-                    if on_result is not None:
-                        on_result(index, decided)
-        except BaseException:
-            # A backend that could not run a shard at all (ExecutorError): the shards not yet
-            # started never will, rather than the batch running on to its end first.
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    received = left = 0
+    try:
+        while received < len(shards):
+            report = reports.get()
+            if isinstance(report, BaseException):
+                raise report
+            if report is None:
+                left += 1
+                if left == len(threads):
+                    raise RuntimeError("a batch ended with shards that no lane took")
+                continue
+            received += 1
+            index, raw = report
+            parts[index].append(raw)
+            if len(parts[index]) == wanted[index]:
+                results[index] = decided = decide_parts(
+                    requests[index], plans[index], parts[index], isolation
+                )
+                if on_result is not None:
+                    on_result(index, decided)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
     return [r for r in results if r is not None]
 
 
@@ -139,19 +204,33 @@ class BatchRunner:
         has its tests split into shards that run side by side, so one slow task does not
         leave the other workers idle at the end. ``on_result(index, result)`` is called as
         each request finishes, from the calling thread."""
-        return run_batch(
-            requests,
-            self.run_part,
-            jobs=self.jobs,
-            isolation=self.isolation.label,
-            on_result=on_result,
-            expected_s=expected_s,
-        )
+        plans = [plan_tests(r.tests) for r in requests]
+        expected = self._expected_s(requests, expected_s or {})
+        shards = shard_batch(plans, expected, self.jobs)
+        with self._lanes(requests, shards, expected) as lanes:
+            return run_lanes(requests, plans, shards, lanes, self.isolation.label, on_result)
+
+    def _expected_s(
+        self, requests: Sequence[ExecRequest], expected_s: Mapping[int, float]
+    ) -> dict[int, float]:
+        """The run times a batch is ordered and cut by: those known, as given."""
+        return dict(expected_s)
+
+    @contextlib.contextmanager
+    def _lanes(
+        self,
+        requests: Sequence[ExecRequest],
+        shards: Sequence[Shard],
+        expected_s: Mapping[int, float],
+    ) -> Iterator[list[Lane]]:
+        """``jobs`` lanes taking the shards in order, each through ``run_part``."""
+        in_order = _InOrder(shards, self.run_part)
+        yield [in_order] * self.jobs
 
 
 def shard_batch(
     plans: Sequence[TestPlan], expected_s: Mapping[int, float], jobs: int
-) -> list[tuple[int, tuple[str, ...] | None]]:
+) -> list[Shard]:
     """(request index, tests to run or None for all), longest work first. A request expected
     to take over half of one worker's share of the whole batch is split into shards that run
     side by side, so one slow task does not leave the other workers idle at the end."""

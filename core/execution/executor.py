@@ -16,15 +16,15 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from convtui.core.execution.batch import BatchRunner, decide_parts, execution_key, shard_batch
+from convtui.core.execution.batch import BatchRunner, Lane, Shard, execution_key
 from convtui.core.execution.isolation import detect, zygote_env
 from convtui.core.execution.placement import IMPORT_S, Placement
-from convtui.core.execution.testplan import TestPlan, plan_tests
-from convtui.core.execution.types import ExecRequest, ExecResult
+from convtui.core.execution.testplan import TestPlan
+from convtui.core.execution.types import ExecRequest
 from convtui.core.execution.verdict import RawRun
 from convtui.core.execution.zygotes import ExecutorError, Zygote, ZygoteGone
 
@@ -87,11 +87,6 @@ _START_S = {"light": 0.2, "full": 0.7}
 _PR_SET_DUMPABLE = 4
 
 
-# What a run_many worker reports: a shard's run (request index, report), the error that
-# stopped it, or None when it leaves.
-_Report = tuple[int, RawRun | None] | BaseException | None
-
-
 class Executor(BatchRunner):
     """Runs candidates in parallel sandboxes. Thread-safe; use as a context manager.
 
@@ -152,65 +147,26 @@ class Executor(BatchRunner):
         finally:
             self._free.put(slot)
 
-    def run_many(
+    @contextlib.contextmanager
+    def _lanes(
         self,
         requests: Sequence[ExecRequest],
-        on_result: Callable[[int, ExecResult], None] | None = None,
-        expected_s: Mapping[int, float] | None = None,
-    ) -> list[ExecResult]:
-        """BatchRunner.run_many, each slot's worker taking the shards its zygotes run best
+        shards: Sequence[Shard],
+        expected_s: Mapping[int, float],
+    ) -> Iterator[list[Lane]]:
+        """A lane per slot, bound to it for the batch, taking shards by affinity
         (placement.py): the heavy libraries a batch names are imported by as few slots as it
-        allows. Verdicts are decided as batch.run_batch decides them."""
-        plans = [plan_tests(r.tests) for r in requests]
-        expected = self._with_start_up(requests, expected_s or {})
-        shards = shard_batch(plans, expected, self.jobs)
-        placement = Placement(shards, [_heavy_needs(r) for r in requests], expected)
-        reports: queue.SimpleQueue[_Report] = queue.SimpleQueue()
-        # Every slot takes part from the start, so that each worker sees what all the others
-        # hold before it takes its first shard; one with nothing to do leaves at once.
+        allows. Every slot joins before any lane takes a shard, so each sees what all the
+        others hold."""
+        placement = Placement(shards, [_heavy_needs(r) for r in requests], expected_s)
         slots = [self._free.get() for _ in self._slots]
-        for key, slot in enumerate(slots):
-            placement.join(key, slot["full"].imported)
-        workers = [
-            threading.Thread(
-                target=self._work,
-                args=(placement, key, slot, requests, plans, reports),
-                daemon=True,
-            )
-            for key, slot in enumerate(slots)
-        ]
-        for worker in workers:
-            worker.start()
-        wanted = {i: sum(1 for j, _ in shards if j == i) for i in range(len(requests))}
-        parts: dict[int, list[RawRun | None]] = {i: [] for i in range(len(requests))}
-        results: list[ExecResult | None] = [None] * len(requests)
-        received = left = 0
         try:
-            while received < len(shards):
-                report = reports.get()
-                if isinstance(report, BaseException):
-                    raise report
-                if report is None:  # a worker left
-                    left += 1
-                    if left == len(workers):
-                        raise RuntimeError("run_many: shards left that no slot took")
-                    continue
-                received += 1
-                index, raw = report
-                parts[index].append(raw)
-                if len(parts[index]) == wanted[index]:
-                    results[index] = decided = decide_parts(
-                        requests[index], plans[index], parts[index], self.isolation.label
-                    )
-                    if on_result is not None:
-                        on_result(index, decided)
+            yield [_SlotLane(self, placement, key, slot) for key, slot in enumerate(slots)]
         finally:
-            placement.stop()  # after a failure, the shards not yet started never will
-            for worker in workers:
-                worker.join()
-        return [r for r in results if r is not None]
+            for slot in slots:
+                self._free.put(slot)
 
-    def _with_start_up(
+    def _expected_s(
         self, requests: Sequence[ExecRequest], expected_s: Mapping[int, float]
     ) -> dict[int, float]:
         """``expected_s`` with the start-up the batch's first run of each kind will pay: a
@@ -231,32 +187,6 @@ class Executor(BatchRunner):
             held |= new
             expected[index] += IMPORT_S * len(new)
         return expected
-
-    def _work(
-        self,
-        placement: Placement,
-        key: int,
-        slot: dict[str, Zygote],
-        requests: Sequence[ExecRequest],
-        plans: Sequence[TestPlan],
-        reports: queue.SimpleQueue[_Report],
-    ) -> None:
-        """One worker of run_many, bound to one slot for the batch: what the slot holds
-        changes only through the shards it takes here (placement.py relies on it)."""
-        try:
-            while True:
-                shard = placement.take(key)
-                if shard is None:
-                    return
-                index, only = shard
-                reports.put((index, self._run_in(slot, requests[index], plans[index], only)))
-        except BaseException as exc:  # ExecutorError: the batch stops and says why
-            placement.stop()
-            reports.put(exc)
-        finally:
-            placement.leave(key)
-            self._free.put(slot)
-            reports.put(None)
 
     def _run_in(
         self,
@@ -369,6 +299,31 @@ class Executor(BatchRunner):
         """Key of the result cache (docs/design.md#executor-contract): code, tests, limits,
         isolation, runner version and environment fingerprint."""
         return execution_key(request, self.isolation.label, self.fingerprint())
+
+
+class _SlotLane:
+    """A batch's lane bound to one slot: what the slot holds changes only through the shards
+    this lane takes (placement.py relies on it)."""
+
+    def __init__(
+        self, executor: Executor, placement: Placement, key: int, slot: dict[str, Zygote]
+    ) -> None:
+        self._executor = executor
+        self._placement = placement
+        self._key = key
+        self._slot = slot
+        placement.join(key, slot["full"].imported)
+
+    def take(self) -> Shard | None:
+        return self._placement.take(self._key)
+
+    def run(
+        self, request: ExecRequest, plan: TestPlan, only: Sequence[str] | None
+    ) -> RawRun | None:
+        return self._executor._run_in(self._slot, request, plan, only)
+
+    def leave(self) -> None:
+        self._placement.leave(self._key)
 
 
 def _on_demand(request: ExecRequest) -> list[str]:

@@ -66,11 +66,6 @@ class Placement:
         with self._lock:
             self._held.pop(slot, None)
 
-    def stop(self) -> None:
-        """Hand out nothing more (a slot failed and the batch is over)."""
-        with self._lock:
-            self._pending.clear()
-
     def take(self, slot: int) -> Shard | None:
         """The next shard for ``slot``; None when there is none for it."""
         with self._lock:

@@ -200,7 +200,7 @@ def test_a_batch_starts_the_run_that_starts_a_zygote_or_an_import_early():
         task_imports=frozenset({"scipy", "scipy.stats"}),
     )
     with Executor(jobs=2) as ex:
-        expected = ex._with_start_up(
+        expected = ex._expected_s(
             [light, light, full, full, heavy, heavy], {i: 0.1 for i in range(5)}
         )
     assert expected[1] == expected[3] == 0.1  # the second of a kind pays nothing more

@@ -65,9 +65,8 @@ def test_what_a_slot_that_left_holds_keeps_nothing_from_the_others():
     assert batch.take(1) == (0, None)
 
 
-def test_plain_tasks_keep_the_batch_order_and_stop_ends_it():
+def test_plain_tasks_keep_the_batch_order():
     batch = placement([NONE, NONE, NONE])
     batch.join(0, NONE)
-    assert batch.take(0) == (0, None)
-    batch.stop()
+    assert [batch.take(0), batch.take(0), batch.take(0)] == [(0, None), (1, None), (2, None)]
     assert batch.take(0) is None
