@@ -12,7 +12,7 @@ import queue
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from convtui.core.execution.testplan import TestPlan, plan_tests
@@ -76,6 +76,18 @@ def decide_parts(
 
 
 Shard = tuple[int, tuple[str, ...] | None]
+OnResult = Callable[[int, ExecResult], None]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A batch as planned: its requests, their test plans, the shards they are cut into
+    (longest work first) and the run time each request is expected to take."""
+
+    requests: Sequence[ExecRequest]
+    plans: Sequence[TestPlan]
+    shards: Sequence[Shard]
+    expected_s: Mapping[int, float]
 
 
 class Lane(Protocol):
@@ -116,15 +128,11 @@ _Report = tuple[int, RawRun | None] | BaseException | None
 
 
 def run_lanes(
-    requests: Sequence[ExecRequest],
-    plans: Sequence[TestPlan],
-    shards: Sequence[Shard],
-    lanes: Sequence[Lane],
-    isolation: str,
-    on_result: Callable[[int, ExecResult], None] | None = None,
+    batch: Batch, lanes: Sequence[Lane], isolation: str, on_result: OnResult | None = None
 ) -> list[ExecResult]:
-    """Play ``shards`` on ``lanes`` (a thread each) and decide each request once all its
-    shards reported; ``on_result(index, result)`` is called from the calling thread."""
+    """Play the batch's shards on ``lanes`` (a thread each) and decide each request once all
+    its shards reported; ``on_result(index, result)`` is called from the calling thread."""
+    requests, plans, shards = batch.requests, batch.plans, batch.shards
     reports: queue.SimpleQueue[_Report] = queue.SimpleQueue()
     stop = threading.Event()  # a lane failed (ExecutorError): the others start nothing more
 
@@ -194,7 +202,7 @@ class BatchRunner:
     def run_many(
         self,
         requests: Sequence[ExecRequest],
-        on_result: Callable[[int, ExecResult], None] | None = None,
+        on_result: OnResult | None = None,
         expected_s: Mapping[int, float] | None = None,
     ) -> list[ExecResult]:
         """Run many candidates, ``jobs`` at a time, in the order given (put the longest first).
@@ -206,9 +214,9 @@ class BatchRunner:
         each request finishes, from the calling thread."""
         plans = [plan_tests(r.tests) for r in requests]
         expected = self._expected_s(requests, expected_s or {})
-        shards = shard_batch(plans, expected, self.jobs)
-        with self._lanes(requests, shards, expected) as lanes:
-            return run_lanes(requests, plans, shards, lanes, self.isolation.label, on_result)
+        batch = Batch(requests, plans, shard_batch(plans, expected, self.jobs), expected)
+        with self._lanes(batch) as lanes:
+            return run_lanes(batch, lanes, self.isolation.label, on_result)
 
     def _expected_s(
         self, requests: Sequence[ExecRequest], expected_s: Mapping[int, float]
@@ -217,14 +225,9 @@ class BatchRunner:
         return dict(expected_s)
 
     @contextlib.contextmanager
-    def _lanes(
-        self,
-        requests: Sequence[ExecRequest],
-        shards: Sequence[Shard],
-        expected_s: Mapping[int, float],
-    ) -> Iterator[list[Lane]]:
+    def _lanes(self, batch: Batch) -> Iterator[list[Lane]]:
         """``jobs`` lanes taking the shards in order, each through ``run_part``."""
-        in_order = _InOrder(shards, self.run_part)
+        in_order = _InOrder(batch.shards, self.run_part)
         yield [in_order] * self.jobs
 
 

@@ -20,7 +20,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from convtui.core.execution.batch import BatchRunner, Lane, Shard, execution_key
+from convtui.core.execution.backend import ExecutionBackend
+from convtui.core.execution.batch import Batch, Lane, Shard, execution_key
 from convtui.core.execution.isolation import detect, zygote_env
 from convtui.core.execution.placement import IMPORT_S, Placement
 from convtui.core.execution.testplan import TestPlan
@@ -87,7 +88,7 @@ _START_S = {"light": 0.2, "full": 0.7}
 _PR_SET_DUMPABLE = 4
 
 
-class Executor(BatchRunner):
+class Executor(ExecutionBackend):
     """Runs candidates in parallel sandboxes. Thread-safe; use as a context manager.
 
     ``python`` is the interpreter of the task environment (default: $CONVTUI_EXEC_PYTHON, else
@@ -125,12 +126,6 @@ class Executor(BatchRunner):
         self._lock = threading.Lock()
         self._fingerprint: str | None = None
 
-    def __enter__(self) -> Executor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def close(self) -> None:
         for zygote in self._all:
             zygote.stop()
@@ -148,17 +143,13 @@ class Executor(BatchRunner):
             self._free.put(slot)
 
     @contextlib.contextmanager
-    def _lanes(
-        self,
-        requests: Sequence[ExecRequest],
-        shards: Sequence[Shard],
-        expected_s: Mapping[int, float],
-    ) -> Iterator[list[Lane]]:
+    def _lanes(self, batch: Batch) -> Iterator[list[Lane]]:
         """A lane per slot, bound to it for the batch, taking shards by affinity
         (placement.py): the heavy libraries a batch names are imported by as few slots as it
         allows. Every slot joins before any lane takes a shard, so each sees what all the
         others hold."""
-        placement = Placement(shards, [_heavy_needs(r) for r in requests], expected_s)
+        needs = [_heavy_needs(r) for r in batch.requests]
+        placement = Placement(batch.shards, needs, batch.expected_s)
         slots = [self._free.get() for _ in self._slots]
         try:
             yield [_SlotLane(self, placement, key, slot) for key, slot in enumerate(slots)]

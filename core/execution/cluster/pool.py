@@ -17,7 +17,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from convtui.core.execution.batch import BatchRunner, execution_key
+from convtui.core.execution.backend import ExecutionBackend
+from convtui.core.execution.batch import execution_key
 from convtui.core.execution.cluster.connect import connect, disconnect, import_ray
 from convtui.core.execution.cluster.slot import ExecutionSlot, SlotHello
 from convtui.core.execution.executor import ExecutorError
@@ -41,7 +42,7 @@ class _Slot:
     hello: SlotHello
 
 
-class RayExecutor(BatchRunner):
+class RayExecutor(ExecutionBackend):
     """Runs candidates on a Ray cluster. Thread-safe; use as a context manager.
 
     ``address`` as parse_executor gives it (None: ray.init() finds or starts a cluster on
@@ -75,12 +76,6 @@ class RayExecutor(BatchRunner):
         self.jobs = len(started)
 
     # --- the ExecutionBackend interface ---------------------------------------------------------
-
-    def __enter__(self) -> RayExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def run_part(
         self, request: ExecRequest, plan: TestPlan, only: Sequence[str] | None = None
