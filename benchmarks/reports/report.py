@@ -52,6 +52,10 @@ class Outcome:
 
 @dataclass(frozen=True)
 class Column:
+    """One column of the live report: a model's sessions under one Ω (``feedback``) and
+    protocol, over ``tasks`` tasks. ``pass_at`` is Pass@1 per turn by the protocol's rule
+    (``PASS_RULES``); ``mrr`` and ``recall`` are ConvCodeWorld's live ones."""
+
     model: str
     feedback: str
     tasks: int

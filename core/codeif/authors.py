@@ -45,14 +45,6 @@ Metric = str  # "ia", "ca" or "ifr"
 
 
 @dataclass(frozen=True)
-class Cell:
-    """One metric at one round: its mean and how many tasks had a row there."""
-
-    value: float
-    tasks: int
-
-
-@dataclass(frozen=True)
 class TaskRows:
     """One task's rows as the scripts see them (1 passed, 0 not; IFR a share), each list
     indexed by its own positional round."""
@@ -86,6 +78,14 @@ def task_rows(rounds: Sequence[Round]) -> TaskRows:
         broken = sum(c == BASE or not r.own.get(c, False) for c in passed_before)
         ifr.append(broken / len(passed_before) if passed_before else 0.0)
     return TaskRows(tuple(ia), tuple(ca), tuple(ifr))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One metric at one round: its mean and how many tasks had a row there."""
+
+    value: float
+    tasks: int
 
 
 def authors_per_round(tasks: Sequence[Sequence[Round]]) -> list[dict[Metric, Cell]]:

@@ -325,15 +325,6 @@ def _script_traceback(text: str, name: str, first: int, source: str) -> str:
 
 
 @dataclass(frozen=True)
-class Step:
-    """A turn their script plays: its number (from 1), kind and instruction."""
-
-    number: int
-    kind: RoundKind
-    instruction: Instruction
-
-
-@dataclass(frozen=True)
 class ScriptTurn:
     """One turn as their script logs it: its metrics (rules 6 and 10), the instructions given
     so far (rule 7's list, repeats included) and the requirements removed (rule 8)."""
@@ -347,6 +338,15 @@ class ScriptTurn:
     ife: float
     given: tuple[str, ...]
     dropped: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True)
+class Step:
+    """A turn their script plays: its number (from 1), kind and instruction."""
+
+    number: int
+    kind: RoundKind
+    instruction: Instruction
 
 
 @dataclass

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from convtui.core.catalog.loaders import TaskCatalog, codeif_files, load_codeif
 from convtui.core.errors import ConvtuiError
@@ -23,8 +23,7 @@ from convtui.core.errors import ConvtuiError
 DIGEST_CHARS = 16  # hex digits of the SHA-256 kept in selections and shown in reports
 
 
-@dataclass(frozen=True)
-class DataFile:
+class DataFile(NamedTuple):
     """One file read, and the first DIGEST_CHARS hex digits of its SHA-256."""
 
     path: Path

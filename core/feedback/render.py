@@ -146,14 +146,6 @@ class ExecResultLike(Protocol):
 
 
 @dataclass(frozen=True)
-class CompileResult:
-    """Compilation feedback: ``text`` is exactly what the model is shown."""
-
-    ok: bool
-    text: str
-
-
-@dataclass(frozen=True)
 class TrimSpec:
     """Parameters of CCW's trimming (``get_execution_feedback(trim, front_trim, rear_trim)``).
 
@@ -167,6 +159,14 @@ class TrimSpec:
 
 
 # --- compilation feedback ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    """Compilation feedback: ``text`` is exactly what the model is shown."""
+
+    ok: bool
+    text: str
 
 
 def compile_feedback(code: str, *, compat: CompileCompat = "convtui") -> CompileResult:

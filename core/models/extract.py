@@ -18,8 +18,7 @@ import ast
 import re
 import warnings
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from convtui.core.syntax import parse_python
 
@@ -94,8 +93,7 @@ _DEFINITION_STMTS = (
 )
 
 
-@dataclass(frozen=True)
-class _Block:
+class _Block(NamedTuple):
     """One fenced block: its language tag (lower-cased, may be empty) and dedented body."""
 
     lang: str

@@ -1,5 +1,5 @@
 """The two protocols a session can follow, the settings each one chooses, and the one place
-that builds a session's settings (:func:`session_settings`) for every command.
+that builds a session's settings (:meth:`PlayRules.settings`) for every command.
 
 ``convcodeworld`` reproduces ConvCodeWorld's reference run (sfc-gh-hhan/convcodeworld), so
 that scores compare with its published tables; ``convtui`` is our own design. A protocol only
@@ -139,48 +139,6 @@ def simulator_for(
 PERSONAS = ("novice", "expert")  # the user modes in which a simulator speaks alone
 
 
-def session_settings(
-    protocol: ProtocolName,
-    *,
-    model: str,
-    feedback: FeedbackConfig,
-    turns: int,
-    user: UserMode | None = None,
-    simulator: str | None = None,
-    context: ContextMode | None = None,
-    partial_rule: PartialRule | None = None,
-    extract: ExtractMode | None = None,
-    max_tokens: int | None = None,
-    covering: tuple[FeedbackConfig, ...] = (),
-) -> SessionConfig:
-    """The settings a session plays by, as every command builds them (``session``, ``session
-    --study``, ``study init``, ``serve`` and the ``bench`` commands): Ω as the user makes it,
-    the rules a protocol sets on who may give verbal feedback, the simulator the run needs,
-    then the protocol's defaults where nothing was given.
-
-    ``user`` says who gives the verbal feedback (None: a benchmark's simulated user, the
-    persona Ω names); ``covering`` is every Ω of the run (``--feedback all``: the nine), which
-    decides whether it needs a simulator at all."""
-    omega = feedback if user is None else feedback_for_user(feedback, user)
-    if protocol == "convcodeworld" and omega.verbal != "none" and user not in (None, *PERSONAS):
-        raise ConvtuiError(
-            "protocol convcodeworld asks its simulated user inside each turn, so a person "
-            "cannot give the verbal feedback: let a simulator play the user (--user "
-            "novice|expert), drop VF from the feedback, or use protocol convtui"
-        )
-    return build_config(
-        protocol,
-        model=model,
-        feedback=omega,
-        simulator=simulator_for(model, simulator, covering or (omega,)),
-        turns=turns,
-        context=context,
-        partial_rule=partial_rule,
-        extract=extract,
-        max_tokens=max_tokens,
-    )
-
-
 @dataclass(frozen=True)
 class PlayRules:
     """``--protocol`` and what it decides unless told (``--turns``, ``--context``,
@@ -203,19 +161,33 @@ class PlayRules:
         max_tokens: int | None = None,
         covering: tuple[FeedbackConfig, ...] = (),
     ) -> SessionConfig:
-        """The settings of a session under these rules (:func:`session_settings`)."""
-        return session_settings(
+        """The settings a session plays by under these rules, as every command builds them
+        (``session``, ``session --study``, ``study init``, ``serve`` and the ``bench``
+        commands): Ω as the user makes it, the rules a protocol sets on who may give verbal
+        feedback, the simulator the run needs, then the protocol's defaults where nothing was
+        given.
+
+        ``user`` says who gives the verbal feedback (None: a benchmark's simulated user, the
+        persona Ω names); ``covering`` is every Ω of the run (``--feedback all``: the nine),
+        which decides whether it needs a simulator at all."""
+        omega = feedback if user is None else feedback_for_user(feedback, user)
+        by_a_person = user not in (None, *PERSONAS)
+        if self.protocol == "convcodeworld" and omega.verbal != "none" and by_a_person:
+            raise ConvtuiError(
+                "protocol convcodeworld asks its simulated user inside each turn, so a person "
+                "cannot give the verbal feedback: let a simulator play the user (--user "
+                "novice|expert), drop VF from the feedback, or use protocol convtui"
+            )
+        return build_config(
             self.protocol,
             model=model,
-            feedback=feedback,
+            feedback=omega,
+            simulator=simulator_for(model, self.simulator, covering or (omega,)),
             turns=self.turns,
-            user=user,
-            simulator=self.simulator,
             context=self.context,
             partial_rule=self.partial_rule,
             extract=self.extract,
             max_tokens=max_tokens,
-            covering=covering,
         )
 
 

@@ -23,7 +23,7 @@ from convtui.core.errors import ConvtuiError
 from convtui.core.printable import control_characters
 from convtui.core.settings.config import ProtocolName, SessionConfig
 from convtui.core.settings.omega import FeedbackChoice, FeedbackConfig
-from convtui.core.settings.protocol import session_settings
+from convtui.core.settings.protocol import PlayRules
 from convtui.core.studies.guidelines import Guidelines
 
 # Who types a study's feedback: the annotator alone, or the annotator over a simulator's draft.
@@ -158,7 +158,7 @@ class StudySpec:
 
     def check(self) -> None:
         """The rules a spec must keep, whoever built it; the protocol's own are
-        :func:`session_settings`'s (core/settings/protocol.py)."""
+        :meth:`PlayRules.settings`'s (core/settings/protocol.py)."""
         verbal = self.omega.verbal
         if self.turns < 0:
             raise StudyError(f"turns must be 0 or more feedback turns, not {self.turns}")
@@ -194,17 +194,11 @@ class StudySpec:
 
     def config(self) -> SessionConfig:
         """The config every session of the study runs under, built where `convtui session`
-        builds it from the same options (:func:`session_settings`): the protocol's
+        builds it from the same options (:meth:`PlayRules.settings`): the protocol's
         defaults, the model, Ω, the turn budget, and the simulator that drafts for an
         assisted annotator (the code model itself when the study names none)."""
-        return session_settings(
-            self.protocol,
-            model=self.model,
-            feedback=self.omega,
-            user=self.user,
-            simulator=self.simulator,
-            turns=self.turns,
-        )
+        rules = PlayRules(self.protocol, self.turns, simulator=self.simulator)
+        return rules.settings(model=self.model, feedback=self.omega, user=self.user)
 
 
 def _stored_guidelines(value: Any) -> Guidelines:

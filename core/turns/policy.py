@@ -47,8 +47,9 @@ class TurnPolicy(Protocol):
 
 @dataclass(frozen=True)
 class TurnContext:
-    """One session's share of every turn: its task, configuration, models, the ``execute``
-    its code runs through and the journal its model calls are recorded in."""
+    """One session's share of every turn: its task, configuration, models, the user who gives
+    its verbal feedback (if any), the ``execute`` its code runs through and the journal its
+    model calls are recorded in."""
 
     task: Task
     config: SessionConfig

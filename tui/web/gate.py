@@ -17,10 +17,6 @@ class StudyGate:
     store: Store
     study: StudyRow
 
-    @property
-    def name(self) -> str:
-        return self.study.name
-
     def annotator_for(self, token: str | None) -> str | None:
         """The active annotator holding ``token``; None for a missing or unknown one."""
         if not token:

@@ -125,7 +125,7 @@ class StudyServer:
     # --- pages -------------------------------------------------------------------------------
 
     def _page(self, name: str, status: int = 200, **values: object) -> web.Response:
-        html = self.pages.get_template(name).render(study=self.gate.name, **values)
+        html = self.pages.get_template(name).render(study=self.gate.study.name, **values)
         return web.Response(text=html, content_type="text/html", status=status)
 
     def _refused(self, reason: str, status: int = 403) -> web.Response:
