@@ -242,9 +242,22 @@ class ProtocolPage:
         try:
             return (await asyncio.wait_for(echoed, timeout) - sent) * 1000
         except TimeoutError:
-            raise Broke(f"{typed[-12:]!r} not echoed within {timeout:.0f} s") from None
+            raise Broke(
+                f"{typed[-12:]!r} not echoed within {timeout:.0f} s; the feedback box "
+                f"showed {self._feedback_box()!r}"
+            ) from None
         finally:
             self._awaited = None
+
+    def _feedback_box(self) -> str:
+        """The feedback box's rows as the screen holds them, for a report of a key that never
+        showed there (each row stripped of the panes' borders)."""
+        rows = self.screen.display
+        title = next((i for i, row in enumerate(rows) if "Your feedback" in row), None)
+        if title is None:
+            return "(no feedback box on the screen)"
+        inside = [row.rsplit("│", 2)[-2].strip() if row.count("│") >= 2 else row for row in rows]
+        return " / ".join(row for row in inside[title + 1 : title + 5] if "╰" not in row)
 
     async def text(self) -> str:
         """The screen, one line per row (what served_annotators' next_state reads)."""
@@ -325,7 +338,7 @@ async def person(url: str, who: Annotator, until: float, pace: Pace, seed: int, 
 
 
 def first_line(exc: BaseException) -> str:
-    return (str(exc).splitlines() or [""])[0][:200]
+    return (str(exc).splitlines() or [""])[0][:400]
 
 
 async def browser_tabs(url: str, tabs: list[Annotator], until: float) -> None:
