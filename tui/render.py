@@ -240,7 +240,8 @@ def call_line(call: CallLine) -> str:
         return f"{head}  … running"
     tokens = ""
     if call.input_tokens is not None or call.output_tokens is not None:
-        tokens = f"{call.input_tokens or 0}→{call.output_tokens or 0} tok"
+        counts = ("?" if n is None else str(n) for n in (call.input_tokens, call.output_tokens))
+        tokens = "→".join(counts) + " tok"
     if call.reused:
         how = "reused"
     elif call.status == "ok" and call.latency_s is not None:

@@ -146,8 +146,8 @@ class RawCompletion:
 
     text: str
     finish_reason: str
-    input_tokens: int
-    output_tokens: int
+    input_tokens: int | None  # None: the server did not say
+    output_tokens: int | None
     resolved_model: str | None
 
 

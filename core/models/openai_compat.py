@@ -264,8 +264,8 @@ class OpenAICompatBackend(RetryingBackend):
         return RawCompletion(
             text=text or "",
             finish_reason=finish or "stop",
-            input_tokens=usage.prompt_tokens if usage else 0,
-            output_tokens=usage.completion_tokens if usage else 0,
+            input_tokens=usage.prompt_tokens if usage else None,
+            output_tokens=usage.completion_tokens if usage else None,
             resolved_model=model or None,
         )
 
@@ -274,7 +274,8 @@ class OpenAICompatBackend(RetryingBackend):
     ) -> RawCompletion:
         parts: list[str] = []
         finish_reason = "stop"
-        input_tokens = output_tokens = 0
+        input_tokens: int | None = None
+        output_tokens: int | None = None
         resolved: str | None = None
         stream = await (
             self.client.chat.completions.create(**request)

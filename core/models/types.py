@@ -58,18 +58,19 @@ class CallInfo:
 
 @dataclass(frozen=True)
 class Completion:
-    """One finished call. Token counts are 0 where the backend did not report them
-    (llama.cpp's server sends no usage when streaming). ``latency_s`` is the successful
-    attempt's time; queueing, failed attempts and backoff waits are not in it (each attempt's
-    time is reported through ``on_attempt``). ``attempts`` counts every try, this one
-    included. ``resolved_model`` is what the server says answered (e.g. a dated snapshot).
+    """One finished call. Token counts are None where the backend did not report them
+    (llama.cpp's server sends no usage when streaming): 0 would read as a count.
+    ``latency_s`` is the successful attempt's time; queueing, failed attempts and backoff
+    waits are not in it (each attempt's time is reported through ``on_attempt``).
+    ``attempts`` counts every try, this one included. ``resolved_model`` is what the server
+    says answered (e.g. a dated snapshot).
     ``endpoint`` is the base URL of the server that gave the answer (one of several replicas
     of an ``http://`` spec); None for models that are not behind a URL."""
 
     text: str
     finish_reason: str
-    input_tokens: int
-    output_tokens: int
+    input_tokens: int | None
+    output_tokens: int | None
     latency_s: float
     attempts: int
     model: str

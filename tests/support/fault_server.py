@@ -40,8 +40,8 @@ class Request:
 Action = Callable[["FakeServer", Request, Writer], Awaitable[None]]
 
 
-def _completion_body(text: str) -> dict:
-    return {
+def _completion_body(text: str, usage: bool = True) -> dict:
+    body = {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 0,
@@ -55,6 +55,9 @@ def _completion_body(text: str) -> dict:
         ],
         "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
     }
+    if not usage:
+        del body["usage"]
+    return body
 
 
 async def _send(writer: Writer, status: int, body: bytes, headers: dict[str, str]) -> None:
@@ -64,14 +67,15 @@ async def _send(writer: Writer, status: int, body: bytes, headers: dict[str, str
     await writer.drain()
 
 
-def ok(text: str = "hello", delay_s: float = 0.0) -> Action:
-    """A normal answer (streamed as SSE when the request asks for a stream)."""
+def ok(text: str = "hello", delay_s: float = 0.0, usage: bool = True) -> Action:
+    """A normal answer (streamed as SSE when the request asks for a stream); without
+    ``usage``, no token counts, as llama.cpp's server streams."""
 
     async def act(server: FakeServer, request: Request, writer: Writer) -> None:
         if delay_s:
             await asyncio.sleep(delay_s)
         if not request.body.get("stream"):
-            body = json.dumps(_completion_body(text)).encode()
+            body = json.dumps(_completion_body(text, usage)).encode()
             await _send(writer, 200, body, {"Content-Type": "application/json"})
             return
         chunks = []
@@ -88,13 +92,14 @@ def ok(text: str = "hello", delay_s: float = 0.0) -> Action:
         chunks.append(
             {**chunks[0], "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
         )
-        chunks.append(
-            {
-                **chunks[0],
-                "choices": [],
-                "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
-            }
-        )
+        if usage:
+            chunks.append(
+                {
+                    **chunks[0],
+                    "choices": [],
+                    "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+                }
+            )
         stream = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
         await _send(writer, 200, stream.encode(), {"Content-Type": "text/event-stream"})
 

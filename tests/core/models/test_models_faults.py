@@ -132,6 +132,19 @@ def test_connection_dropped_mid_answer_is_retried(fake_server, streaming):
         assert seen[-1] == "whole answer"
 
 
+@pytest.mark.parametrize("streaming", [False, True], ids=["plain", "streamed"])
+def test_a_server_that_gives_no_usage_leaves_the_token_counts_unknown(fake_server, streaming):
+    """Fault injection (a server that counts nothing, as llama.cpp's streams): the counts are
+    None, not a 0 that a report would read as a real count."""
+    fake_server.then(ok("no counts", usage=False))
+    on_text = [].append if streaming else None
+    completion, _ = asyncio.run(
+        complete_logged(server_backend(fake_server, RecordedSleeps()), on_text=on_text)
+    )
+    assert completion.text == "no counts"
+    assert (completion.input_tokens, completion.output_tokens) == (None, None)
+
+
 def test_context_length_error_is_not_retried(fake_server):
     """Fault injection: a 400 saying the prompt does not fit."""
     message = "This model's maximum context length is 2048 tokens. However, you requested 9000"
