@@ -13,13 +13,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Mapping, Sequence
 
+from convtui.core.execution.batch import Shard
+
 # What importing a heavy library costs a slot, in seconds of the work it would save a slot that
 # already holds it: a slot imports a library another one holds only for more work than this.
 IMPORT_S = 1.0
 # Expected run time of a shard whose duration is unknown: a raising run's.
 _UNKNOWN_S = 0.05
-
-Shard = tuple[int, tuple[str, ...] | None]
 
 
 class Placement:
