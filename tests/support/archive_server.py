@@ -112,8 +112,10 @@ def _handler(spec: ArchiveServer) -> type[http.server.BaseHTTPRequestHandler]:
                 self.send_header("Location", "/cdn/Source_Code.tar.gz")
                 self.send_header("X-Linked-Etag", f'"{spec.etag}"')
                 self.send_header("Content-Length", "0")
-                self.end_headers()
+                # Recorded before the client can see the answer, so that the list is in the
+                # order the requests came (the next one waits for this one's answer).
                 spec.served.append(Served(self.path, wanted, 302, 0))
+                self.end_headers()
                 return
             size = len(spec.body)
             start = 0
@@ -125,8 +127,8 @@ def _handler(spec: ArchiveServer) -> type[http.server.BaseHTTPRequestHandler]:
                     self.send_response(416)
                     self.send_header("Content-Range", f"bytes */{size}")
                     self.send_header("Content-Length", "0")
-                    self.end_headers()
                     spec.served.append(Served(self.path, wanted, 416, 0))
+                    self.end_headers()
                     return
             payload = spec.body[start:]
             self.send_response(status)
@@ -135,12 +137,12 @@ def _handler(spec: ArchiveServer) -> type[http.server.BaseHTTPRequestHandler]:
                 self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
             if spec.etag and not spec.hub_redirect:
                 self.send_header("ETag", f'"{spec.etag}"')
-            self.end_headers()
             cut = spec.drop_after.pop(0) if spec.drop_after else None
             sent = payload if cut is None else payload[:cut]
+            spec.served.append(Served(self.path, wanted, status, len(sent)))
+            self.end_headers()
             self.wfile.write(sent)
             self.wfile.flush()
-            spec.served.append(Served(self.path, wanted, status, len(sent)))
             if cut is not None:
                 self.close_connection = True
 
