@@ -134,7 +134,7 @@ async def toggles_diff(ctx: Ctx, fire: Fire) -> None:
     before = tabs.active
     after = "code-tab" if before == "diff-tab" else "diff-tab"
     await fire()
-    await wait_until(ctx.pilot, lambda: tabs.active == after, "the other tab", 10)
+    await wait_until(ctx.pilot, lambda: tabs.active == after, "the other tab", 60)
     tabs.active = before
 
 

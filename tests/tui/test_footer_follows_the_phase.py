@@ -42,7 +42,9 @@ def test_the_footer_shows_the_keys_of_the_phase_reached_while_the_app_has_no_foc
 
     async def scenario(pilot: Pilot) -> None:
         await wait_until(pilot, phase_is(pilot, "generating"), "the reply to stream")
-        await pilot.pause()
+        # The footer is recomposed after the next refresh, which a loaded machine may not
+        # have drawn yet: wait for it (a footer that never follows still fails here).
+        await wait_until(pilot, lambda: "Cancel" in footer(pilot), "the busy footer", 30)
         seen["busy"] = footer(pilot)
         # Nothing focused and the app blurred: a served page that opened without focus (or
         # a terminal left for another window before a pane was chosen).
@@ -50,7 +52,7 @@ def test_the_footer_shows_the_keys_of_the_phase_reached_while_the_app_has_no_foc
         pilot.app.post_message(events.AppBlur())
         await pilot.pause()
         await awaiting_feedback(pilot)
-        await pilot.pause()
+        await wait_until(pilot, lambda: "Send" in footer(pilot), "the footer, blurred", 30)
         seen["blurred"] = footer(pilot)
         pilot.app.post_message(events.AppFocus())  # and the person comes back
         await pilot.pause()

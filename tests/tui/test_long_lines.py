@@ -98,9 +98,9 @@ def test_w_wraps_long_lines_and_the_footer_and_help_say_so(
         await awaiting_feedback(pilot)
         await on_tab(pilot, tab)
         assert not shown(pilot, TAIL)
-        await wait_until(pilot, lambda: "w Wrap" in screen_text(pilot.app)[-1], "footer", 15)
+        await wait_until(pilot, lambda: "w Wrap" in screen_text(pilot.app)[-1], "footer", 60)
         await pilot.press("w", "end")  # wrapped, the line's end is rows further down
-        await wait_until(pilot, lambda: shown(pilot, TAIL), "the wrapped line's end", 15)
+        await wait_until(pilot, lambda: shown(pilot, TAIL), "the wrapped line's end", 60)
         assert screen_of(pilot).query_one(CodePane).has_class("-wrap")
         await pilot.press("f1")
         help_rows = "\n".join(screen_text(pilot.app))
@@ -108,7 +108,7 @@ def test_w_wraps_long_lines_and_the_footer_and_help_say_so(
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("w")  # back to one row per line, scrolled sideways
-        await wait_until(pilot, lambda: not shown(pilot, TAIL), "lines unwrapped", 15)
+        await wait_until(pilot, lambda: not shown(pilot, TAIL), "lines unwrapped", 60)
 
     run(scripted.app([LONG]), scenario, size=(100, 30))
 
