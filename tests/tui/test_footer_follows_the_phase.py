@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 from textual import events
 from textual.pilot import Pilot
+from textual.widgets._footer import FooterKey
 from tui_harness import (
     WRONG,
     AppFactory,
@@ -22,6 +23,8 @@ from tui_harness import (
     screen_text,
     wait_until,
 )
+
+from convtui.tui.widgets.keys_footer import KeysFooter
 
 pytestmark = pytest.mark.slow
 
@@ -66,3 +69,27 @@ def test_the_footer_shows_the_keys_of_the_phase_reached_while_the_app_has_no_foc
     for shown in (seen["blurred"], seen["now"]):
         assert "Send" in shown and "Skip" in shown, shown
         assert "Cancel" not in shown, shown
+
+
+def test_the_footer_keeps_its_keys_when_a_change_of_bindings_leaves_them_as_they_were(
+    apps: AppFactory,
+) -> None:
+    """Moving between panes mostly leaves the keys shown as they were; the footer is rebuilt
+    (a widget per key) only when what it shows differs, and is when it does."""
+    got: dict[str, object] = {}
+
+    async def scenario(pilot: Pilot) -> None:
+        screen = await awaiting_feedback(pilot)
+        await wait_until(pilot, lambda: "Send" in footer(pilot), "the footer", 60)
+        footer_widget = screen.query_one(KeysFooter)
+        before = list(footer_widget.query(FooterKey))
+        screen.query_one("#task-pane").focus()  # a pane without keys of its own
+        for _ in range(4):
+            await pilot.pause()
+        got["same"] = list(footer_widget.query(FooterKey)) == before
+        screen.query_one("#code-tabs Tabs").focus()  # the code pane's own keys join
+        await wait_until(pilot, lambda: "w Wrap" in footer(pilot), "the code pane's keys", 60)
+        got["rebuilt"] = not set(footer_widget.query(FooterKey)) & set(before)
+
+    play(apps, scenario)
+    assert got == {"same": True, "rebuilt": True}

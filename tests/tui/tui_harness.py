@@ -276,16 +276,24 @@ def session_screen(pilot: Pilot) -> SessionScreen:
 
 
 async def awaiting_feedback(pilot: Pilot, turn: int = 0) -> SessionScreen:
-    await wait_until(
-        pilot,
-        lambda: (
-            getattr(pilot.app.screen, "phase", None) == "awaiting_feedback"
-            and pilot.app.screen.live is not None
-            and pilot.app.screen.live.idx == turn
-            and pilot.app.screen.live.result is not None
-        ),
-        f"turn {turn} to wait for feedback",
-    )
+    """Turn ``turn`` waits for feedback and the composer has the focus the app gives it then
+    (``focus()`` is applied later, by a callback: a key pressed before it lands went to the
+    pane a test had focused, then the composer took the focus, and the key's effect never
+    came)."""
+
+    def settled() -> bool:
+        screen = pilot.app.screen
+        if not (
+            getattr(screen, "phase", None) == "awaiting_feedback"
+            and screen.live is not None
+            and screen.live.idx == turn
+            and screen.live.result is not None
+        ):
+            return False
+        composer = screen.query_one(FeedbackComposer)
+        return screen.focused is composer or not composer.display
+
+    await wait_until(pilot, settled, f"turn {turn} to wait for feedback")
     return session_screen(pilot)
 
 
