@@ -72,13 +72,13 @@ def test_a_small_page_shows_the_header_whole_the_line_ends_and_only_what_works(
                     break
                 await page.press("ArrowDown")
                 await asyncio.sleep(0.3)
-            await page.wait_for(START, timeout=10)
+            await page.wait_for(START, timeout=60)
             for _ in range(150):  # the line is 150 characters wide
                 if TAIL in await page.text():
                     break
                 await page.press("ArrowRight")
                 await asyncio.sleep(0.05)
-            await page.wait_for(TAIL, timeout=10)
+            await page.wait_for(TAIL, timeout=60)
 
             # Point 5: mid-session the palette offers giving up, not another task.
             await page.press("Control+p")
