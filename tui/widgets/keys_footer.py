@@ -14,14 +14,12 @@ difference."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-
 from textual.screen import Screen
 from textual.widgets import Footer
 
 
 class KeysFooter(Footer):
-    _shown: Hashable = None
+    _shown: object = None
 
     def bindings_changed(self, screen: Screen) -> None:
         # Footer.bindings_changed, less its early return while the app is blurred.
@@ -29,15 +27,18 @@ class KeysFooter(Footer):
         if self.is_attached and screen is self.screen:
             self.call_after_refresh(self._recompose_if_changed)
 
-    def _keys(self) -> Hashable:
+    def _keys(self) -> object:
         """What ``Footer.compose`` draws from: each shown binding, whether it is enabled, its
-        tooltip; and the palette's key."""
+        tooltip; and the palette's key, shown or not."""
+        active = self.screen.active_bindings
         shown = tuple(
             (binding.key, binding.action, binding.description, binding.group, enabled, tooltip)
-            for _node, binding, enabled, tooltip in self.screen.active_bindings.values()
+            for _node, binding, enabled, tooltip in active.values()
             if binding.show
         )
-        return shown, self.show_command_palette, self.compact
+        palette = active.get(self.app.COMMAND_PALETTE_BINDING)
+        palette_key = None if palette is None else palette[1:]
+        return shown, palette_key, self.show_command_palette, self.compact
 
     async def _recompose_if_changed(self) -> None:
         if not self.is_attached:
