@@ -25,7 +25,7 @@ ISOLATION_LEVELS = ("bwrap", "namespaces", "landlock", "none")
 
 # Python's bytecode cache stays on for the suite's processes (the xdist workers, which start
 # after this file is read, and every convtui child a test runs): an environment that sets
-# PYTHONDONTWRITEBYTECODE, as this project's CI image does, had each of them compile the
+# PYTHONDONTWRITEBYTECODE, as this development machine's does, had each of them compile the
 # project's modules anew (collection alone: 9 s a worker instead of 4).
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
