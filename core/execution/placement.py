@@ -11,6 +11,7 @@ and the import happens once (the pandas subset of ../shared/perf names four such
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
 from convtui.core.execution.batch import Shard
@@ -26,11 +27,11 @@ class Placement:
     """The pending shards of one batch, handed out one at a time from any thread.
 
     ``needs[i]`` are the heavy libraries request ``i`` makes a slot import; ``expected_s``
-    the run times known per request. A slot's worker ``join``s with what the slot holds from
-    earlier batches and ``leave``s when it is done; only the slots present count. A slot holds
-    a library from the moment it takes a shard that needs it (the run imports it), so two
-    slots starting at once do not both take one on. A slot that asks (``take``) gets, in the
-    batch's order:
+    the run times known per request, shared evenly by a split request's shards. A slot's
+    worker ``join``s with what the slot holds from earlier batches and ``leave``s when it is
+    done; only the slots present count. A slot holds a library from the moment it takes a
+    shard that needs it (the run imports it), so two slots starting at once do not both take
+    one on. A slot that asks (``take``) gets, in the batch's order:
 
     1. a shard that needs libraries and only ones it holds;
     2. else one it can run without importing a library another slot holds (needing nothing,
@@ -53,6 +54,7 @@ class Placement:
         self._pending = list(shards)
         self._needs = needs
         self._expected_s = expected_s
+        self._pieces = Counter(index for index, _ in shards)
         self._held: dict[int, frozenset[str]] = {}
         self._lock = threading.Lock()
 
@@ -90,11 +92,18 @@ class Placement:
                 elsewhere.append(position)
             elif free_choice is None:
                 free_choice = position
+                if not mine:  # nothing can be a first choice (1.): the rest cannot change it
+                    break
         if free_choice is not None or not elsewhere:
             return free_choice
         first = elsewhere[0]
         # A slot that holds all it needs takes it as its own first choice, and stays in the
         # batch while such a shard waits; when none holds all of it, someone must import.
         placeable = any(self._needs[self._pending[first][0]] <= held for held in others)
-        work = sum(self._expected_s.get(self._pending[p][0], _UNKNOWN_S) for p in elsewhere)
+        work = sum(self._shard_s(self._pending[p][0]) for p in elsewhere)
         return first if work > IMPORT_S or not placeable else None
+
+    def _shard_s(self, index: int) -> float:
+        if index not in self._expected_s:
+            return _UNKNOWN_S
+        return self._expected_s[index] / self._pieces[index]

@@ -49,6 +49,30 @@ def test_a_slot_imports_a_library_held_elsewhere_only_for_enough_work():
     assert much.take(1) == (0, None)
 
 
+def test_a_split_tasks_shards_share_its_time_when_weighing_an_import():
+    # One task of 0.8 s cut into two shards is 0.8 s of work, not 1.6 s: less than an import,
+    # so the slot without scipy leaves both to the one that holds it.
+    halves = Placement([(0, ("a",)), (0, ("b",))], [SCIPY], {0: 0.8 * IMPORT_S})
+    halves.join(0, SCIPY)
+    halves.join(1, NONE)
+    assert halves.take(1) is None
+    assert [halves.take(0), halves.take(0)] == [(0, ("a",)), (0, ("b",))]
+
+    longer = Placement([(0, ("a",)), (0, ("b",))], [SCIPY], {0: 2.4 * IMPORT_S})
+    longer.join(0, SCIPY)
+    longer.join(1, NONE)
+    assert longer.take(1) == (0, ("a",))
+
+
+def test_a_slot_holding_nothing_takes_the_first_plain_task_even_after_heavy_ones_elsewhere():
+    batch = placement([SCIPY, NONE, SCIPY, NONE])
+    batch.join(0, SCIPY)
+    batch.join(1, NONE)
+    assert batch.take(1) == (1, None)
+    assert batch.take(1) == (3, None)
+    assert batch.take(1) is None
+
+
 def test_a_task_no_present_slot_holds_whole_is_taken_rather_than_left():
     batch = placement([SCIPY | SKLEARN])
     batch.join(0, SCIPY)
