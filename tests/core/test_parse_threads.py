@@ -17,9 +17,12 @@ from support.threads import run_together
 
 from convtui.core.syntax import parse_python
 
+# Small, so that a parse under load outlasts LOAD_S by little (a CI run's parse of 100 such
+# functions made a one-second load take 27 s); 30 still fail through ast.parse every time.
+FUNCTIONS = 30
 SOURCE = "\n".join(
     f"def f{i}(x):\n    return [y + {i} for y in range(x) if (y % 3 or y % 5) and x]"
-    for i in range(100)
+    for i in range(FUNCTIONS)
 )
 LOAD_S = 1.0
 
@@ -52,7 +55,7 @@ def test_threads_parse_at_once_while_finalisers_run() -> None:
             except SystemError as exc:
                 errors.append(exc)
                 return
-            assert len(tree.body) == 100
+            assert len(tree.body) == FUNCTIONS
             if time.monotonic() > until:
                 return
 
