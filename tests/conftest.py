@@ -11,7 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from support.data import BIGCODEBENCH, DATA, data_file
@@ -50,6 +50,30 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     about a third of the suite's time is spent waiting on browsers, model servers and sandbox
     children, not computing, and a third worker fills it."""
     return (os.cpu_count() or 1) + 1
+
+
+# Test files that share a session fixture too costly to build twice: each xdist worker builds
+# its own, so these run in one worker (llama.cpp's server on the embedded model and the
+# benchmark run on it, tests/benchmarks/conftest.py: 15 to 30 s each time).
+SAME_WORKER = {
+    "tests/benchmarks/test_live.py": "the llama.cpp server run",
+    "tests/benchmarks/test_live_replicas.py": "the llama.cpp server run",
+}
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile``, each test file whole in one worker, with SAME_WORKER's files
+    together."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedFixtureScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SAME_WORKER.get(scope, scope)
+
+    return SharedFixtureScheduling(config, log)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
