@@ -66,6 +66,7 @@ class RawApp:
     screen_bytes: int = 0
     frames: int = 0  # binary messages: each a drawing of the app's
     told: list[str] = field(default_factory=list)
+    places: list[int] = field(default_factory=list)  # in line for a start: how many before it
     closed: asyncio.Event = field(default_factory=asyncio.Event)
     close_code: int | None = None
     _reader: asyncio.Task[None] | None = None
@@ -98,6 +99,8 @@ class RawApp:
                 kind, data = json.loads(message.data)
                 if kind == "convtui_ended":
                     self.told.append(data)
+                elif kind == "convtui_queued":
+                    self.places.append(data)
         self.close_code = self.socket.close_code
         self.closed.set()
 

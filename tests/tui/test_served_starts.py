@@ -1,9 +1,9 @@
-"""What a served app costs the host. A crowd arriving at once at `convtui serve`: apps start
-at most ``--max-starting`` at a time (each start takes a core for about a second), the others
-wait their turn, and every one of them is drawn in the end. An app left alone draws about
-once a second (its turn's clock), not on every blink of a cursor. A real server on
-loopback with the real apps (the scripted ``mock:`` model, so nothing depends on what a
-model writes); the order is read from the server's log."""
+"""What a served app costs the host. A crowd arriving at once at `convtui serve`: apps start at
+most ``--max-starting`` at a time (each start takes a core for about a second), the others wait
+their turn, told their place in line, and every one of them is drawn in the end. An app left
+alone draws about once a second (its turn's clock), not on every blink of a cursor. A real
+server on loopback with the real apps (the scripted ``mock:`` model, so nothing depends on what
+a model writes); the order is read from the server's log."""
 
 from __future__ import annotations
 
@@ -24,20 +24,26 @@ EVENT = re.compile(r"^\S+ (ana|ben|cy): (app starting|app opened|waiting for oth
 def test_apps_of_a_crowd_start_one_at_a_time_and_all_are_drawn(tmp_path: Path) -> None:
     with served_study(scripted_study(tmp_path), tmp_path, extra=["--max-starting", "1"]) as served:
 
-        async def crowd() -> None:
-            apps = await asyncio.gather(
-                *(RawApp.open(served, f"token-of-{name}") for name in ("ana", "ben", "cy"))
-            )
+        async def crowd() -> dict[str, list[int]]:
+            names = ("ana", "ben", "cy")
+            apps = await asyncio.gather(*(RawApp.open(served, f"token-of-{n}") for n in names))
             try:
                 await asyncio.gather(*(app.drawn() for app in apps))
             finally:
                 await asyncio.gather(*(app.close() for app in apps))
+            return {name: app.places for name, app in zip(names, apps, strict=True)}
 
-        asyncio.run(crowd())
+        places = asyncio.run(crowd())
         log = served.log.read_text(errors="replace")
     events = [m.groups() for m in map(EVENT.match, log.splitlines()) if m]
     starting = [who for who, what in events if what == "app starting"]
     assert sorted(starting) == ["ana", "ben", "cy"], log
+    # Each page that waited was told its place in line, and again as it moved up: the first
+    # to start waited for none, the second was next, the last was second and then next.
+    first, second, last = starting
+    assert places[first] == [], places
+    assert places[second] == [0], places
+    assert sorted(places[last]) == [0, 1], places
     assert sum(what == "waiting for other apps" for _, what in events) == 2, log
     # One at a time: each app starts only once the one before it has drawn its screen.
     running = 0

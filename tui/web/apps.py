@@ -35,6 +35,9 @@ ENDED = "convtui_ended"
 # How long a starting app may take to draw its first screen before the next one may start
 # anyway (it keeps starting; it only stops holding the others back).
 START_WAIT_S = 30.0
+# The message a page gets while its app waits for others to start first: how many apps wait
+# before it (page.js shows its place in the line on the "opening" card).
+QUEUED = "convtui_queued"
 
 
 class Peer:
@@ -150,6 +153,13 @@ class AppProcess(AppService):
         assert self._ending is not None
         await asyncio.shield(self._ending)
 
+    async def queued(self, ahead: int) -> None:
+        """Tell the page how many apps wait to start before this one; a browser that does
+        not take it within CLOSE_GRACE_S is not waited for (its app starts all the same)."""
+        # A page gone or not reading (its app is ended by the usual ways): nothing to tell.
+        with contextlib.suppress(ConnectionError, asyncio.TimeoutError):
+            await asyncio.wait_for(self.peer.send_str(json.dumps([QUEUED, ahead])), CLOSE_GRACE_S)
+
     async def started(self, timeout: float) -> None:
         """Wait until the app has drawn its first screen, has ended, or ``timeout`` passed."""
         waits: list[asyncio.Future[object]] = [asyncio.ensure_future(self._drawn.wait())]
@@ -217,6 +227,9 @@ class Apps:
         self._open: dict[str, AppProcess] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._starting = asyncio.Semaphore(starting or os.cpu_count() or 1)
+        # Apps waiting for a start, in the order they came: each page is told its place.
+        self._line: list[AppProcess] = []
+        self._telling: set[asyncio.Task[None]] = set()
 
     def full_for(self, annotator: str) -> bool:
         """Whether opening an app for ``annotator`` would pass the limit (replacing their own
@@ -237,12 +250,33 @@ class Apps:
             if self.full_for(app.annotator):
                 raise Full
             self._open[app.annotator] = app
+            await self._start(app, width, height)
+
+    async def _start(self, app: AppProcess, width: int, height: int) -> None:
+        """Start ``app`` once one of the ``starting`` places is free. One that must wait is
+        told its place in the line, and again each time it moves up."""
+        self._line.append(app)
+        try:
             if self._starting.locked():
                 log.info("%s: waiting for other apps to start first", app.annotator)
+                self._tell(app, len(self._line) - 1)
             async with self._starting:
+                self._line.remove(app)
+                for ahead, waiting in enumerate(self._line):
+                    self._tell(waiting, ahead)
                 log.info("%s: app starting", app.annotator)
                 await app.start(width, height)
                 await app.started(START_WAIT_S)
+        finally:
+            if app in self._line:  # cancelled while it waited
+                self._line.remove(app)
+
+    def _tell(self, app: AppProcess, ahead: int) -> None:
+        """Tell ``app``'s page its place without holding up the start of the app that got
+        one: a page can be slow to take a message."""
+        task = asyncio.get_running_loop().create_task(app.queued(ahead))
+        self._telling.add(task)
+        task.add_done_callback(self._telling.discard)
 
     def forget(self, app: AppProcess) -> None:
         if self._open.get(app.annotator) is app:

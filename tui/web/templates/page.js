@@ -9,6 +9,7 @@
   // When the server ends the app on purpose (another tab took over, the token changed, the
   // server is full or stopping) it says why in one message before closing: show that.
   const Native = window.WebSocket;
+  let place = Infinity;
   function Told(url, protocols) {
     const socket = protocols === undefined ? new Native(url) : new Native(url, protocols);
     // Keys typed while the socket still opens are held and sent once it is open: the page
@@ -26,6 +27,16 @@
       try { message = JSON.parse(event.data); } catch (error) { return; }
       if (Array.isArray(message) && message[0] === "convtui_ended") {
         document.getElementById("why").textContent = String(message[1]);
+      }
+      // Others' apps start first: the place in line, which only ever moves up (two messages
+      // may cross, so the lowest one heard is the place).
+      if (Array.isArray(message) && message[0] === "convtui_queued") {
+        const ahead = Number(message[1]);
+        if (Number.isInteger(ahead) && ahead >= 0 && ahead < place) {
+          place = ahead;
+          document.getElementById("queue").textContent =
+            `Apps are starting for people who came first: yours is number ${ahead + 1} in line.`;
+        }
       }
     });
     return socket;
