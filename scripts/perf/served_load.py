@@ -15,7 +15,8 @@ cookie jar) doing what a person's browser does:
    and, once it is open, what textual.js sends: ``["resize", {"width": W, "height": H}]``,
    ``["ping", "<ms>"]`` and ``["focus"]``. The server answers with binary messages, the
    app's terminal output (fed to pyte, a terminal emulator, to know what the screen shows),
-   and text ones: ``["pong", …]`` and ``["convtui_ended", reason]`` when it ends the app;
+   and text ones: ``["pong", …]``, ``["convtui_queued", n]`` while the app waits for others
+   to start and ``["convtui_ended", reason]`` when it ends the app;
 4. then the study as a person plays it: a pause to think (``--think-s``, exponential), a
    sentence of feedback typed key by key as ``["stdin", key]`` at a person's pace
    (``--keys-per-s``, gaps drawn around it, a longer pause now and then between words, a
