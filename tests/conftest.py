@@ -45,6 +45,8 @@ def isolation_unavailable(level: str) -> str | None:
     return None
 
 
+# optionalhook: xdist's hooks, which a run without xdist (-p no:xdist) does not know.
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one worker more than the cores (``--maxprocesses`` caps it). On 2 cores
     about a third of the suite's time is spent waiting on browsers, model servers and sandbox
@@ -61,6 +63,7 @@ SAME_WORKER = {
 }
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadfile``, each test file whole in one worker, with SAME_WORKER's files
     together."""
