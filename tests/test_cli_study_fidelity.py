@@ -10,6 +10,7 @@ import json
 import signal
 import subprocess
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,11 @@ def _args(db: Path, simulator: str, target: str, *extra: str) -> list[str]:
 
 
 def test_report_json_and_a_second_run_that_asks_nothing(study: Path, tmp_path: Path) -> None:
-    simulator, target = _models(tmp_path)
+    # Kept where real models' files are, in a folder with a long path: the sources' labels
+    # (a simulator's names its model) are that long, and the figures must still have room.
+    models = tmp_path / "models" / "kept-in-a-folder-named-as-long-as-real-model-paths-get"
+    models.mkdir(parents=True)
+    simulator, target = _models(models)
     before = dump(study)
     done = invoke(*_args(study, simulator, target, "--json", "--seed", "3"))
     assert done.returncode == 0, done.stderr
@@ -89,8 +94,13 @@ def test_report_json_and_a_second_run_that_asks_nothing(study: Path, tmp_path: P
     }
     assert dump(study) == before
 
-    shown = invoke(*_args(study, simulator, target, "--figures", str(tmp_path / "figs")))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        shown = invoke(*_args(study, simulator, target, "--figures", str(tmp_path / "figs")))
     assert shown.returncode == 0, shown.stderr
+    # matplotlib says so when the labels leave the axes no room: the figure is then blank.
+    said = [str(w.message) for w in caught]
+    assert not [w for w in said if "collapsed" in w], said
     for table in ("Feedback sources, pooled", "What each annotator", "against each other",
                   "What the words are", "Who the simulated sources are"):  # fmt: skip
         assert table in shown.stdout

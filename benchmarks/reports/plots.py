@@ -39,6 +39,18 @@ NO_PAIRS = (
     "results under one Ω and protocol"
 )
 _ORDER = {c.label: i for i, c in enumerate(ALL_CONFIGS)}
+# The longest label a legend shows whole, about a panel's width in its small type: model
+# specs are paths and URLs, and a wider label is clipped at both ends of the figure.
+LABEL_CHARS = 60
+
+
+def short_label(label: str, most: int = LABEL_CHARS) -> str:
+    """``label`` cut in its middle to ``most`` characters, so that both ends stay: a model's
+    path keeps its root and its checkpoint's name, a URL its host and its route."""
+    if len(label) <= most:
+        return label
+    keep = (most - 1) // 2
+    return label[:keep] + "…" + label[len(label) - (most - 1 - keep) :]
 
 
 def grid(panels: int) -> tuple[int, int]:
@@ -124,12 +136,13 @@ def _pass_figure(report: Report, static: Sequence[StaticColumn]) -> Figure:
         ax = axes[i // columns][i % columns]
         for c in report.columns:
             if c.feedback == feedback:
-                label = c.model if len(protocols) == 1 else f"{c.model} ({c.protocol})"
+                model = short_label(c.model)
+                label = model if len(protocols) == 1 else f"{model} ({c.protocol})"
                 _curve(ax, c.pass_at, colour(c.model), "-", f"{label} live")
         for s in static:
             if s.feedback == feedback:
                 by = f", {s.feedback_by}" if s.feedback_by else ""
-                label = f"{s.model} static ({s.reference}, {s.context}{by})"
+                label = f"{short_label(s.model)} static ({s.reference}, {s.context}{by})"
                 # print_results' static rows start at turn 1.
                 _curve(ax, s.pass_at, colour(s.model), "--", label, first_turn=1)
         ax.set_xticks(range(turns))
@@ -151,7 +164,8 @@ def _pass_figure(report: Report, static: Sequence[StaticColumn]) -> Figure:
             list(shown.values()),
             list(shown),
             loc="outside lower center",
-            ncols=min(len(shown), MAX_COLUMNS),
+            # A column of the legend per column of panels: each has a panel's width.
+            ncols=min(len(shown), columns),
             fontsize=7,
         )
     figure.suptitle("Pass@1 after each turn (live solid, static dashed)", fontsize=11)
@@ -216,7 +230,8 @@ def _codeif_figure(groups: Sequence[CodeifGroup]) -> Figure:
     most = max(math.ceil(x) for g in groups for x, _ in _codeif_points(g))
     for ax, (metric, name) in zip(axes, metrics, strict=True):
         for g in groups:
-            label = f"{g.model} {g.mode}" + (f" ({g.protocol})" if len(protocols) > 1 else "")
+            label = f"{short_label(g.model)} {g.mode}"
+            label += f" ({g.protocol})" if len(protocols) > 1 else ""
             label += f" [{g.metrics}]" if len(definitions) > 1 else ""
             label += " (pairs of turns)" if g.labels else ""
             shown = [(x, cells[metric]) for x, cells in _codeif_points(g) if metric in cells]

@@ -17,9 +17,20 @@ from matplotlib import rcParams
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from convtui.benchmarks.reports.plots import PANEL_H, PANEL_W, new_figure, save_figures
+from convtui.benchmarks.reports.plots import (
+    PANEL_H,
+    PANEL_W,
+    new_figure,
+    save_figures,
+    short_label,
+)
 from convtui.commands.study_fidelity import FidelityResult
 from convtui.core.studies.paired import Difference
+
+# Tick labels are slanted under their points, side by side; the legend sits inside the
+# axes, and one wider than them squeezes them out: both shorter than a figure legend's.
+TICK_CHARS = 28
+LEGEND_CHARS = 44
 
 
 def write_fidelity_plots(result: FidelityResult, folder: Path) -> list[Path]:
@@ -43,18 +54,11 @@ def _errorbars(
     ax.errorbar(xs, means, yerr=[below, above], fmt="o", capsize=4, **style)  # type: ignore[arg-type]
 
 
-def _short(label: str, most: int = 28) -> str:
-    """``label`` cut in its middle to ``most`` characters: a simulator's identity names its
-    model spec (a path or URL), and labels that long squeeze the axes to nothing."""
-    if len(label) <= most:
-        return label
-    keep = (most - 1) // 2
-    return label[:keep] + "…" + label[-keep:]
-
-
 def _axis(ax: Axes, labels: Sequence[str]) -> None:
     ax.axhline(0, color="grey", lw=0.8)
-    ticks = [_short(label) for label in labels]
+    # A simulator's identity names its model spec (a path or URL): labels that long squeeze
+    # the axes to nothing.
+    ticks = [short_label(label, TICK_CHARS) for label in labels]
     ax.set_xticks(range(len(labels)), ticks, rotation=20, ha="right", fontsize=7)
     ax.grid(alpha=0.3, axis="y")
 
@@ -91,7 +95,8 @@ def _pairs_figure(result: FidelityResult) -> Figure:
     for k, other in enumerate(others):
         diffs = [next((p.share_diff for p in by_task[t] if p.other == other), None) for t in tasks]
         shift = (k - (len(others) - 1) / 2) * width
-        _errorbars(ax, diffs, shift, label=other, color=palette[k % len(palette)])
+        label = short_label(other, LEGEND_CHARS)
+        _errorbars(ax, diffs, shift, label=label, color=palette[k % len(palette)])
     _axis(ax, tasks)
     ax.set_ylabel("person minus other, tests passed (points)")
     if others:

@@ -18,7 +18,7 @@ from matplotlib import rcParams
 from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 
-from convtui.benchmarks.reports.plots import PANEL_H, PANEL_W, new_figure, save_figures
+from convtui.benchmarks.reports.plots import PANEL_H, PANEL_W, new_figure, save_figures, short_label
 from convtui.commands.study_report import StudyReport
 from convtui.commands.study_scores import Scoring
 from convtui.core.plural import counted
@@ -61,7 +61,8 @@ def _bars(ax: Axes, scoring: Scoring, metric: str) -> None:
         ("annotator", [r.scores for r in rows], "")
     ]
     for i, sim in enumerate(scoring.simulated):
-        series.append((f"{sim.name} (same tasks)", [r.simulated[i] for r in rows], "//"))
+        label = f"{short_label(sim.name)} (same tasks)"
+        series.append((label, [r.simulated[i] for r in rows], "//"))
     palette = rcParams["axes.prop_cycle"].by_key()["color"]
     width = 0.8 / len(series)
     for k, (label, values, hatch) in enumerate(series):

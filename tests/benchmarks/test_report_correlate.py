@@ -123,3 +123,24 @@ def test_the_pass_at_turn_legend_covers_no_panel():
         box = legend.get_window_extent()
         for ax in panels:
             assert not box.overlaps(ax.get_window_extent()), ax.get_title()
+
+
+def test_a_model_named_by_a_long_path_keeps_its_legend_inside_the_figure():
+    """A model's spec is often a path or a URL: its label is cut in the middle, both ends
+    kept, and the legend stays within the figure instead of being clipped at both edges."""
+    pytest.importorskip("matplotlib")
+    from convtui.benchmarks.reports.plots import _pass_figure
+
+    path = (
+        "/models/kept-in-a-folder-named-as-long-as-real-model-paths-get/"
+        "and-deeper-still/checkpoint-1200.gguf"
+    )
+    columns = (live_column(path, CF_EF, 0.2, 0.5), live_column("b", CF_EF, 0.5, 0.5))
+    figure = _pass_figure(Report(columns=columns, max_turns=3), ())
+    figure.canvas.draw()
+    [legend] = figure.legends
+    box = legend.get_window_extent()
+    assert box.x0 >= 0 and box.x1 <= figure.bbox.width, (box, figure.bbox)
+    [label] = [t.get_text() for t in legend.get_texts() if t.get_text() != "b live"]
+    assert label.startswith("/models/kept-in") and label.endswith("checkpoint-1200.gguf live")
+    assert "…" in label
