@@ -14,7 +14,8 @@ Imported only for ``--plot``: matplotlib is slow to import.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from matplotlib import rcParams
@@ -51,6 +52,15 @@ def short_label(label: str, most: int = LABEL_CHARS) -> str:
         return label
     keep = (most - 1) // 2
     return label[:keep] + "…" + label[len(label) - (most - 1 - keep) :]
+
+
+def short_labels(labels: Iterable[str], most: int = LABEL_CHARS) -> dict[str, str]:
+    """Each of ``labels`` as ``short_label`` cuts it, except those that would then read
+    alike (two checkpoints that differ only in the middle of their paths): those stay whole,
+    since a legend keeps one entry per label."""
+    cut = {label: short_label(label, most) for label in labels}
+    seen = Counter(cut.values())
+    return {label: short if seen[short] == 1 else label for label, short in cut.items()}
 
 
 def grid(panels: int) -> tuple[int, int]:
@@ -128,6 +138,7 @@ def _pass_figure(report: Report, static: Sequence[StaticColumn]) -> Figure:
     turns = max([report.max_turns, *(len(s.pass_at) + 1 for s in static)])
     colours: dict[str, str] = {}
     palette = rcParams["axes.prop_cycle"].by_key()["color"]
+    names = short_labels([c.model for c in report.columns] + [s.model for s in static])
 
     def colour(model: str) -> str:
         return colours.setdefault(model, palette[len(colours) % len(palette)])
@@ -136,13 +147,13 @@ def _pass_figure(report: Report, static: Sequence[StaticColumn]) -> Figure:
         ax = axes[i // columns][i % columns]
         for c in report.columns:
             if c.feedback == feedback:
-                model = short_label(c.model)
+                model = names[c.model]
                 label = model if len(protocols) == 1 else f"{model} ({c.protocol})"
                 _curve(ax, c.pass_at, colour(c.model), "-", f"{label} live")
         for s in static:
             if s.feedback == feedback:
                 by = f", {s.feedback_by}" if s.feedback_by else ""
-                label = f"{short_label(s.model)} static ({s.reference}, {s.context}{by})"
+                label = f"{names[s.model]} static ({s.reference}, {s.context}{by})"
                 # print_results' static rows start at turn 1.
                 _curve(ax, s.pass_at, colour(s.model), "--", label, first_turn=1)
         ax.set_xticks(range(turns))
@@ -225,12 +236,13 @@ def _codeif_figure(groups: Sequence[CodeifGroup]) -> Figure:
     axes = figure.subplots(1, len(metrics), squeeze=False)[0]
     palette = rcParams["axes.prop_cycle"].by_key()["color"]
     models = sorted({g.model for g in groups})
+    names = short_labels(models)
     protocols = {g.protocol for g in groups}
     definitions = {g.metrics for g in groups}
     most = max(math.ceil(x) for g in groups for x, _ in _codeif_points(g))
     for ax, (metric, name) in zip(axes, metrics, strict=True):
         for g in groups:
-            label = f"{short_label(g.model)} {g.mode}"
+            label = f"{names[g.model]} {g.mode}"
             label += f" ({g.protocol})" if len(protocols) > 1 else ""
             label += f" [{g.metrics}]" if len(definitions) > 1 else ""
             label += " (pairs of turns)" if g.labels else ""

@@ -22,7 +22,7 @@ from convtui.benchmarks.reports.plots import (
     PANEL_W,
     new_figure,
     save_figures,
-    short_label,
+    short_labels,
 )
 from convtui.commands.study_fidelity import FidelityResult
 from convtui.core.studies.paired import Difference
@@ -58,7 +58,8 @@ def _axis(ax: Axes, labels: Sequence[str]) -> None:
     ax.axhline(0, color="grey", lw=0.8)
     # A simulator's identity names its model spec (a path or URL): labels that long squeeze
     # the axes to nothing.
-    ticks = [short_label(label, TICK_CHARS) for label in labels]
+    names = short_labels(labels, TICK_CHARS)
+    ticks = [names[label] for label in labels]
     ax.set_xticks(range(len(labels)), ticks, rotation=20, ha="right", fontsize=7)
     ax.grid(alpha=0.3, axis="y")
 
@@ -91,12 +92,12 @@ def _pairs_figure(result: FidelityResult) -> Figure:
     figure = new_figure(max(PANEL_W, 0.9 * len(tasks) + 2), PANEL_H * 1.2)
     ax = figure.subplots()
     palette = rcParams["axes.prop_cycle"].by_key()["color"]
+    names = short_labels(others, LEGEND_CHARS)
     width = 0.8 / max(1, len(others))
     for k, other in enumerate(others):
         diffs = [next((p.share_diff for p in by_task[t] if p.other == other), None) for t in tasks]
         shift = (k - (len(others) - 1) / 2) * width
-        label = short_label(other, LEGEND_CHARS)
-        _errorbars(ax, diffs, shift, label=label, color=palette[k % len(palette)])
+        _errorbars(ax, diffs, shift, label=names[other], color=palette[k % len(palette)])
     _axis(ax, tasks)
     ax.set_ylabel("person minus other, tests passed (points)")
     if others:

@@ -18,7 +18,13 @@ from matplotlib import rcParams
 from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 
-from convtui.benchmarks.reports.plots import PANEL_H, PANEL_W, new_figure, save_figures, short_label
+from convtui.benchmarks.reports.plots import (
+    PANEL_H,
+    PANEL_W,
+    new_figure,
+    save_figures,
+    short_labels,
+)
 from convtui.commands.study_report import StudyReport
 from convtui.commands.study_scores import Scoring
 from convtui.core.plural import counted
@@ -60,9 +66,9 @@ def _bars(ax: Axes, scoring: Scoring, metric: str) -> None:
     series: list[tuple[str, list[Scores | None], str]] = [
         ("annotator", [r.scores for r in rows], "")
     ]
+    names = short_labels(sim.name for sim in scoring.simulated)
     for i, sim in enumerate(scoring.simulated):
-        label = f"{short_label(sim.name)} (same tasks)"
-        series.append((label, [r.simulated[i] for r in rows], "//"))
+        series.append((f"{names[sim.name]} (same tasks)", [r.simulated[i] for r in rows], "//"))
     palette = rcParams["axes.prop_cycle"].by_key()["color"]
     width = 0.8 / len(series)
     for k, (label, values, hatch) in enumerate(series):

@@ -144,3 +144,22 @@ def test_a_model_named_by_a_long_path_keeps_its_legend_inside_the_figure():
     [label] = [t.get_text() for t in legend.get_texts() if t.get_text() != "b live"]
     assert label.startswith("/models/kept-in") and label.endswith("checkpoint-1200.gguf live")
     assert "…" in label
+
+
+def test_two_long_paths_that_differ_only_in_the_middle_keep_an_entry_each():
+    """Cut in the middle they would read alike, and a legend keeps one entry per label: such
+    names stay whole, every other long one is still cut."""
+    pytest.importorskip("matplotlib")
+    from convtui.benchmarks.reports.plots import _pass_figure
+
+    folder = "/models/kept-in-a-folder-named-as-long-as-real-model-paths-get"
+    tail = "checkpoints/final-after-the-last-epoch/model-q4.gguf"
+    small, large = (f"{folder}/llama-{size}/{tail}" for size in ("7b", "13b"))
+    other = f"{folder}/and-deeper-still/another-checkpoint.gguf"
+    columns = tuple(live_column(m, CF_EF, 0.2, 0.5) for m in (small, large, other))
+    figure = _pass_figure(Report(columns=columns, max_turns=3), ())
+    [legend] = figure.legends
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert f"{small} live" in labels and f"{large} live" in labels
+    [cut] = [label for label in labels if "…" in label]
+    assert cut.endswith("another-checkpoint.gguf live")
