@@ -45,7 +45,7 @@ _ORDER = {c.label: i for i, c in enumerate(ALL_CONFIGS)}
 LABEL_CHARS = 60
 
 
-def short_label(label: str, most: int = LABEL_CHARS) -> str:
+def _cut_middle(label: str, most: int) -> str:
     """``label`` cut in its middle to ``most`` characters, so that both ends stay: a model's
     path keeps its root and its checkpoint's name, a URL its host and its route."""
     if len(label) <= most:
@@ -55,10 +55,10 @@ def short_label(label: str, most: int = LABEL_CHARS) -> str:
 
 
 def short_labels(labels: Iterable[str], most: int = LABEL_CHARS) -> dict[str, str]:
-    """Each of ``labels`` as ``short_label`` cuts it, except those that would then read
-    alike (two checkpoints that differ only in the middle of their paths): those stay whole,
-    since a legend keeps one entry per label."""
-    cut = {label: short_label(label, most) for label in labels}
+    """Each of ``labels`` cut in its middle to ``most`` characters, except those that would
+    then read alike (two checkpoints that differ only in the middle of their paths): those
+    stay whole, since a legend keeps one entry per label."""
+    cut = {label: _cut_middle(label, most) for label in labels}
     seen = Counter(cut.values())
     return {label: short if seen[short] == 1 else label for label, short in cut.items()}
 
