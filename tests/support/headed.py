@@ -44,10 +44,30 @@ class Display:
         """``combo`` (xdotool's spelling: ctrl+g) to the window that has the focus."""
         self.xdotool("key", "--clearmodifiers", combo)
 
-    def focus_browser(self) -> None:
-        """The focus to the browser's newest visible window (there is no window manager)."""
-        windows = self.xdotool("search", "--sync", "--onlyvisible", "--class", "chromium")
-        self.xdotool("windowfocus", "--sync", windows.split()[-1])
+    def focus_browser(self, window: str | None = None, timeout: float = 20.0) -> str:
+        """The focus to ``window``, or to the browser's largest visible window, which is
+        returned (there is no window manager to give it). Chromium maps short-lived windows
+        of its own (bubbles, a closed window on its way out) beside the page's: one can be
+        unmapped between the search and the focus, which X answers with BadMatch, so the
+        search is made again until a window takes the focus."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                chosen = window or max(self._browser_windows(), key=self._area)
+                self.xdotool("windowfocus", "--sync", chosen)
+                return chosen
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def _browser_windows(self) -> list[str]:
+        return self.xdotool("search", "--sync", "--onlyvisible", "--class", "chromium").split()
+
+    def _area(self, window: str) -> int:
+        shape = self.xdotool("getwindowgeometry", window).split("Geometry:")[-1].split()[0]
+        width, height = shape.split("x")
+        return int(width) * int(height)
 
 
 @contextmanager

@@ -43,7 +43,9 @@ def test_a_headed_browser_keeps_its_keys_and_hands_on_the_ones_the_app_binds(
             assert await annotator.sign_in("token-of-ana") == 200
             await annotator.wait_for("waiting for your feedback", "^g Skip", timeout=90)
             await annotator.focus()
-            display.focus_browser()
+            # The page's own window, focused again by its id once a key's window or tab
+            # closes: the closed window can still be listed while X takes it down.
+            window = display.focus_browser()
 
             async def seen() -> list[str]:
                 return await page.evaluate("() => window.__convtui.names")
@@ -53,7 +55,7 @@ def test_a_headed_browser_keeps_its_keys_and_hands_on_the_ones_the_app_binds(
                 await _until(lambda: len(context.pages) == 2, f"{taken} opening {opens}")
                 for extra in context.pages[1:]:
                     await extra.close()
-                display.focus_browser()
+                display.focus_browser(window)
                 assert taken not in await seen(), f"{taken} reached the page"
 
             display.press("ctrl+o")
