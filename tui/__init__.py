@@ -11,8 +11,10 @@ def run_tui(services: Any, launch: Any) -> int:
     that resumes it; returns the exit code."""
     from convtui.core.printable import printable
     from convtui.tui.app import make_app
+    from convtui.tui.heap import settle_heap
 
     app = make_app(services, launch)
+    settle_heap()
     app.run()
     # After the app has given the terminal back: the ids it showed are gone with its screen.
     for line in app.farewell():
