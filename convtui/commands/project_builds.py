@@ -15,7 +15,7 @@ from convtui.core.catalog.datasets import cache_dir
 from convtui.core.catalog.tasks import Task
 from convtui.core.codeif.data_file import load_codeif_data
 from convtui.core.errors import ConvtuiError
-from convtui.core.projects.checkout import SOURCE_DIR, env_python, task_problem
+from convtui.core.projects.checkout import SOURCE_DIR, env_python, forget_trees, task_problem
 from convtui.core.projects.location import projects_root
 from convtui.core.projects.rebuild import (
     RebuildError,
@@ -72,6 +72,7 @@ def rebuild_command(
         except RebuildError as exc:
             error = str(exc)
             warn(error)
+        forget_trees()  # the tree just laid out, not one read before it
         mine = [t for t in tasks if t.site and t.site.project_path == release.project_path]
         problems = {t.id: task_problem(t, root) for t in mine}
         results.append(

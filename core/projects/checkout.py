@@ -172,6 +172,13 @@ def _problem(task: Task, root: Path) -> str | None:
     return Checkout(task, root).problem()
 
 
+def forget_trees() -> None:
+    """Forget what was read of every project's tree (whether its tasks can run, its digest):
+    once a tree is laid out again, the next look reads it anew, in this process too."""
+    _problem.cache_clear()
+    _tree_digest.cache_clear()
+
+
 def task_problem(task: Task, root: Path | None = None) -> str | None:
     """Why a repository task cannot run under the projects root (default: where
     ``projects_root`` finds it); None when it can. Checked once per task and root."""

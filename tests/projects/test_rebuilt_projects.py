@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from support.cli import convtui_argv, env
+from support.cli import env, invoke
 
 from convtui.core.projects.rebuild import RebuildError, fetch_file, rebuild_project
 from convtui.core.projects.releases import load_releases
@@ -43,14 +43,9 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _convtui(*args: str, projects: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``convtui ARGS`` in process, with this module's user cache (and projects root)."""
     extra = {"CONVTUI_PROJECTS_DIR": str(projects)} if projects else {}
-    return subprocess.run(
-        convtui_argv(*args),
-        capture_output=True,
-        text=True,
-        env=env(**CACHE, **extra),
-        check=False,
-    )
+    return invoke(*args, environ={**CACHE, **extra})
 
 
 def test_a_rebuilt_project_is_listed_with_its_release_and_usable_tasks(root: Path) -> None:
