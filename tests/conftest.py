@@ -31,6 +31,13 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
 
+# llama.cpp's OpenMP threads wait passively in every test process and every process a test
+# starts (the llama.cpp servers too), whichever first imports llama_cpp: the product sets it
+# before its own import (core/models/llama_runtime.py), and spinning threads, with the other
+# workers busy, took several times the CPU the real-model tests need.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+
 @functools.cache
 def isolation_unavailable(level: str) -> str | None:
     """Why ``level`` cannot be had here, or None when it can."""

@@ -126,8 +126,10 @@ class ChatTemplate:
 
 def _from_gguf_file(path: Path) -> ChatTemplate:
     """The template in a GGUF file, read with llama.cpp's vocabulary only (no weights)."""
+    from convtui.core.models.llama_runtime import import_llama_cpp
+
     try:
-        import llama_cpp
+        llama_cpp = import_llama_cpp()
     except ImportError:
         raise ChatTemplateError(
             f"reading the chat template of {path} needs llama-cpp-python "

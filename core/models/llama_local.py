@@ -21,6 +21,7 @@ from typing import Any
 from convtui.core.models.base import RawCompletion, Request, RetryingBackend, TextCallback
 from convtui.core.models.chat_template import ChatTemplate
 from convtui.core.models.limiter import limiter_for
+from convtui.core.models.llama_runtime import import_llama_cpp
 from convtui.core.models.retry import Failure, Retrier, is_context_length_message
 from convtui.core.models.types import GenerationParams, ModelError
 
@@ -120,8 +121,7 @@ def load_model(path: Path, n_ctx: int, n_threads: int | None) -> LoadedModel:
         if loaded is not None:
             return loaded
         require_llama_cpp()
-        import llama_cpp
-
+        llama_cpp = import_llama_cpp()
         options: dict[str, Any] = {"n_ctx": n_ctx, "verbose": False}
         if n_threads is not None:
             options["n_threads"] = n_threads
