@@ -4,10 +4,11 @@ otherwise.
 
 OpenMP's default has a waiting thread spin for its partner. convtui's model always shares
 the cores: with the executor's runs, with a study's apps, with other sessions' calls. A
-spinning thread then burns the CPU its partner needs to arrive: a 522-token prompt on the
-embedded SmolLM2 took 4.5 core-s passive and 6.5 to 18.7 core-s spinning, with two other
-processes busy on 2 cores; on idle cores passive was 3 % slower. libgomp reads the setting
-once, when llama.cpp's library loads, so it is set before the first import."""
+spinning thread then burns the CPU its partner needs to arrive. With two other processes busy
+on 2 cores, a 520-token prompt on the embedded SmolLM2 took a median 16.9 core-s (17.2 s)
+under the default and 5.1 core-s (6.1 s) passive; on idle cores the two were within 5 %
+(scripts/perf/model_contention.py). libgomp reads the setting once, when llama.cpp's library
+loads, so it is set before the first import."""
 
 from __future__ import annotations
 
