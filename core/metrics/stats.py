@@ -1,0 +1,582 @@
+"""Uncertainty and paired comparisons for every number convtui reports (docs/design.md,
+"Uncertainty and comparisons"; Miller 2024, "Adding Error Bars to Evals", arXiv 2411.00640).
+
+One home for the statistics of ``report``, ``compare``, ``study report`` and ``study fidelity``:
+
+- The unit of resampling is a *cluster*: a task in a benchmark (its sessions under several Ω,
+  samples or annotators are one cluster), a session or an annotator in a study, never a
+  single turn or state. A cluster holds one or more *items* (a session, a state, an
+  instruction); a mean is over items, and a resample draws whole clusters with replacement,
+  so the mean of a resample is Σ sums / Σ counts over the clusters drawn (the ratio
+  estimator; clusters of one item make it the plain mean).
+- Intervals are two-sided percentile bootstrap intervals, seeded: numpy's PCG64 from
+  ``Bootstrap.seed`` draws ``resamples`` resamples of n clusters, the same draws for every
+  metric of one call, so one seed gives the same bytes on every run. The quantiles are numpy's
+  default (linear between order statistics).
+- Fewer than ``MIN_UNITS`` clusters, or clusters that all score the same, give no interval
+  but a reason in words: a percentile bootstrap over five tasks, or over forty that all
+  failed, says nothing about the tasks not drawn.
+- Paired comparisons (first − second on what both sides share) resample clusters of matched
+  pairs; their exact test works on each cluster's mean difference: the two-sided sign test,
+  which on one binary pair per cluster *is* McNemar's exact test, or a sign-flip permutation
+  test (exact up to ``EXACT_PERMUTATION_LIMIT`` differing clusters, else Monte Carlo, seeded).
+- Power: the smallest difference a paired comparison of n clusters detects with a two-sided
+  test at ``alpha`` and ``power``, from the spread of the per-cluster differences (normal
+  approximation), so a study or a subset can be sized before it is paid for.
+
+numpy is the only dependency; scipy is used by the tests as an independent check, not here."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from statistics import NormalDist
+from typing import Literal
+
+import numpy as np
+
+MIN_UNITS = 10
+"""Fewer clusters than this get a reason instead of an interval."""
+
+EXACT_PERMUTATION_LIMIT = 16
+"""Up to this many differing clusters the sign-flip test enumerates all 2ⁿ sign patterns."""
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """How intervals are drawn: ``resamples`` resamples of the clusters with replacement from
+    numpy's PCG64 seeded with ``seed``; a two-sided percentile interval covering ``level``."""
+
+    resamples: int = 2000
+    seed: int = 0
+    level: float = 0.95
+
+    def __post_init__(self) -> None:
+        if self.resamples < 1:
+            raise ValueError(f"resamples must be at least 1, not {self.resamples}")
+        if not 0 < self.level < 1:
+            raise ValueError(f"level must lie strictly between 0 and 1, not {self.level}")
+        if self.seed < 0:
+            raise ValueError(f"seed must be 0 or more, not {self.seed}")
+
+    def method(self, unit: str = "tasks") -> str:
+        """The method in words, for the line under a table and for JSON."""
+        return (
+            f"{100 * self.level:g}% percentile bootstrap over {unit} "
+            f"({self.resamples} resamples, seed {self.seed})"
+        )
+
+    def to_json(self, unit: str = "tasks") -> dict[str, object]:
+        return {
+            "method": "percentile bootstrap",
+            "unit": unit,
+            "level": self.level,
+            "resamples": self.resamples,
+            "seed": self.seed,
+            "min_units": MIN_UNITS,
+        }
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean over items with its bootstrap interval over ``units`` clusters. ``low`` and
+    ``high`` are None exactly when ``reason`` says why no interval is given."""
+
+    value: float
+    low: float | None
+    high: float | None
+    units: int
+    reason: str = ""
+
+    @property
+    def has_interval(self) -> bool:
+        return self.low is not None and self.high is not None
+
+    def text(self, scale: float = 100.0, digits: int = 1) -> str:
+        """``12.3 [8.1, 16.0]``, or the value alone followed by `` (n/a)`` without an interval."""
+        value = f"{scale * self.value:.{digits}f}"
+        if self.low is None or self.high is None:
+            return f"{value} (n/a)"
+        return f"{value} [{scale * self.low:.{digits}f}, {scale * self.high:.{digits}f}]"
+
+    def to_json(self, scale: float = 100.0, digits: int = 1) -> dict[str, object]:
+        def rounded(v: float | None) -> float | None:
+            return None if v is None else round(scale * v, digits)
+
+        data: dict[str, object] = {
+            "value": rounded(self.value),
+            "low": rounded(self.low),
+            "high": rounded(self.high),
+            "units": self.units,
+        }
+        if self.reason:
+            data["reason"] = self.reason
+        return data
+
+
+@dataclass(frozen=True)
+class Clusters:
+    """Per-cluster sums and item counts of m metrics: ``units`` the cluster ids in sorted
+    order (so the order rows arrive in never changes a resample), ``sums`` and ``counts``
+    arrays of shape (n, m). A cluster with count 0 for a metric has no item of it."""
+
+    units: tuple[str, ...]
+    sums: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[tuple[str, Sequence[float | None]]]) -> Clusters:
+        """Group ``rows`` (cluster id, one value per metric; None where the item has no value
+        for that metric) into clusters. Every row must hold the same number of metrics."""
+        sums: dict[str, list[float]] = {}
+        counts: dict[str, list[int]] = {}
+        width: int | None = None
+        for unit, values in rows:
+            if width is None:
+                width = len(values)
+            elif len(values) != width:
+                raise ValueError(f"rows hold {width} and {len(values)} metrics; give each the same")
+            s = sums.setdefault(unit, [0.0] * width)
+            c = counts.setdefault(unit, [0] * width)
+            for j, v in enumerate(values):
+                if v is not None:
+                    s[j] += float(v)
+                    c[j] += 1
+        units = tuple(sorted(sums))
+        m = width or 0
+        return cls(
+            units,
+            np.array([sums[u] for u in units], dtype=float).reshape(len(units), m),
+            np.array([counts[u] for u in units], dtype=float).reshape(len(units), m),
+        )
+
+    @property
+    def metrics(self) -> int:
+        return int(self.sums.shape[1])
+
+    def means(self) -> np.ndarray:
+        """Each metric's mean over all items (NaN for a metric with no item)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.sums.sum(axis=0) / self.counts.sum(axis=0)
+
+
+@lru_cache(maxsize=16)
+def _draws(n: int, resamples: int, seed: int) -> np.ndarray:
+    rng = np.random.Generator(np.random.PCG64(seed))
+    picks = rng.integers(0, n, size=(resamples, n))
+    flat = picks + (np.arange(resamples) * n)[:, None]
+    counts = np.bincount(flat.ravel(), minlength=resamples * n).reshape(resamples, n)
+    counts.setflags(write=False)
+    return counts
+
+
+def draw_counts(n: int, bootstrap: Bootstrap) -> np.ndarray:
+    """How many times each of n clusters is drawn in each resample: an array of shape
+    (resamples, n), each row summing to n. The same n and bootstrap give the same array."""
+    if n < 1:
+        raise ValueError("a bootstrap needs at least one cluster")
+    return _draws(n, bootstrap.resamples, bootstrap.seed)
+
+
+def resampled_means(clusters: Clusters, bootstrap: Bootstrap) -> np.ndarray:
+    """The mean of every metric in every resample: shape (resamples, m); NaN where a resample
+    drew no item of a metric."""
+    draws = draw_counts(len(clusters.units), bootstrap).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (draws @ clusters.sums) / (draws @ clusters.counts)
+
+
+def percentile_interval(samples: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """The two-sided percentile bounds of ``samples`` along axis 0 (NaNs left out)."""
+    tail = (1 - level) / 2
+    with warnings.catch_warnings():  # a metric no resample holds is NaN, said by its reason
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low = np.nanquantile(samples, tail, axis=0)
+        high = np.nanquantile(samples, 1 - tail, axis=0)
+    return low, high
+
+
+def estimate_means(
+    clusters: Clusters, bootstrap: Bootstrap, *, unit: str = "tasks", min_units: int = MIN_UNITS
+) -> list[Estimate]:
+    """Every metric's mean over items with its percentile interval over clusters."""
+    if not clusters.units:
+        return [Estimate(0.0, None, None, 0, f"no {unit}") for _ in range(clusters.metrics)]
+    values = clusters.means()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        unit_means = clusters.sums / clusters.counts
+    samples = resampled_means(clusters, bootstrap)
+    lows, highs = percentile_interval(samples, bootstrap.level)
+    estimates = []
+    for j in range(clusters.metrics):
+        present = clusters.counts[:, j] > 0
+        n = int(present.sum())
+        value = float(values[j]) if n else 0.0
+        reason = _no_interval(n, unit_means[present, j], unit, min_units)
+        if reason:
+            estimates.append(Estimate(value, None, None, n, reason))
+        else:
+            estimates.append(Estimate(value, float(lows[j]), float(highs[j]), n))
+    return estimates
+
+
+def _no_interval(n: int, unit_means: np.ndarray, unit: str, min_units: int) -> str:
+    if n == 0:
+        return f"no {unit}"
+    if n < min_units:
+        return f"{n} {unit} are too few for an interval (at least {min_units})"
+    if float(np.ptp(unit_means)) == 0.0:
+        return f"all {n} {unit} score the same: resampling them has no spread"
+    return ""
+
+
+# --- paired comparisons ----------------------------------------------------------------------
+
+Test = Literal["sign", "permutation"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """First minus second on matched pairs.
+
+    - ``first``, ``second``: each side's mean over the matched pairs;
+    - ``difference``: the mean of (first − second) over pairs with its paired bootstrap
+      interval over clusters (zero spread is an interval here: every cluster differs alike);
+    - ``pairs``: matched pairs; ``difference.units``: clusters;
+    - ``first_better``, ``second_better``: the clusters whose mean difference is above, below
+      zero (the rest tie), sorted;
+    - ``p_value`` of ``test`` (its name in words), two-sided, over those clusters;
+    - ``effect_size``: the mean per-cluster difference over its standard deviation (Cohen's
+      d_z), None when the differences do not vary;
+    - ``sd``: the standard deviation of the per-cluster differences (for power)."""
+
+    first: float
+    second: float
+    difference: Estimate
+    pairs: int
+    first_better: tuple[str, ...]
+    second_better: tuple[str, ...]
+    p_value: float
+    test: str
+    effect_size: float | None
+    sd: float
+
+    @property
+    def units(self) -> int:
+        return self.difference.units
+
+    def to_json(self, scale: float = 100.0, digits: int = 1) -> dict[str, object]:
+        return {
+            "first": round(scale * self.first, digits),
+            "second": round(scale * self.second, digits),
+            "difference": self.difference.to_json(scale, digits),
+            "pairs": self.pairs,
+            "units": self.units,
+            "first_better": list(self.first_better),
+            "second_better": list(self.second_better),
+            "p_value": self.p_value,
+            "test": self.test,
+            "effect_size": None if self.effect_size is None else round(self.effect_size, 3),
+        }
+
+
+def paired_comparison(
+    pairs: Iterable[tuple[str, float, float]],
+    bootstrap: Bootstrap,
+    *,
+    test: Test = "sign",
+    unit: str = "tasks",
+    min_units: int = MIN_UNITS,
+) -> Comparison:
+    """Compare ``pairs`` (cluster id, first's value, second's value), matched by the caller.
+
+    ``test="sign"`` is the exact two-sided sign test over clusters; where every cluster holds
+    one pair of 0/1 values it is McNemar's exact test and is named so. ``test="permutation"``
+    flips the sign of each cluster's mean difference (:func:`sign_flip_test`).
+    Raises ValueError when there is no pair."""
+    rows = [(u, (float(a), float(b), float(a) - float(b))) for u, a, b in pairs]
+    if not rows:
+        raise ValueError("no matched pair to compare")
+    clusters = Clusters.from_rows(rows)
+    first, second, diff = (float(v) for v in clusters.means())
+    unit_diffs = clusters.sums[:, 2] / clusters.counts[:, 2]
+    n = len(clusters.units)
+    if n < min_units:
+        difference = Estimate(
+            diff, None, None, n, f"{n} {unit} are too few for an interval (at least {min_units})"
+        )
+    else:
+        samples = resampled_means(clusters, bootstrap)[:, 2]
+        low, high = percentile_interval(samples, bootstrap.level)
+        difference = Estimate(diff, float(low), float(high), n)
+    first_better = tuple(u for u, d in zip(clusters.units, unit_diffs, strict=True) if d > 0)
+    second_better = tuple(u for u, d in zip(clusters.units, unit_diffs, strict=True) if d < 0)
+    if test == "sign":
+        p = sign_test(len(first_better), len(second_better))
+        binary = all(v in (0.0, 1.0) for _, (a, b, _d) in rows for v in (a, b))
+        name = (
+            f"McNemar exact (binomial on the {unit} solved by one side only)"
+            if binary and len(rows) == n
+            else f"exact sign test over {unit}"
+        )
+    else:
+        p, name = sign_flip_test(unit_diffs, bootstrap.seed, unit=unit)
+    sd = float(np.std(unit_diffs, ddof=1)) if n > 1 else 0.0
+    effect = float(np.mean(unit_diffs)) / sd if sd > 0 else None
+    return Comparison(
+        first=first,
+        second=second,
+        difference=difference,
+        pairs=len(rows),
+        first_better=first_better,
+        second_better=second_better,
+        p_value=p,
+        test=name,
+        effect_size=effect,
+        sd=sd,
+    )
+
+
+def sign_test(first_better: int, second_better: int) -> float:
+    """The exact two-sided sign test of ``first_better`` against ``second_better`` (ties
+    left out): with n their sum and k the smaller, p = min(1, 2 · Σ_{i≤k} C(n, i) / 2ⁿ). On
+    binary outcomes, one pair per task, it is McNemar's exact test. n = 0 gives 1."""
+    n = first_better + second_better
+    if n == 0:
+        return 1.0
+    k = min(first_better, second_better)
+    tail = sum(math.comb(n, i) for i in range(k + 1))
+    return min(1.0, 2 * tail / 2**n)
+
+
+def sign_flip_test(
+    differences: Sequence[float] | np.ndarray,
+    seed: int = 0,
+    *,
+    resamples: int = 10_000,
+    unit: str = "tasks",
+) -> tuple[float, str]:
+    """The two-sided paired permutation test of a zero mean difference: under the null each
+    cluster's difference is as likely negated, so p is the share of sign patterns whose
+    |sum| reaches the observed |sum|. Exact over all 2ⁿ patterns of the n non-zero
+    differences up to ``EXACT_PERMUTATION_LIMIT``; past it ``resamples`` random patterns
+    from PCG64(seed), p = (hits + 1) / (resamples + 1). Returns p and the test's name."""
+    d = np.asarray(differences, dtype=float)
+    d = d[d != 0]
+    n = len(d)
+    if n == 0:
+        return 1.0, f"sign-flip permutation test over {unit} (exact)"
+    observed = abs(d.sum())
+    tolerance = 1e-9 * max(1.0, float(np.abs(d).sum()))
+    if n <= EXACT_PERMUTATION_LIMIT:
+        patterns = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2 - 1
+        sums = np.abs(patterns @ d)
+        return float(np.mean(sums >= observed - tolerance)), (
+            f"sign-flip permutation test over {unit} (exact)"
+        )
+    rng = np.random.Generator(np.random.PCG64(seed))
+    signs = rng.integers(0, 2, size=(resamples, n)) * 2 - 1
+    hits = int(np.sum(np.abs(signs @ d) >= observed - tolerance))
+    return (hits + 1) / (resamples + 1), (
+        f"sign-flip permutation test over {unit} ({resamples} random patterns, seed {seed})"
+    )
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of ``p_values`` (family-wise error), in their order."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+# --- more than two sides ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rank:
+    """A side's rank by mean (1 = highest, ties averaged) and its bootstrap interval."""
+
+    side: str
+    value: float
+    rank: float
+    low: float
+    high: float
+
+    def to_json(self, scale: float = 100.0, digits: int = 1) -> dict[str, object]:
+        return {
+            "side": self.side,
+            "value": round(scale * self.value, digits),
+            "rank": self.rank,
+            "low": self.low,
+            "high": self.high,
+        }
+
+
+def rank_intervals(sides: Mapping[str, Sequence[float]], bootstrap: Bootstrap) -> list[Rank]:
+    """Ranks of ``sides`` (name -> one value per shared cluster, the same clusters in the same
+    order for every side) with percentile intervals from resampling the clusters jointly,
+    best first."""
+    names = list(sides)
+    matrix = np.array([sides[s] for s in names], dtype=float).T  # clusters × sides
+    if matrix.size == 0:
+        raise ValueError("ranks need at least one shared cluster")
+    observed = _ranks(matrix.mean(axis=0)[None, :])[0]
+    draws = draw_counts(matrix.shape[0], bootstrap).astype(float)
+    ranks = _ranks((draws @ matrix) / matrix.shape[0])
+    lows, highs = percentile_interval(ranks, bootstrap.level)
+    means = matrix.mean(axis=0)
+    out = [
+        Rank(name, float(means[j]), float(observed[j]), float(lows[j]), float(highs[j]))
+        for j, name in enumerate(names)
+    ]
+    return sorted(out, key=lambda r: (r.rank, r.side))
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Descending ranks along axis 1 (1 = highest), ties given their average rank."""
+    greater = (values[:, None, :] > values[:, :, None]).sum(axis=2)
+    equal = (values[:, None, :] == values[:, :, None]).sum(axis=2)
+    return greater + (equal + 1) / 2
+
+
+def indistinguishable_groups(
+    sides: Sequence[str], distinct: Callable[[str, str], bool]
+) -> list[tuple[str, ...]]:
+    """The largest runs of ``sides`` (given best first) within which no two can be told
+    apart (``distinct(a, b)`` false for every pair), each run listed once: the groups a
+    letter display would draw."""
+    groups: list[tuple[str, ...]] = []
+    for i in range(len(sides)):
+        j = i
+        while j + 1 < len(sides) and not any(
+            distinct(sides[k], sides[j + 1]) for k in range(i, j + 1)
+        ):
+            j += 1
+        group = tuple(sides[i : j + 1])
+        if len(group) > 1 and not any(set(group) <= set(g) for g in groups):
+            groups.append(group)
+    return groups
+
+
+# --- correlation with intervals ---------------------------------------------------------------
+
+
+def correlation_intervals(
+    first: Mapping[str, Sequence[float]],
+    second: Mapping[str, Sequence[float]],
+    bootstrap: Bootstrap,
+) -> dict[str, tuple[float, float]]:
+    """Percentile intervals of Spearman's ρ and Kendall's τ-b between the per-model means of
+    ``first`` and ``second`` (model -> one value per shared cluster, in the same order for
+    every model of both), resampling the clusters jointly. A resample where one side ties
+    every model has no correlation and is left out. Keys ``spearman`` and ``kendall``."""
+    models = sorted(set(first) & set(second))
+    a = np.array([first[m] for m in models], dtype=float).T
+    b = np.array([second[m] for m in models], dtype=float).T
+    if a.shape != b.shape or a.size == 0:
+        raise ValueError("both sides need the same models over the same clusters")
+    draws = draw_counts(a.shape[0], bootstrap).astype(float)
+    xs = (draws @ a) / a.shape[0]
+    ys = (draws @ b) / b.shape[0]
+    rho = _spearman_rows(xs, ys)
+    tau = _kendall_rows(xs, ys)
+    out = {}
+    for name, values in (("spearman", rho), ("kendall", tau)):
+        low, high = percentile_interval(values, bootstrap.level)
+        out[name] = (float(low), float(high))
+    return out
+
+
+def _spearman_rows(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    rx = _ranks(xs)
+    ry = _ranks(ys)
+    rx = rx - rx.mean(axis=1, keepdims=True)
+    ry = ry - ry.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (rx * ry).sum(axis=1) / np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))
+
+
+def _kendall_rows(xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """Kendall's τ-b per row: (concordant − discordant) / √((n0 − ties x)(n0 − ties y))."""
+    i, j = np.triu_indices(xs.shape[1], k=1)
+    sx = np.sign(xs[:, j] - xs[:, i])
+    sy = np.sign(ys[:, j] - ys[:, i])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (sx * sy).sum(axis=1) / np.sqrt(
+            (sx != 0).sum(axis=1).astype(float) * (sy != 0).sum(axis=1)
+        )
+
+
+# --- power ------------------------------------------------------------------------------------
+
+
+def detectable_difference(
+    units: int, sd: float, *, alpha: float = 0.05, power: float = 0.8
+) -> float:
+    """The smallest true mean difference a paired comparison of ``units`` clusters, whose
+    per-cluster differences have standard deviation ``sd``, detects with a two-sided test at
+    ``alpha`` with probability ``power``: (z₁₋α/₂ + z_power) · sd / √units (normal
+    approximation). Infinite for no cluster."""
+    if units < 1:
+        return math.inf
+    return _z_sum(alpha, power) * sd / math.sqrt(units)
+
+
+def units_needed(difference: float, sd: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
+    """How many clusters a paired comparison needs to detect ``difference`` (see
+    :func:`detectable_difference`), rounded up."""
+    if difference <= 0:
+        raise ValueError("the difference to detect must be above 0")
+    return max(1, math.ceil((_z_sum(alpha, power) * sd / difference) ** 2))
+
+
+def binary_difference_sd(rate: float, correlation: float = 0.5) -> float:
+    """The standard deviation of one task's difference between two sides that each solve it
+    with probability ``rate``, their outcomes correlated by ``correlation`` (0 for
+    independent sides; models that find the same tasks hard are positively correlated):
+    √(2 · rate · (1 − rate) · (1 − correlation))."""
+    if not 0 <= rate <= 1:
+        raise ValueError(f"rate must lie in [0, 1], not {rate}")
+    if not -1 <= correlation <= 1:
+        raise ValueError(f"correlation must lie in [-1, 1], not {correlation}")
+    return math.sqrt(2 * rate * (1 - rate) * (1 - correlation))
+
+
+def _z_sum(alpha: float, power: float) -> float:
+    if not 0 < alpha < 1 or not 0 < power < 1:
+        raise ValueError("alpha and power must lie strictly between 0 and 1")
+    normal = NormalDist()
+    return normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(power)
+
+
+# --- grouping helpers -------------------------------------------------------------------------
+
+
+def match_pairs(
+    first: Mapping[tuple[str, ...], float],
+    second: Mapping[tuple[str, ...], float],
+    cluster: Callable[[tuple[str, ...]], str] = lambda key: key[0],
+) -> tuple[list[tuple[str, float, float]], int, int]:
+    """Pairs of the keys both sides hold, as (cluster id, first, second) for
+    :func:`paired_comparison`, sorted by key; and how many keys only the first, only the
+    second holds (left out)."""
+    shared = sorted(set(first) & set(second))
+    pairs = [(cluster(k), first[k], second[k]) for k in shared]
+    return pairs, len(set(first) - set(second)), len(set(second) - set(first))
+
+
+def cluster_means(rows: Iterable[tuple[str, float]]) -> dict[str, float]:
+    """Each cluster's mean of ``rows`` (cluster id, value)."""
+    sums: dict[str, list[float]] = defaultdict(list)
+    for unit, value in rows:
+        sums[unit].append(value)
+    return {u: math.fsum(v) / len(v) for u, v in sorted(sums.items())}
