@@ -198,6 +198,16 @@ def test_check_shows_an_error_while_loading_as_each_protocol_feeds_it_to_the_mod
     assert theirs["execution_feedback"] == "ALL\n'dict' object has no attribute 'iteritems'\n"
 
 
+def test_check_summary_names_the_kind_of_error_raised_while_loading():
+    """The line under the verdict says which exception stopped the code, not its message alone
+    ("name 'x' is not defined" reads as if the error had no name)."""
+    code = "x = undefined_name\ndef task_func(LETTERS):\n    return {}\n"
+    done = checked("BigCodeBench/2", code)
+    assert "NameError: name 'undefined_name' is not defined" in done.stdout.splitlines()[1]
+    shown = json.loads(checked("BigCodeBench/2", code, "--json").stdout)
+    assert shown["detail"] == "NameError: name 'undefined_name' is not defined"
+
+
 def test_check_renders_no_execution_feedback_for_code_that_does_not_compile(tmp_path):
     candidate = tmp_path / "broken.py"
     candidate.write_text("def task_func(LETTERS):\n    counts = {\n    return counts\n")

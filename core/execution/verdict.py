@@ -359,8 +359,18 @@ def _module_failed(module_error: dict | None, code: str | None) -> _Verdict | No
         # Its traceback would point into the harness's module of code + tests; the loop
         # sends compilation feedback for such code anyway.
         return _Verdict("error", detail)
-    detail = module_error.get("msg", "") or module_error.get("exc", "")
-    return _Verdict("error", detail, error_traceback=str(module_error.get("tb", "")))
+    return _Verdict(
+        "error", _exception_line(module_error), error_traceback=str(module_error.get("tb", ""))
+    )
+
+
+def _exception_line(module_error: dict) -> str:
+    """``NameError: name 'x' is not defined``: the message alone hides what kind of error it
+    was, which is what a person reads first (the app's Tests border, ``check``'s summary)."""
+    exc, msg = str(module_error.get("exc", "")), str(module_error.get("msg", ""))
+    if exc and msg and not msg.startswith(f"{exc}:"):
+        return f"{exc}: {msg}"
+    return msg or exc
 
 
 def _tampering(records: _Records, plan: TestPlan) -> _Verdict | None:

@@ -191,7 +191,8 @@ def test_module_error_is_error_with_the_message():
     ]
     result = verdict(raw(records))
     assert result.status == "error"
-    assert "name 'x' is not defined" in result.detail
+    # The exception's type comes first: the message alone reads as if nothing had a name.
+    assert result.detail == "NameError: name 'x' is not defined"
     # Nothing ran: the tests are "not run", not "missing" (which hints at a cut-short run).
     assert set(statuses(result).values()) == {"not_run"}
 
@@ -235,7 +236,7 @@ def test_a_syntax_error_the_code_raises_while_running_stays_a_runtime_error():
     run = syntax_error_run("SyntaxError", "invalid syntax (<string>, line 1)")
     result = decide(run, PLAN, frozenset(), "test-isolation", WALL_S, code="x = 1\n")
     assert result.status == "error"
-    assert result.detail == "invalid syntax (<string>, line 1)"
+    assert result.detail == "SyntaxError: invalid syntax (<string>, line 1)"
 
 
 def test_compile_error_is_none_for_code_that_compiles():
