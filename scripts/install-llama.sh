@@ -21,10 +21,19 @@ case "$(uname -m)" in
 esac
 wheels="${XDG_CACHE_HOME:-$HOME/.cache}/convtui/wheels/llama-cpp-avx2"
 if ! compgen -G "$wheels/llama_cpp_python-*.whl" >/dev/null; then
-  echo "building llama-cpp-python for AVX2 (once per machine, about 6 minutes on 2 cores)" >&2
-  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
-    python -m pip wheel -q --disable-pip-version-check --no-deps --no-cache-dir \
-    -w "$wheels" "$spec"
+  echo "building llama-cpp-python for AVX2 (once per machine, about 6 minutes on 2 cores," \
+    "longer on a busy one; a line every 30 s says how far it is)" >&2
+  # The compile is silent for minutes under pip's -q: its verbose output goes to a log, and
+  # build_progress.py prints how many files are compiled, so a slow build never looks hung.
+  log="$(mktemp -t llama-build.XXXXXX.log)"
+  if ! CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
+    python -m pip wheel -v --disable-pip-version-check --no-deps --no-cache-dir \
+    -w "$wheels" "$spec" 2>&1 | python "$(dirname "$0")/build_progress.py" --log "$log"; then
+    tail -n 40 "$log" >&2
+    echo "the llama-cpp-python build failed: its whole output is in $log" >&2
+    exit 1
+  fi
+  rm -f "$log"
 fi
 newest=$(ls -t "$wheels"/llama_cpp_python-*.whl | head -n 1)
 python -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$newest"
