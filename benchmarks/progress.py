@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Sequence
-from typing import Any, Self
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Self
 
 from rich.progress import (
     BarColumn,
@@ -24,6 +24,9 @@ from rich.progress import (
 
 from convtui.benchmarks.output import console
 from convtui.sessions import SessionRow
+
+if TYPE_CHECKING:
+    from convtui.benchmarks.runs.live import TurnProgress
 
 DEFAULT_EVERY_S = 30.0
 
@@ -67,6 +70,9 @@ class RunProgress(Progress):
         self._every_s = every_s
         self._counts_solved = counts_solved
         self._solved: dict[TaskID, int] = {}
+        # What each line's work is doing now (key -> words), for the plain lines: the last
+        # finished event can be minutes old while other turns are being written.
+        self._working: dict[TaskID, dict[object, str]] = {}
         self._started_at = time.monotonic()
         self._stopping = threading.Event()
         self._ticker: threading.Thread | None = None
@@ -101,6 +107,18 @@ class RunProgress(Progress):
         with self._lock:
             self._solved[task] = self._solved.get(task, 0) + count
 
+    def working(self, task: TaskID, key: object, text: str) -> None:
+        """``key`` (a session) of ``task``'s line is now doing ``text``."""
+        with self._lock:
+            now = self._working.setdefault(task, {})
+            now.pop(key, None)  # the newest last
+            now[key] = text
+
+    def finished(self, task: TaskID, key: object) -> None:
+        """``key`` of ``task``'s line is no longer at work."""
+        with self._lock:
+            self._working.get(task, {}).pop(key, None)
+
     def start(self) -> None:
         super().start()
         self._started_at = time.monotonic()
@@ -130,8 +148,19 @@ class RunProgress(Progress):
                 parts.append(f"{self._solved.get(task.id, 0)} solved")
             parts.append(f"elapsed {elapsed}")
             line = ", ".join(parts)
-            lines.append(f"{line} · {task.description}" if task.description else line)
+            now = self._now(task.id)
+            if now:
+                lines.append(f"{line} · now: {now}")
+            else:
+                lines.append(f"{line} · {task.description}" if task.description else line)
         return lines
+
+    def _now(self, task: TaskID, shown: int = 2) -> str:
+        """What is in progress on ``task``'s line, the newest first."""
+        with self._lock:
+            texts = list(reversed(self._working.get(task, {}).values()))
+        more = f" (+{len(texts) - shown} more)" if len(texts) > shown else ""
+        return ", ".join(texts[:shown]) + more
 
     def _tick(self, every_s: float) -> None:
         while not self._stopping.wait(every_s):
@@ -178,3 +207,27 @@ def sessions_task(bar: RunProgress, description: str, sessions: Sequence[Session
     )
     bar.solved(task, sum(s.status == "solved" for s in sessions))
     return task
+
+
+def follow_turns(
+    bar: RunProgress, task: TaskID, *, with_feedback: bool = True
+) -> Callable[[TurnProgress], None]:
+    """The handler of a run's turn events for ``task``'s line: the bar shows the last turn
+    played, the plain lines what each session is doing now, and a finished session counts
+    (solved ones too). ``with_feedback``: sessions are named with their Ω."""
+
+    def progress(event: TurnProgress) -> None:
+        key = (event.task_id, event.feedback)
+        name = f"{event.task_id} {event.feedback}" if with_feedback else event.task_id
+        if event.started is not None:
+            bar.working(task, key, f"{name} turn {event.started}")
+        elif event.turn is not None:
+            mark = "✓" if event.turn.passed else "✗"
+            bar.update(task, description=f"{name} turn {event.turn.idx} {mark}")
+        else:
+            bar.finished(task, key)
+            bar.advance(task, 1)
+            if event.session_status == "solved":
+                bar.solved(task)
+
+    return progress

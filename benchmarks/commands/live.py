@@ -9,11 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from convtui.benchmarks.output import console, print_json, warn
-from convtui.benchmarks.progress import progress_bar, sessions_task
+from convtui.benchmarks.progress import follow_turns, progress_bar, sessions_task
 from convtui.benchmarks.runs.lifecycle import open_run
 from convtui.benchmarks.runs.live import (
     LiveResult,
-    TurnProgress,
     default_concurrency,
     live_run,
     run_live,
@@ -122,19 +121,7 @@ async def _play(store, run_id, resumed, options, tasks, executor, backend, simul
     with progress_bar("sessions", quiet=options.target.as_json, counts_solved=True) as bar:
         what = "resuming run" if resumed else "run"
         tick = sessions_task(bar, f"{what} {run_id}", sessions)
-
-        def progress(event: TurnProgress) -> None:
-            if event.turn is not None:
-                mark = "✓" if event.turn.passed else "✗"
-                bar.update(
-                    tick,
-                    description=f"{event.task_id} {event.feedback} turn {event.turn.idx} {mark}",
-                )
-            else:
-                bar.advance(tick, 1)
-                if event.session_status == "solved":
-                    bar.solved(tick)
-
+        progress = follow_turns(bar, tick)
         result = await run_live(
             store,
             run_id,

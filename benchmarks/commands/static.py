@@ -10,9 +10,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from convtui.benchmarks.output import console, print_json, warn
-from convtui.benchmarks.progress import progress_bar, sessions_task
+from convtui.benchmarks.progress import follow_turns, progress_bar, sessions_task
 from convtui.benchmarks.runs.lifecycle import open_run
-from convtui.benchmarks.runs.live import LiveResult, TurnProgress, default_concurrency, run_live
+from convtui.benchmarks.runs.live import LiveResult, default_concurrency, run_live
 from convtui.benchmarks.runs.static import ReplaySettings, replay_config, static_run
 from convtui.benchmarks.settings import ExecutorSettings, ModelSettings, RunTarget, TaskSelection
 from convtui.core.catalog.loaders import SUITE_PREFIX, load_catalog
@@ -221,15 +221,7 @@ async def _play_all(
     done: list[ReplayedSet] = []
     with progress_bar("sessions", quiet=options.target.as_json, counts_solved=True) as bar:
         tick = sessions_task(bar, "replaying", sessions)
-
-        def progress(event: TurnProgress) -> None:
-            if event.turn is not None:
-                mark = "✓" if event.turn.passed else "✗"
-                bar.update(tick, description=f"{event.task_id} turn {event.turn.idx} {mark}")
-            else:
-                bar.advance(tick, 1)
-                if event.session_status == "solved":
-                    bar.solved(tick)
+        progress = follow_turns(bar, tick, with_feedback=False)
 
         for log_set, config, opened in planned:
             run_tasks = [tasks[row.task_id] for row in log_set.sessions]

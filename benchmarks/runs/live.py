@@ -13,20 +13,32 @@ from convtui.core.feedback.simulators import Simulator
 from convtui.core.models.base import ModelBackend
 from convtui.core.settings.config import SessionConfig, Turn
 from convtui.core.settings.omega import FeedbackConfig
-from convtui.core.turns.loop import SessionEnded, SessionLoop, TurnCompleted, cached_execute
+from convtui.core.turns.loop import (
+    SessionEnded,
+    SessionLoop,
+    TurnCompleted,
+    TurnStarted,
+    cached_execute,
+)
 from convtui.sessions import Store
 from convtui.sessions.records import SessionRow
 
 
 @dataclass(frozen=True)
 class TurnProgress:
-    """What the front end shows after each turn or finished session (``turn`` None)."""
+    """What the front end shows: a turn that begins (``started``, its index), one that is
+    done (``turn``), or a finished session (neither)."""
 
     task_id: str
     feedback: str
     turn: Turn | None
     session_status: str
     error: str = ""
+    started: int | None = None
+
+    @property
+    def session_ended(self) -> bool:
+        return self.turn is None and self.started is None
 
 
 @dataclass(frozen=True)
@@ -88,7 +100,12 @@ async def run_live(
             task, session_config, backend, execute, user, store.journal(row.id), reference
         )
         async for event in loop.run(store.load_turns(row.id)):
-            if isinstance(event, TurnCompleted):
+            if isinstance(event, TurnStarted):
+                if on_progress:
+                    on_progress(
+                        TurnProgress(task.id, row.feedback, None, "running", started=event.idx)
+                    )
+            elif isinstance(event, TurnCompleted):
                 store.save_turn(row.id, event.turn, event.status, event.cache_key)
                 store.take_lease(run_id, seconds=LEASE_S)
                 if on_progress:

@@ -39,6 +39,18 @@ def test_a_piped_bench_run_prints_a_progress_line_now_and_then(tmp_path) -> None
     assert {solved for _, solved, _ in lines} == {"0"}  # the scripted code never passes
 
 
+def test_piped_progress_says_what_is_in_progress_now(tmp_path) -> None:
+    """The lines name the turn being written now, not the last one finished: before, a run
+    printed "BigCodeBench/2 ... turn 0 ✗" again and again while turn 1 was being played."""
+    done = _bench(tmp_path, "0.1")
+    assert done.returncode == 0, done.stderr
+    now = re.findall(r"· now: (BigCodeBench/\d) CF,EF:full turn (\d)", done.stderr)
+    assert ("BigCodeBench/2", "1") in now and ("BigCodeBench/3", "1") in now, done.stderr
+    # One session at a time (--concurrency 1): the tasks follow in order, each turn once on.
+    order = [(task, int(turn)) for task, turn in now]
+    assert order == sorted(order), done.stderr
+
+
 def test_no_progress_lines_when_turned_off(tmp_path) -> None:
     done = _bench(tmp_path, "0")
     assert done.returncode == 0, done.stderr
