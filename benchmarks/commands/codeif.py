@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from convtui.benchmarks.failures import failure_groups, failure_lines
 from convtui.benchmarks.output import console, print_json, warn
 from convtui.benchmarks.progress import progress_bar, sessions_task
 from convtui.benchmarks.runs.codeif import (
@@ -150,6 +151,8 @@ def _replay_command(options: CodeifOptions, logs: Path) -> int:
 def _print_played(
     options: CodeifOptions, mode: str, run_id: str, resumed: bool, failed: int, played: int
 ) -> None:
+    db = options.target.db
+    failures = failure_groups(db, [run_id]) if failed else []
     if options.target.as_json:
         print_json(
             {
@@ -159,16 +162,20 @@ def _print_played(
                 "protocol": options.protocol,
                 "sessions_played": played,
                 "failed": failed,
-                "db": str(options.target.db),
+                "failures": [g.to_json() for g in failures],
+                "db": str(db),
             }
         )
     else:
-        console().print(
+        screen = console()
+        screen.print(
             f"run {run_id} (CodeIF-Bench, {mode}): {counted(played, 'conversation')} played"
             f"{', resumed' if resumed else ''}; {failed} failed on model errors. "
-            f"Browse: convtui sessions list --db {options.target.db}",
+            f"Browse: convtui sessions list --db {db}",
             soft_wrap=True,
         )
+        for line in failure_lines(failures, db):
+            screen.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _config(model: str, rounds: int, max_tokens: int | None) -> SessionConfig:

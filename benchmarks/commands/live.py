@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from convtui.benchmarks.failures import failure_groups, failure_lines
 from convtui.benchmarks.output import console, print_json, warn
 from convtui.benchmarks.progress import follow_turns, progress_bar, sessions_task
 from convtui.benchmarks.runs.lifecycle import open_run
@@ -46,6 +47,7 @@ def bench_live_command(
     tasks = selection.tasks()
     options = LiveOptions(config, omegas, models.options(), executor, target, selection.key())
     result = execute_live(options, tasks)
+    failures = failure_groups(target.db, [result.run_id]) if result.failed else []
     if target.as_json:
         print_json(
             {
@@ -53,15 +55,20 @@ def bench_live_command(
                 "resumed": result.resumed,
                 "sessions_played": result.sessions,
                 "failed": result.failed,
+                "failures": [g.to_json() for g in failures],
                 "db": str(target.db),
             }
         )
     else:
-        console().print(
+        screen = console()
+        screen.print(
             f"run {result.run_id}: {counted(result.sessions, 'session')} played"
             f"{', resumed' if result.resumed else ''}; {result.failed} failed on "
-            f"model errors. Tables: convtui report --db {target.db}"
+            f"model errors. Tables: convtui report --db {target.db}",
+            soft_wrap=True,
         )
+        for line in failure_lines(failures, target.db):
+            screen.print(line, markup=False, highlight=False, soft_wrap=True)
     return 0 if result.failed == 0 else 1
 
 

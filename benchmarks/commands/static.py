@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from convtui.benchmarks.failures import failure_groups, failure_lines
 from convtui.benchmarks.output import console, print_json, warn
 from convtui.benchmarks.progress import follow_turns, progress_bar, sessions_task
 from convtui.benchmarks.runs.lifecycle import open_run
@@ -64,6 +65,8 @@ def bench_static_command(options: StaticOptions) -> int:
     """Exit code 0 when every session was replayed, 1 when some failed on model errors."""
     wanted = _wanted(options)
     results = asyncio.run(_execute(replace(options, wanted=wanted)))
+    db = options.target.db
+    failures = failure_groups(db, [r.run_id for r in results if r.failed])
     if options.target.as_json:
         print_json(
             {
@@ -81,6 +84,7 @@ def bench_static_command(options: StaticOptions) -> int:
                     }
                     for r in results
                 ],
+                "failures": [g.to_json() for g in failures],
             }
         )
     else:
@@ -93,7 +97,9 @@ def bench_static_command(options: StaticOptions) -> int:
                 f"{r.failed} failed on model errors",
                 soft_wrap=True,
             )
-        screen.print(f"Tables: convtui report --db {options.target.db}", soft_wrap=True)
+        for line in failure_lines(failures, db):
+            screen.print(line, markup=False, highlight=False, soft_wrap=True)
+        screen.print(f"Tables: convtui report --db {db}", soft_wrap=True)
     return 0 if all(r.failed == 0 for r in results) else 1
 
 

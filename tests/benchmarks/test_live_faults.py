@@ -96,3 +96,31 @@ def test_rate_limits_and_server_errors_end_in_a_recorded_failure_then_resume(
             assert store.run(run_id).status == "done"
     finally:
         server.stop()
+
+
+def test_the_run_summary_says_why_sessions_failed_and_where_to_read_one(tmp_path):
+    """Fault injected through the scripted model: its script has no reply for the coder, so
+    every session fails on a model error. The summary names the error (alike ones once) and
+    the command that shows a failed session, not only "2 failed on model errors"."""
+    import json as json_module
+
+    from support.cli import invoke
+
+    script = tmp_path / "silent.jsonl"
+    script.write_text('{"purpose": "simulate", "text": "never asked"}\n', encoding="utf-8")
+    db = tmp_path / "f.db"
+    args = ["bench", "live", "--model", f"mock:{script}", "--ids", "2,3", "--turns", "1"]
+    args += ["--feedback", "CF,EF:full", "--protocol", "convtui", "--db", str(db)]
+    done = invoke(*args)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "2 failed on model errors" in lines[0]
+    assert lines[1].startswith("  2 sessions: ") and "generate" in lines[1], done.stdout
+    with Store.open(db) as store:
+        (run_id,) = {r[0] for r in store.db.execute("SELECT id FROM runs").fetchall()}
+        failed = sorted(s.id for s in store.run_sessions(run_id))
+    assert f"see one: convtui sessions show {failed[0]} --db {db}" in lines[2]
+    data = json_module.loads(invoke(*args, "--json").stdout)
+    assert data["failures"] == [
+        {"error": data["failures"][0]["error"], "sessions": 2, "first_session_id": failed[0]}
+    ]
