@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from convtui.core.plural import counted
-from convtui.core.studies.fidelity import NO_FEEDBACK, FeedbackOutcome, FidelityReport, fidelity
+from convtui.core.studies.fidelity import NO_FEEDBACK, FeedbackOutcome, fidelity
+from convtui.core.studies.fidelity_rows import UNIT, FidelityReport, p_text, points
 from convtui.core.studies.fidelity_states import SimulatorIdentity
-from convtui.core.studies.paired import Difference
 from convtui.sessions.fidelity import StoredTurn
 from convtui.sessions.study_dataset import FIDELITY_PATH
 
@@ -55,6 +55,7 @@ def fidelity_report(turns: Sequence[StoredTurn]) -> FidelityReport:
         [
             FeedbackOutcome(
                 t.state.state_id,
+                t.state.session_id,
                 t.state.task_id,
                 t.state.annotator,
                 t.source,
@@ -68,12 +69,6 @@ def fidelity_report(turns: Sequence[StoredTurn]) -> FidelityReport:
         seed=SEED,
         resamples=RESAMPLES,
     )
-
-
-def _points(found: Difference | None) -> str:
-    if found is None:
-        return "—"
-    return f"{100 * found.mean:+.1f} [{100 * found.low:+.1f}, {100 * found.high:+.1f}]"
 
 
 def fidelity_section(turns: Sequence[StoredTurn]) -> str:
@@ -97,10 +92,12 @@ def fidelity_section(turns: Sequence[StoredTurn]) -> str:
         f"{counted(len(targets), 'target model')} ({', '.join(f'`{t}`' for t in targets)}) "
         "for one turn and its code run in the sandbox: the annotator's words (`person`), "
         "each simulated user's on the same state, and none at all (`none`, the control). "
-        "Gains and differences are in points (x100) with a 95% bootstrap interval over "
-        f"states (seed {SEED}, {RESAMPLES} resamples); p is the exact sign test over states. "
-        "Small samples give wide intervals, and a target is one model: another may use the "
-        "same words differently.",
+        f"Gains and differences are in points (x100), pooled over the targets, with a "
+        f"{report.method}; n/a where the {UNIT} are too few for one. The unit is the session "
+        "(its states share a person and a task): p is the exact sign test over sessions on "
+        "passing, and Holm p adjusts the annotators' p-values for their number. Small samples "
+        "give wide intervals, and a target is one model: another may use the same words "
+        "differently (`convtui study fidelity` shows a table per target).",
         "",
     ]
     lines += _table(
@@ -111,29 +108,35 @@ def fidelity_section(turns: Sequence[StoredTurn]) -> str:
                 str(r.states),
                 f"{100 * r.pass_rate:.1f}",
                 f"{100 * r.mean_share:.1f}",
-                _points(r.gain_pass),
-                _points(r.gain_share),
+                points(r.gain_pass),
+                points(r.gain_share),
             )
             for r in report.sources
         ],
     )
     lines += _table(
-        ("the person against", "states", "Δ pass", "Δ tests passed", "sign test p"),
+        ("the person against", "sessions", "Δ pass", "sign test p", "Δ tests passed"),
         [
             (
                 f"`{_label(p.other)}`",
-                str(p.share_diff.states),
-                _points(p.pass_diff),
-                _points(p.share_diff),
-                f"{p.share_diff.p_value:.3f}",
+                str(p.pass_diff.units),
+                points(p.pass_diff),
+                p_text(p.pass_diff.p_value),
+                points(p.share_diff),
             )
             for p in report.pairs
         ],
     )
     lines += _table(
-        ("annotator", "states", "gain of their words in pass", "in tests passed"),
+        ("annotator", "sessions", "gain of their words in pass", "Holm p", "in tests passed"),
         [
-            (a.annotator, str(a.gain_pass.states), _points(a.gain_pass), _points(a.gain_share))
+            (
+                a.annotator,
+                str(a.gain_pass.units),
+                points(a.gain_pass),
+                p_text(a.holm_pass),
+                points(a.gain_share),
+            )
             for a in report.annotators
         ],
     )

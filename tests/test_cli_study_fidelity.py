@@ -63,11 +63,21 @@ def test_report_json_and_a_second_run_that_asks_nothing(study: Path, tmp_path: P
     sim = f"simulator:expert:{simulator}"
     # The scripted target writes the same failing code whatever it is told: no source gains.
     assert [r["source"] for r in data["sources"]] == ["none", "person", sim]
-    assert all(r["pass_rate"] == 0.0 and r["gain_pass"]["mean"] == 0.0 for r in data["sources"])
+    assert all(
+        r["pass_rate"] == 0.0 and r["gain_pass"]["difference"]["value"] == 0.0
+        for r in data["sources"]
+    )
     assert all(rows[0]["source"] == "none" for rows in data["sources_by_task"].values())
     assert [p["other"] for p in data["pairs"]] == ["none", sim]
     assert {a["annotator"] for a in data["annotators"]} == {"ana", "ben"}
-    assert data["bootstrap"] == {"resamples": 200, "seed": 3, "level": 0.95}
+    boot = data["bootstrap"]
+    assert (boot["unit"], boot["resamples"], boot["seed"], boot["level"]) == (
+        "sessions",
+        200,
+        3,
+        0.95,
+    )
+    assert list(data["by_target"]) == [target]
     [who] = data["simulators"]
     assert (who["model"], who["persona"], who["protocol"]) == (simulator, "expert", "convtui")
     assert [w["source"] for w in data["words"]["sources"]] == ["person", sim]
@@ -101,6 +111,7 @@ def test_report_json_and_a_second_run_that_asks_nothing(study: Path, tmp_path: P
     # matplotlib says so when the labels leave the axes no room: the figure is then blank.
     said = [str(w.message) for w in caught]
     assert not [w for w in said if "collapsed" in w], said
+    assert "bootstrap over sessions" in shown.stdout
     for table in ("Feedback sources, pooled", "What each annotator", "against each other",
                   "What the words are", "Who the simulated sources are"):  # fmt: skip
         assert table in shown.stdout
@@ -147,7 +158,8 @@ def test_convcodeworlds_simulator_prompts_stand_beside_convtuis(
     )
     texts = dict(fetchall(study, "SELECT hash, text FROM blobs"))
     assert [text for (text,) in said] == [UF_EXPERT] * STATES
-    assert len(calls) == STATES
+    # One call per distinct request: each session's two states show the same code.
+    assert len(calls) == len({messages for _, _, messages, _ in calls}) == STATES // 2
     for kind, purpose, messages, task_id in calls:
         [(role, blob)] = json.loads(messages)
         assert (kind, purpose, role) == ("text", "simulate", "user")
@@ -160,6 +172,28 @@ def test_convcodeworlds_simulator_prompts_stand_beside_convtuis(
     again = invoke(*_args(study, simulator, target, *both))
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["run"] == {"simulator_steps": 0, "target_turns": 0}
+
+
+def test_identical_simulator_requests_in_flight_at_once_are_sent_once(
+    study: Path, tmp_path: Path
+) -> None:
+    """The study's model writes the same failing code at every turn, so each session's two
+    states show the simulator the same code and feedback: two distinct requests over four
+    states. Asked at once (the delay keeps each call in flight while the others start), each
+    distinct request is sent and logged once, and its answer is recorded for both states,
+    each linked to that call. Before: one call per state (4 for 2 requests)."""
+    simulator = script(tmp_path / "sim.jsonl", ["unused"], ["Check test_one."], delay_s=0.5)
+    target = script(tmp_path / "target.jsonl", [FAILS])
+    done = invoke(*_args(study, simulator, target, "--json"))
+    assert done.returncode == 0, done.stderr
+    calls = fetchall(study, "SELECT id, request_hash FROM fidelity_calls WHERE role = 'simulator'")
+    requests = {hashed for _id, hashed in calls}
+    assert (len(calls), len(requests)) == (2, 2)
+    said = fetchall(study, "SELECT call_id, request_hash, status FROM fidelity_feedback")
+    assert len(said) == STATES
+    assert {(call, hashed) for call, hashed, _ in said} == set(calls)
+    assert {status for *_, status in said} == {"said"}
+    assert json.loads(done.stdout)["run"] == {"simulator_steps": STATES, "target_turns": 12}
 
 
 def test_errors_are_one_line(tmp_path: Path) -> None:

@@ -6,12 +6,12 @@ session's turns 0 and 1), three sources handed on plus the control, one target.
 
 By hand, per state (pass, share of tests passed; FAILS passes none of ana's or ben's tests):
 the control fails everywhere; the person passes on ana's two states; the simulator passes on
-all four."""
+all four. The unit of every test and interval is the session: ana's and ben's, two states
+each, so two sessions (too few for an interval, and the sign test counts two, not four)."""
 
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -20,9 +20,10 @@ from support.fidelity import KEYWORD, PEOPLE, Keyed, count, dump, record_study
 from support.scripted import script
 
 from convtui.commands.study_fidelity import FidelityOptions, build_fidelity
+from convtui.core.metrics.stats import sign_test
 from convtui.core.models.registry import open_backend
 from convtui.core.studies.fidelity import NO_FEEDBACK, PERSON
-from convtui.core.studies.paired import Bootstrap, bootstrap_interval, sign_test
+from convtui.core.studies.fidelity_rows import Tables
 
 pytestmark = needs_bigcodebench
 
@@ -88,12 +89,15 @@ def test_every_number_of_the_report_is_the_one_worked_out_by_hand(recorded) -> N
     by_source = {r.source: r for r in report.sources}
     assert list(by_source) == [NO_FEEDBACK, PERSON, sim]
     assert (by_source[NO_FEEDBACK].pass_rate, by_source[NO_FEEDBACK].mean_share) == (0.0, 0.0)
-    assert by_source[NO_FEEDBACK].gain_pass.mean == 0.0
+    assert by_source[NO_FEEDBACK].gain_pass.difference.value == 0.0
     assert (by_source[PERSON].pass_rate, by_source[PERSON].mean_share) == (0.5, 0.5)
-    assert by_source[PERSON].gain_pass.mean == 0.5
-    assert (by_source[sim].pass_rate, by_source[sim].gain_share.mean) == (1.0, 1.0)
-    assert by_source[sim].gain_pass.p_value == sign_test(4, 0) == 0.125
-    assert by_source[PERSON].gain_pass.p_value == sign_test(2, 0) == 0.5
+    assert by_source[PERSON].gain_pass.difference.value == 0.5
+    assert (by_source[sim].pass_rate, by_source[sim].gain_share.difference.value) == (1.0, 1.0)
+    assert by_source[PERSON].sessions == by_source[sim].gain_pass.units == 2
+    # Both sessions gain with the simulator's words (not four states): 2·(1/4) = 0.5; the
+    # person's words gain on ana's session and tie on ben's: one session, p = 1.
+    assert by_source[sim].gain_pass.p_value == sign_test(2, 0) == 0.5
+    assert by_source[PERSON].gain_pass.p_value == sign_test(1, 0) == 1.0
     for task, rows_of_task in report.sources_by_task.items():
         assert rows_of_task[0].source == NO_FEEDBACK
         person = next(r for r in rows_of_task if r.source == PERSON)
@@ -101,22 +105,29 @@ def test_every_number_of_the_report_is_the_one_worked_out_by_hand(recorded) -> N
 
     # Per annotator: ana's words are worth +1 (both states pass, the control never), ben's 0.
     worth = {r.annotator: r for r in report.annotators}
-    assert (worth["ana"].gain_pass.mean, worth["ana"].gain_pass.states) == (1.0, 2)
-    assert (worth["ben"].gain_pass.mean, worth["ben"].control_pass_rate) == (0.0, 0.0)
+    assert (worth["ana"].gain_pass.difference.value, worth["ana"].states) == (1.0, 2)
+    assert (worth["ana"].gain_pass.units, worth["ana"].gain_pass.p_value) == (1, 1.0)
+    assert (worth["ben"].gain_pass.difference.value, worth["ben"].control_pass_rate) == (0.0, 0.0)
     assert worth["ben"].gain_pass.p_value == 1.0
+    assert (worth["ana"].holm_pass, worth["ben"].holm_pass) == (1.0, 1.0)
 
     # Per pair: the person against the control (+0.5) and against the simulator (-0.5).
     pairs = {p.other: p for p in report.pairs}
     assert list(pairs) == [NO_FEEDBACK, sim]
-    assert pairs[NO_FEEDBACK].pass_diff.mean == 0.5
+    assert pairs[NO_FEEDBACK].pass_diff.difference.value == 0.5
     against = pairs[sim].share_diff
-    assert (against.mean, against.first_better, against.second_better) == (-0.5, 0, 2)
-    assert against.p_value == 0.5
-    # The interval is the documented bootstrap over states, from the seed.
-    diffs = {s.state_id: [0.0 if s.annotator == "ana" else -1.0] for s in result.states}
-    low, high = bootstrap_interval(diffs, Bootstrap(resamples=500, seed=7))
-    assert (against.low, against.high) == (low, high)
-    assert math.isclose(low, -1.0) and high <= 0.0
+    ben = next(s.session_id for s in result.states if s.annotator == "ben")
+    assert (against.difference.value, against.first_better, against.second_better) == (
+        -0.5,
+        (),
+        (ben,),
+    )
+    # One session differs: the exact sign-flip test's p is 2/2 = 1.
+    assert against.p_value == 1.0
+    # Two sessions are too few for an interval (core/metrics/stats.py MIN_UNITS): said so.
+    assert against.difference.low is None and against.difference.high is None
+    assert against.difference.reason == "2 sessions are too few for an interval (at least 10)"
+    assert report.by_target[TARGET] == Tables(report.sources, report.annotators, report.pairs)
 
     # The words: the person's and the simulator's, the control has none.
     words = {w.source: w for w in result.words.sources}

@@ -3,7 +3,8 @@
 Imported only for ``--figures``: matplotlib is slow to import.
 
 - ``<stem>-fidelity-gain.{png,svg}``: each source's gain over no feedback (the control, at
-  0), in points of pass rate and of tests passed, with its bootstrap interval;
+  0), pooled over targets, in points of pass rate and of tests passed, with its bootstrap
+  interval over sessions (none under core/metrics/stats.py's minimum of sessions);
 - ``<stem>-fidelity-pairs.{png,svg}``: per task, the person minus each other source in
   points of tests passed, with its interval (the control among them)."""
 
@@ -25,7 +26,8 @@ from convtui.benchmarks.reports.plots import (
     short_labels,
 )
 from convtui.commands.study_fidelity import FidelityResult
-from convtui.core.studies.paired import Difference
+from convtui.core.metrics.stats import Comparison
+from convtui.core.studies.fidelity_rows import UNIT
 
 # Tick labels are slanted under their points, side by side; the legend sits inside the
 # axes, and one wider than them squeezes them out: both shorter than a figure legend's.
@@ -41,17 +43,27 @@ def write_fidelity_plots(result: FidelityResult, folder: Path) -> list[Path]:
 
 def _errorbars(
     ax: Axes,
-    found: Sequence[Difference | None],
+    found: Sequence[Comparison | None],
     shift: float = 0.0,
     **style: object,
 ) -> None:
-    """A point at each mean with its interval, in points (x100), at x = position + ``shift``;
-    a gap where nothing was matched."""
+    """A point at each mean difference with its interval, in points (x100), at x = position
+    + ``shift``; a point without a bar where the sessions are too few for an interval, a gap
+    where nothing was matched."""
     xs = [i + shift for i in range(len(found))]
-    means = [math.nan if d is None else 100 * d.mean for d in found]
-    below = [0.0 if d is None else 100 * (d.mean - d.low) for d in found]
-    above = [0.0 if d is None else 100 * (d.high - d.mean) for d in found]
+    means = [math.nan if d is None else 100 * d.difference.value for d in found]
+    below = [100 * _reach(d, "low") for d in found]
+    above = [100 * _reach(d, "high") for d in found]
     ax.errorbar(xs, means, yerr=[below, above], fmt="o", capsize=4, **style)  # type: ignore[arg-type]
+
+
+def _reach(found: Comparison | None, side: str) -> float:
+    """How far the interval reaches from the mean on ``side`` (0 without an interval)."""
+    if found is None:
+        return 0.0
+    d = found.difference
+    bound = d.low if side == "low" else d.high
+    return 0.0 if bound is None else abs(bound - d.value)
 
 
 def _axis(ax: Axes, labels: Sequence[str]) -> None:
@@ -79,7 +91,8 @@ def _gain_figure(result: FidelityResult) -> Figure:
         ax.set_ylabel("points")
     boot = result.report.bootstrap
     figure.suptitle(
-        f"Gain per feedback source ({boot.level:.0%} bootstrap interval over states)",
+        f"Gain per feedback source, pooled over targets ({boot.level:.0%} bootstrap "
+        f"interval over {UNIT})",
         fontsize=11,
     )
     return figure

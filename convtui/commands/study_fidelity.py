@@ -37,13 +37,8 @@ from convtui.core.models.registry import open_backend
 from convtui.core.models.types import ChatMessage, Completion, GenerationParams, ModelError
 from convtui.core.settings.config import CallPurpose, ProtocolName, request_hash
 from convtui.core.studies.feedback_words import FeedbackText, WordsReport, words_report
-from convtui.core.studies.fidelity import (
-    NO_FEEDBACK,
-    PERSON,
-    FeedbackOutcome,
-    FidelityReport,
-    fidelity,
-)
+from convtui.core.studies.fidelity import NO_FEEDBACK, PERSON, FeedbackOutcome, fidelity
+from convtui.core.studies.fidelity_rows import FidelityReport
 from convtui.core.studies.fidelity_states import (
     Persona,
     SimulatorIdentity,
@@ -57,6 +52,7 @@ from convtui.core.studies.fidelity_states import (
     state_facts,
     target_config,
 )
+from convtui.core.turns.in_flight import InFlight
 from convtui.core.turns.journaled import journaled_call
 from convtui.core.turns.loop import CachedExecute, cached_execute, choose_policy
 from convtui.core.turns.policy import TurnContext
@@ -224,6 +220,7 @@ async def _play(
         if (state.state_id, who.source) not in known
     ]
     limit = asyncio.Semaphore(options.concurrency or _default_concurrency(backends))
+    shared: InFlight[Completion] = InFlight()
     failed: list[str] = []
     executor = None
     with progress_bar("steps", quiet=options.quiet) as bar:
@@ -232,7 +229,8 @@ async def _play(
         async def ask(state: State, who: SimulatorIdentity) -> None:
             async with limit:
                 try:
-                    await _simulate(store, state, tasks[state.task_id], who, backends[who.model])
+                    task = tasks[state.task_id]
+                    await _simulate(store, state, task, who, backends[who.model], shared)
                 except ModelError as exc:
                     failed.append(f"{who.source} on {state.state_id}: {exc}")
                 bar.advance(line)
@@ -278,14 +276,20 @@ def _default_concurrency(backends: dict[str, ModelBackend]) -> int:
 
 
 async def _simulate(
-    store: Store, state: State, task: Task, who: SimulatorIdentity, backend: ModelBackend
+    store: Store,
+    state: State,
+    task: Task,
+    who: SimulatorIdentity,
+    backend: ModelBackend,
+    shared: InFlight[Completion],
 ) -> None:
     """``who``'s feedback on ``state``, asked as the session's simulator would have been
-    (its parameters), journaled, then recorded."""
+    (its parameters), journaled, then recorded. A request identical to one in flight for
+    another state waits for that call's answer (``shared``) instead of being sent again."""
     key = f"fidelity:{state.state_id}:{who.source}"
     journal = FidelityJournal(store, state, "simulator", who.source, key)
     if who.protocol == "convcodeworld":
-        await _simulate_ccw(store, state, task, who, backend, journal, key)
+        await _simulate_ccw(store, state, task, who, backend, journal, key, shared)
         return
     hashes: list[str] = []
 
@@ -295,8 +299,12 @@ async def _simulate(
         params: GenerationParams,
         model: ModelBackend,
     ) -> Completion:
-        hashes.append(request_hash(model.spec, messages, params))
-        return await journaled_call(model, journal, key, state.turn_idx, purpose, messages, params)
+        hashed = request_hash(model.spec, messages, params)
+        hashes.append(hashed)
+        return await shared.call(
+            (hashed, purpose, 0),
+            lambda: journaled_call(model, journal, key, state.turn_idx, purpose, messages, params),
+        )
 
     simulator = Simulator(who.persona, backend, state.config.simulator_params)
     said = await simulator.feedback(feedback_request(task, state.turn), ask)
@@ -319,21 +327,29 @@ async def _simulate_ccw(
     backend: ModelBackend,
     journal: FidelityJournal,
     key: str,
+    shared: InFlight[Completion],
 ) -> None:
     """``who``'s feedback on ``state`` with ConvCodeWorld's prompts: its simulator alone
     (core/ccw/drive.py ``simulate``), each DSPy request a raw completion as the reference
-    sends it, journaled, then recorded. A reply the reference could not have parsed is
-    recorded as silence with a note saying why."""
+    sends it, journaled (one call for identical requests in flight, ``shared``), then
+    recorded. A reply the reference could not have parsed is recorded as silence with a
+    note saying why."""
     params = state.config.simulator_params
     last: list[tuple[str, Completion]] = []
 
     async def ask(call: ModelCall, seq: int) -> str:
         prompt = (ChatMessage("user", call.prompt),)
         sent = replace(params, max_tokens=call.max_tokens)
-        done = await journaled_call(
-            backend, journal, key, state.turn_idx, "simulate", prompt, sent, seq=seq, kind="text"
-        )
-        last.append((request_hash(backend.spec, prompt, sent, "text"), done))
+        hashed = request_hash(backend.spec, prompt, sent, "text")
+
+        def start() -> Awaitable[Completion]:
+            turn = state.turn_idx
+            return journaled_call(
+                backend, journal, key, turn, "simulate", prompt, sent, seq=seq, kind="text"
+            )
+
+        done = await shared.call((hashed, "simulate", seq), start)
+        last.append((hashed, done))
         return done.text
 
     said = await ccw_drive.simulate(ccw_simulator_inputs(state, task, who.persona), ask)
@@ -414,6 +430,7 @@ def _read(
     outcomes = [
         FeedbackOutcome(
             state_id,
+            by_id[state_id].session_id,
             by_id[state_id].task_id,
             by_id[state_id].annotator,
             source,

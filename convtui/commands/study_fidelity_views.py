@@ -12,18 +12,32 @@ from rich.text import Text
 
 from convtui.benchmarks.output import console
 from convtui.commands.study_fidelity import FidelityResult
+from convtui.core.metrics.stats import MIN_UNITS, Comparison
 from convtui.core.plural import counted
 from convtui.core.studies.feedback_words import Rate, WordsReport
-from convtui.core.studies.fidelity import NO_FEEDBACK, PairRow, SourceRow
-from convtui.core.studies.paired import Difference
+from convtui.core.studies.fidelity import NO_FEEDBACK
+from convtui.core.studies.fidelity_rows import (
+    AnnotatorRow,
+    PairRow,
+    SourceRow,
+    effect,
+    p_text,
+    points,
+)
 
 HOW_TO_READ = (
     "Each state is a turn where a person gave verbal feedback; every source's words were "
     "handed to each target for one turn, and its code run. Gain: the source minus no "
     "feedback (none, the control) on the same states and targets; Δ: the person minus the "
-    "other source. Intervals: {level:.0%} bootstrap over states ({resamples} resamples, seed "
-    "{seed}); p: exact two-sided sign test over states. Few states make wide intervals."
+    "other source. The unit is the session (its states share a person and a task): "
+    "intervals are the {method}; p beside a pass gain is the exact sign test over sessions "
+    "(McNemar's where a session holds one pair), beside a tests gain the sign-flip "
+    "permutation test over sessions; d_z is the mean per-session difference over its "
+    "standard deviation. Where a table prints a p-value per task or per annotator, its "
+    "Holm adjustment over them follows in brackets. n/a: fewer than {min_units} sessions, "
+    "too few for an interval."
 )
+
 WORDS_NOTE = (
     "Words are read without a judge model: 'same problem' means both texts name the same "
     "failing test, identifier of the code or line number, lexical overlap only; it says "
@@ -34,29 +48,36 @@ WORDS_NOTE = (
 def print_fidelity(result: FidelityResult, figures: Sequence[Path] = ()) -> None:
     screen = console()
     report = result.report
-    boot = report.bootstrap
     tasks = sorted({s.task_id for s in result.states})
     people = sorted({s.annotator or "?" for s in result.states})
+    sessions = {s.session_id for s in result.states}
     screen.print(
         Text(
             f"Simulated-user fidelity in {result.db}: {counted(len(result.states), 'state')} "
-            f"over {counted(len(tasks), 'task')} by {counted(len(people), 'annotator')}, "
-            f"{counted(len(result.targets), 'target')}",
+            f"of {counted(len(sessions), 'session')} over {counted(len(tasks), 'task')} by "
+            f"{counted(len(people), 'annotator')}, {counted(len(result.targets), 'target')}",
             style="bold",
         ),
         soft_wrap=True,
     )
-    screen.print(
-        Text(HOW_TO_READ.format(level=boot.level, resamples=boot.resamples, seed=boot.seed)),
-        soft_wrap=True,
-    )
-    screen.print(source_table("Feedback sources, pooled", report.sources))
+    how = HOW_TO_READ.format(method=report.method, min_units=MIN_UNITS)
+    screen.print(Text(how), soft_wrap=True)
+    pooled = "pooled over targets" if len(report.by_target) > 1 else "pooled"
+    screen.print(source_table(f"Feedback sources, {pooled}", report.sources))
+    screen.print(annotator_table(f"{ANNOTATORS}, {pooled}", report.annotators))
+    screen.print(pair_table(f"The person against each other source, {pooled}", report.pairs))
+    if len(report.by_target) > 1:
+        # Pooled, a target that ignores feedback halves every gain unseen: each on its own.
+        for target, tables in report.by_target.items():
+            screen.print(source_table(f"Feedback sources, target {target}", tables.sources))
+            screen.print(annotator_table(f"{ANNOTATORS}, target {target}", tables.annotators))
+            against = f"The person against each other source, target {target}"
+            screen.print(pair_table(against, tables.pairs))
     for task, rows in report.sources_by_task.items():
-        screen.print(source_table(f"Feedback sources, {task}", rows))
-    screen.print(annotator_table(result))
-    screen.print(pair_table("The person against each other source, pooled", report.pairs))
+        screen.print(source_table(f"Feedback sources, {task}", rows, per_task=True))
     for task, pairs in report.pairs_by_task.items():
-        screen.print(pair_table(f"The person against each other source, {task}", pairs))
+        against = f"The person against each other source, {task}"
+        screen.print(pair_table(against, pairs, per_task=True))
     screen.print(words_table(result.words))
     screen.print(same_problem_table(result.words))
     screen.print(Text(WORDS_NOTE), soft_wrap=True)
@@ -73,82 +94,86 @@ def print_fidelity(result: FidelityResult, figures: Sequence[Path] = ()) -> None
         screen.print(Text(f"figure: {path}"), soft_wrap=True)
 
 
-def interval(found: Difference | None, scale: float = 100.0) -> str:
-    """``+12.5 [-3.1, +20.0]`` in points of ``scale``; ``—`` when nothing was matched."""
-    if found is None:
-        return "—"
-    return f"{scale * found.mean:+.1f} [{scale * found.low:+.1f}, {scale * found.high:+.1f}]"
+# "none (control)" on one line however many columns a table has.
+LABEL_WIDTH = len(f"{NO_FEEDBACK} (control)")
+ANNOTATORS = "What each annotator's feedback is worth (their words against none, the control)"
 
 
-def _p(found: Difference | None) -> str:
-    return "—" if found is None else f"{found.p_value:.3f}"
+def _columns(table: Table, names: Sequence[str]) -> None:
+    for name in names:
+        table.add_column(name, justify="right")
 
 
-def source_table(title: str, rows: Sequence[SourceRow]) -> Table:
+def _p(found: Comparison | None, adjusted: float | None = None) -> str:
+    """The exact test's p-value, and its Holm adjustment in brackets where one is given."""
+    p = p_text(None if found is None else found.p_value)
+    return p if adjusted is None else f"{p} ({p_text(adjusted)})"
+
+
+def _rates(first: float, second: float) -> str:
+    return f"{100 * first:.1f} / {100 * second:.1f}"
+
+
+def source_table(title: str, rows: Sequence[SourceRow], per_task: bool = False) -> Table:
     table = Table(title=title, title_justify="left")
-    for name in ("source", "states", "outcomes", "pass %", "tests passed %"):
-        table.add_column(name, justify="left" if name == "source" else "right")
-    table.add_column("gain pass (pts)", justify="right")
-    table.add_column("gain tests (pts)", justify="right")
-    table.add_column("p (pass)", justify="right")
+    table.add_column("source", min_width=LABEL_WIDTH)
+    p = "p (Holm)" if per_task else "p"
+    _columns(table, ("sessions", "pass %", "tests passed %", "gain pass (pts)", p, "d_z"))
+    _columns(table, ("gain tests (pts)", p))
     for row in rows:
         label = f"{row.source} (control)" if row.source == NO_FEEDBACK else row.source
         table.add_row(
             Text(label),
-            str(row.states),
-            str(row.outcomes),
+            str(row.sessions),
             f"{100 * row.pass_rate:.1f}",
             f"{100 * row.mean_share:.1f}",
-            interval(row.gain_pass),
-            interval(row.gain_share),
-            _p(row.gain_pass),
+            points(row.gain_pass),
+            _p(row.gain_pass, row.holm_pass),
+            effect(row.gain_pass),
+            points(row.gain_share),
+            _p(row.gain_share, row.holm_share),
         )
     return table
 
 
-def annotator_table(result: FidelityResult) -> Table:
-    table = Table(
-        title="What each annotator's feedback is worth (their words against none, the "
-        "control, on their states, across targets)",
-        title_justify="left",
-    )
-    for name in ("annotator", "states", "pass % (words)", "pass % (control)"):
-        table.add_column(name, justify="left" if name == "annotator" else "right")
-    for name in ("gain pass (pts)", "tests % (words)", "tests % (control)", "gain tests (pts)"):
-        table.add_column(name, justify="right")
-    table.add_column("p (pass)", justify="right")
-    for row in result.report.annotators:
+def annotator_table(title: str, rows: Sequence[AnnotatorRow]) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("annotator")
+    _columns(table, ("sessions", "pass % words / control", "gain pass (pts)", "p (Holm)"))
+    _columns(table, ("d_z", "tests % words / control", "gain tests (pts)", "p (Holm)"))
+    for row in rows:
         table.add_row(
             Text(row.annotator),
-            str(row.gain_pass.states),
-            f"{100 * row.person_pass_rate:.1f}",
-            f"{100 * row.control_pass_rate:.1f}",
-            interval(row.gain_pass),
-            f"{100 * row.person_share:.1f}",
-            f"{100 * row.control_share:.1f}",
-            interval(row.gain_share),
-            _p(row.gain_pass),
+            str(row.gain_pass.units),
+            _rates(row.person_pass_rate, row.control_pass_rate),
+            points(row.gain_pass),
+            _p(row.gain_pass, row.holm_pass),
+            effect(row.gain_pass),
+            _rates(row.person_share, row.control_share),
+            points(row.gain_share),
+            _p(row.gain_share, row.holm_share),
         )
     return table
 
 
-def pair_table(title: str, rows: Sequence[PairRow]) -> Table:
+def pair_table(title: str, rows: Sequence[PairRow], per_task: bool = False) -> Table:
     table = Table(title=title, title_justify="left")
-    table.add_column("other source")
-    for name in ("states", "pairs", "Δ pass (pts)", "Δ tests (pts)", "person / other better"):
-        table.add_column(name, justify="right")
-    table.add_column("sign test p", justify="right")
+    table.add_column("other source", min_width=LABEL_WIDTH)
+    p = "p (Holm)" if per_task else "p"
+    _columns(table, ("sessions", "Δ pass (pts)", p, "Δ tests (pts)", p, "d_z (tests)"))
+    table.add_column("sessions person / other better", justify="right")
     for row in rows:
         label = f"{row.other} (control)" if row.other == NO_FEEDBACK else row.other
         share = row.share_diff
         table.add_row(
             Text(label),
-            str(share.states),
-            str(share.pairs),
-            interval(row.pass_diff),
-            interval(share),
-            f"{share.first_better} / {share.second_better}",
-            _p(share),
+            str(share.units),
+            points(row.pass_diff),
+            _p(row.pass_diff, row.holm_pass),
+            points(share),
+            _p(share, row.holm_share),
+            effect(share),
+            f"{len(share.first_better)} / {len(share.second_better)}",
         )
     return table
 
