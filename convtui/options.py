@@ -107,9 +107,9 @@ ExecutorOpt = Annotated[
         metavar="local|ray[:ADDRESS]",
         # "\\[" keeps rich's markup from taking "[ray]" for a style tag.
         help="Where candidates run. local: this machine's cores. ray: a Ray cluster, one "
-        "sandbox slot per CPU of every node (--jobs: slots per node), needs pip install -e "
-        "'.\\[ray]'. ray alone joins the cluster on this machine or starts one; ray:auto joins "
-        "the one `ray start` made here; ray:HOST:PORT the one at that address.",
+        "sandbox slot per CPU of every node (--jobs: slots per node), needs pip install "
+        '"convtui\\[ray]". ray alone joins the cluster on this machine or starts one; ray:auto '
+        "joins the one `ray start` made here; ray:HOST:PORT the one at that address.",
         parser=_executor_choice,
     ),
 ]

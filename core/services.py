@@ -10,13 +10,14 @@ from convtui.core.errors import ConvtuiError
 from convtui.core.execution.backend import ExecutionBackend
 from convtui.core.execution.choice import ExecutorChoice
 from convtui.core.execution.executor import Executor
+from convtui.core.extras import install_hint
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.registry import open_backend
 from convtui.core.settings.config import SessionConfig
 
 NO_SANDBOX = (
     "no sandbox is available here (bubblewrap, namespaces or Landlock): install convtui's "
-    'exec extra (pip install -e ".[exec]", it bundles bubblewrap) or pass --isolation none '
+    f"exec extra ({install_hint('exec')}, it bundles bubblewrap) or pass --isolation none "
     "to run model code unconfined"
 )
 

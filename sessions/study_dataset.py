@@ -12,6 +12,7 @@ from pathlib import Path
 from textwrap import dedent
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
+from convtui.core.extras import install_hint
 from convtui.core.studies.person_times import PAUSE_S
 from convtui.sessions.errors import ExportError
 
@@ -209,9 +210,7 @@ def write_parquet(
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise ExportError(
-            "the Parquet export needs pyarrow: pip install 'convtui[study]'"
-        ) from None
+        raise ExportError(f"the Parquet export needs pyarrow: {install_hint('study')}") from None
     schema = pa.schema([(c.name, _arrow_type(c.kind)) for c in columns])
     table = pa.Table.from_pylist(list(rows), schema=schema)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -46,4 +46,4 @@ def test_without_ray_installed_the_ray_executor_says_how_to_install_it():
         timeout=120,
         check=False,
     )
-    assert_one_line_error(done, "pip install -e '.[ray]'")
+    assert_one_line_error(done, 'pip install "convtui[ray]"')

@@ -348,3 +348,11 @@ def test_list_and_show_name_the_annotator_and_the_replayed_session(tmp_path: Pat
     assert shown.returncode == 0, shown.stderr
     assert f"session {person} (static replay)" in shown.stdout
     assert "annotator" in shown.stdout and "ana" in shown.stdout
+
+
+def test_a_folder_given_as_db_gets_the_same_line_as_everywhere(tmp_path):
+    """`bench` said "is a folder, not a database", `sessions list` "no results database": one
+    mistake, one message."""
+    for args in (("sessions", "list"), ("sessions", "show", "abc"), ("report",)):
+        done = convtui(*args, "--db", str(tmp_path))
+        assert_one_line_error(done, f"{tmp_path} is a folder, not a database")

@@ -243,7 +243,7 @@ BAD_FILES = [
         STUDY.replace('"BigCodeBench/8", "13"', '"BigCodeBench/99998", "CodeIF/9999"'),
         "unknown tasks",
     ),
-    (STUDY.replace("overlap = 2", "overlap = 4"), "overlap 4 needs 1 to 3"),
+    (STUDY.replace("overlap = 2", "overlap = 4"), "set overlap to at most 3"),
     (STUDY.replace("name = ", "name = ["), "not valid TOML"),
     (STUDY.replace("turns = 2", 'protocol = "convcodeworld"'), "use protocol convtui"),
     # A [tasks] table written first takes every key after it: the file does name a model.

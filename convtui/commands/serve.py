@@ -12,6 +12,7 @@ from rich.console import Console
 
 from convtui.commands.study import open_study
 from convtui.core.errors import ConvtuiError
+from convtui.core.extras import install_hint
 from convtui.tui.launch import MachineOptions
 
 
@@ -31,8 +32,7 @@ def serve_command(options: ServeOptions) -> None:
         from convtui.tui.web.server import AppCommand, StudyServer, serve_until_stopped
     except ImportError as exc:
         raise ConvtuiError(
-            f"convtui serve needs the study extra ({exc.name} is missing): "
-            "pip install -e '.[study]'"
+            f"convtui serve needs the study extra ({exc.name} is missing): {install_hint('study')}"
         ) from None
     console = Console(stderr=True, highlight=False)
     with open_study(options.db) as (store, study):

@@ -36,6 +36,7 @@ from convtui.sessions.browse import (
     unique_prefix_length,
 )
 from convtui.sessions.codeif_export import plan_codeif
+from convtui.sessions.connection import refuse_foreign_file
 from convtui.sessions.export import (
     WrittenLogSet,
     export_convcodebench,
@@ -52,6 +53,7 @@ STATUSES: tuple[str, ...] = get_args(SessionStatus)
 def open_existing(db: Path) -> Iterator[Store]:
     """The store at ``db``, which must exist: browsing a mistyped path must not leave an
     empty database behind (``Store.open`` creates one)."""
+    refuse_foreign_file(db)  # a folder is named as one, as every other command says it
     if not db.is_file():
         raise ConvtuiError(
             f"no results database at {db}: record sessions with convtui bench live or the TUI "

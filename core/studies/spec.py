@@ -164,10 +164,7 @@ class StudySpec:
             raise StudyError(f"turns must be 0 or more feedback turns, not {self.turns}")
         if not self.annotators:
             raise StudyError("annotators is empty: name at least one")
-        if not 1 <= self.overlap <= len(self.annotators):
-            raise StudyError(
-                f"overlap {self.overlap} needs 1 to {len(self.annotators)} annotators per task"
-            )
+        check_overlap(self.overlap, len(self.annotators))
         if self.user.startswith("assist:"):
             kind = self.user.split(":", 1)[1]
             if verbal == "none":
@@ -298,6 +295,18 @@ class Assignment:
     position: int
 
 
+def check_overlap(overlap: int, annotators: int) -> None:
+    """Refuse an overlap (annotators per task) the study's people cannot give, saying which
+    number to change and to what."""
+    if overlap < 1:
+        raise StudyError(f"overlap {overlap}: each task needs at least 1 annotator; set 1 or more")
+    if overlap > annotators:
+        raise StudyError(
+            f"overlap {overlap} gives each task to {overlap} different annotators, but the study "
+            f"names {annotators}: set overlap to at most {annotators}, or name more annotators"
+        )
+
+
 def assign(
     task_ids: Sequence[str], annotators: Sequence[str], overlap: int, seed: int
 ) -> list[Assignment]:
@@ -306,8 +315,7 @@ def assign(
     The tasks and annotators are shuffled by ``seed`` (the same on every machine), then the
     task × overlap slots are dealt round-robin: consecutive slots of one task go to
     consecutive annotators, so they differ while ``overlap`` ≤ the number of annotators."""
-    if not 1 <= overlap <= len(annotators):
-        raise StudyError(f"overlap {overlap} needs 1 to {len(annotators)} annotators per task")
+    check_overlap(overlap, len(annotators))
     rng = random.Random(seed)
     tasks = list(dict.fromkeys(task_ids))
     people = list(annotators)

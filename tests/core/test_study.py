@@ -65,8 +65,8 @@ def test_tasks_may_be_a_filter_table_and_defaults_fill_the_rest(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("change", "said"),
     [
-        (("overlap = 2", "overlap = 4"), "overlap 4 needs 1 to 3"),
-        (("overlap = 2", "overlap = 0"), "overlap 0 needs 1 to 3"),
+        (("overlap = 2", "overlap = 4"), "but the study names 3: set overlap to at most 3"),
+        (("overlap = 2", "overlap = 0"), "each task needs at least 1 annotator"),
         (('"cy"]', '"ana"]'), "named twice: ana"),
         (("seed = 7", "sead = 7"), "unknown key(s) sead"),
         (('protocol = "convtui"', 'protocol = "ccw"'), "'protocol' must be one of"),

@@ -127,4 +127,4 @@ def test_a_missing_krippendorff_package_is_a_reason_not_a_crash(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "krippendorff", None)
     found = krippendorff_alpha(((1.0, 0.0), (1.0, 1.0)), "nominal")
-    assert found.value is None and 'pip install -e ".[study]"' in found.reason
+    assert found.value is None and 'pip install "convtui[study]"' in found.reason

