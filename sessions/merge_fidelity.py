@@ -10,12 +10,16 @@ it is found or inserted in the target's ``executions`` by cache key and result (
 turn's is, ``record_execution``), and the copied turn links to that row.
 
 A row the target holds already is compared by content: equal, it is skipped, so merging twice
-adds nothing; different, the merge is refused before anything is written. A call still
+adds nothing; different, the merge is refused before anything is written. A call the target
+holds under another id, with the same request at the same place (state, role, source,
+purpose, seq) and the same outcome (status, answer, error), is that call too: two files that
+ran the same fidelity study hold the same calls under ids of their own, and the second merge
+adds none of them (before, the call log's rows doubled); a feedback or turn that names such a
+call names the target's. A call still
 ``started`` in the source died with (or is still in) the process that made it elsewhere: it is
 taken as ``abandoned``, as the target's next fidelity run would mark it, and a call the target
 holds ``abandoned`` takes the source's outcome once the source has one. Which call a feedback
-or turn names, the cost of a call and when a row was written are not its content (two files
-that asked the same question keep their own call rows).
+or turn names, the cost of a call and when a row was written are not its content.
 
 The source is untrusted (sessions/merge_checks.py): ``check_fidelity`` takes its rows only as
 ``study fidelity`` writes them.
@@ -73,6 +77,13 @@ _CALL_OUTCOME = (
     "error",
     "finished_utc",
 )
+# A call by content, whatever its id: what was asked, where, and what came of it.
+_CALL_CONTENT = (
+    *(f for f in _CALL_REQUEST if f != "started_utc"),
+    "status",
+    "response_blob",
+    "error",
+)
 _FINISHED = ("ok", "error")
 _COUNTS = ("tests_passed", "tests_total")
 # A simulator's feedback and a target's turn, by content (keys, then what was found).
@@ -98,6 +109,8 @@ class FidelityPlan:
 
     calls: list[dict[str, Any]] = field(default_factory=list)
     finished: list[dict[str, Any]] = field(default_factory=list)
+    # The source's call id -> the target's id of the same call held under another id.
+    same_calls: dict[str, str] = field(default_factory=dict)
     feedback: list[dict[str, Any]] = field(default_factory=list)
     turns: list[dict[str, Any]] = field(default_factory=list)
 
@@ -275,12 +288,17 @@ def plan_fidelity(source: Store, target: Store, where: str) -> FidelityPlan:
     calls = rows(source.db, "SELECT * FROM fidelity_calls ORDER BY id")
     sql = "SELECT * FROM fidelity_calls WHERE id IN ({marks})"
     theirs = {r["id"]: r for r in rows_in(target.db, sql, [c["id"] for c in calls])}
+    held = _calls_by_content(target, {c["session_id"] for c in calls})
     for call in calls:
         if call["status"] == "started":
             call["status"] = "abandoned"
         other = theirs.get(call["id"])
         if other is None:
-            plan.calls.append(call)
+            same = held.get(_pick(call, _CALL_CONTENT))
+            if same is None:
+                plan.calls.append(call)
+            else:
+                plan.same_calls[call["id"]] = same
             continue
         differs = _differs(call, other, _CALL_REQUEST)
         if differs is None and call["status"] in _FINISHED and other["status"] in _FINISHED:
@@ -295,6 +313,15 @@ def plan_fidelity(source: Store, target: Store, where: str) -> FidelityPlan:
     plan.feedback = _new_rows(source, target, *feedback, where)
     plan.turns = _new_rows(source, target, "fidelity_turns", _TURN_KEY, _TURN_FIELDS, where)
     return plan
+
+
+def _calls_by_content(target: Store, session_ids: Collection[str]) -> dict[tuple[Any, ...], str]:
+    """The target's calls on ``session_ids`` by content (``_CALL_CONTENT``) -> an id of each."""
+    sql = "SELECT * FROM fidelity_calls WHERE session_id IN ({marks}) ORDER BY id"
+    found: dict[tuple[Any, ...], str] = {}
+    for row in rows_in(target.db, sql, session_ids):
+        found.setdefault(_pick(row, _CALL_CONTENT), row["id"])
+    return found
 
 
 def _new_rows(
@@ -347,15 +374,22 @@ def copy_fidelity(source: Store, target: Store, plan: FidelityPlan) -> int:
         )
     for row in plan.feedback:
         copy_blobs(source, target, [row["text_blob"]] if row["text_blob"] else [])
-        insert_row(target, "fidelity_feedback", row)
+        insert_row(target, "fidelity_feedback", _named_call(row, plan))
     executions: dict[int, int] = {}  # the source's execution id -> the target's
     for row in plan.turns:
         copy_blobs(source, target, [row["reply_blob"], row["code_blob"]])
         mine = row["execution_id"]
         if mine not in executions:
             executions[mine] = _copy_execution(source, target, mine)
-        insert_row(target, "fidelity_turns", {**row, "execution_id": executions[mine]})
+        turn = {**_named_call(row, plan), "execution_id": executions[mine]}
+        insert_row(target, "fidelity_turns", turn)
     return len(plan.calls) + len(plan.feedback) + len(plan.turns)
+
+
+def _named_call(row: dict[str, Any], plan: FidelityPlan) -> dict[str, Any]:
+    """``row`` naming the target's own id of its call where the target held it already."""
+    call = row["call_id"]
+    return {**row, "call_id": plan.same_calls.get(call, call)} if call is not None else row
 
 
 def _call_texts(call: dict[str, Any]) -> Iterator[str]:

@@ -160,6 +160,52 @@ def test_the_results_travel_and_the_targets_report_is_the_files_without_a_call(
     assert shown.returncode == 0 and "fidelity" not in shown.stdout
 
 
+def test_a_second_file_holding_the_same_results_adds_no_call_rows(
+    source: Source, tmp_path: Path
+) -> None:
+    """Two files that ran the same fidelity study (the same sessions, models and answers)
+    hold the same calls under ids of their own. Merged one after the other, the second adds
+    no row: a call the target holds with the same request, place and answer is that call.
+    Before, the second merge copied every call again (the call log's rows doubled)."""
+    twin = source.copy(tmp_path / "twin.db", fidelity=False)
+    assert source.fidelity(twin)["run"] == {"simulator_steps": 4, "target_turns": 12}
+    twin_calls = fetchall_ids(twin)
+    assert twin_calls.isdisjoint(fetchall_ids(source.db))  # their own ids
+    study = tmp_path / "study.db"
+    merge(source.db, study)
+    calls = count(study, "SELECT count(*) FROM fidelity_calls")
+    assert calls == source.rows["fidelity_calls"]
+    before = content(study)
+
+    again = merge(twin, study)
+
+    assert again["fidelity_added"] == 0
+    assert count(study, "SELECT count(*) FROM fidelity_calls") == calls
+    assert content(study) == before
+
+    # A target holding only the calls: the twin's feedback and turns arrive naming them.
+    asked = source.copy(tmp_path / "asked.db")
+    tamper(asked, "DELETE FROM fidelity_turns", "DELETE FROM fidelity_feedback")
+    other = tmp_path / "other.db"
+    merge(asked, other)
+    added = merge(twin, other)["fidelity_added"]
+    assert added == source.rows["fidelity_feedback"] + source.rows["fidelity_turns"]
+    unnamed = (
+        "SELECT count(*) FROM {} WHERE call_id IS NOT NULL "
+        "AND call_id NOT IN (SELECT id FROM fidelity_calls)"
+    )
+    assert count(other, unnamed.format("fidelity_feedback")) == 0
+    assert count(other, unnamed.format("fidelity_turns")) == 0
+    assert count(other, "SELECT count(*) FROM fidelity_calls") == calls
+
+
+def fetchall_ids(path: Path) -> set[str]:
+    with sqlite3.connect(path) as db:
+        found = {row[0] for row in db.execute("SELECT id FROM fidelity_calls")}
+    db.close()
+    return found
+
+
 def test_results_on_sessions_the_target_already_holds_travel(
     source: Source, tmp_path: Path
 ) -> None:
