@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from textual import on
 from textual.app import App, SystemCommand
@@ -63,6 +64,14 @@ UNFINISHED = {
     "failed": "its last turn failed",
     "busy": "the turn in flight was not saved",
 }
+
+
+def screenshot_folder() -> Path:
+    """The person's Downloads folder where there is one, else the current folder."""
+    from platformdirs import user_downloads_path
+
+    downloads = user_downloads_path()
+    return downloads if downloads.is_dir() else Path.cwd()
 
 
 class ConvTuiApp(App):
@@ -185,6 +194,17 @@ class ConvTuiApp(App):
             timeout=timeout,
             markup=markup,
         )
+
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """Textual saves a screenshot to the Downloads folder, which a server or a fresh
+        account does not have: the palette's Screenshot then said only "Failed to save
+        screenshot". Where Downloads is missing it goes to the folder the app was started in
+        (the notice says where)."""
+        if path is None:
+            path = str(screenshot_folder())
+        return super().deliver_screenshot(filename, path, time_format)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         served = served_by_convtui()

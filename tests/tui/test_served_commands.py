@@ -11,7 +11,7 @@ import os
 import pytest
 from textual.command import CommandInput, CommandList, CommandPalette
 from textual.pilot import Pilot
-from tui_harness import AppFactory, config_for, wait_until
+from tui_harness import AppFactory, config_for, from_palette, wait_until
 
 from convtui.tui.app import Launch, make_app
 from convtui.tui.screens.task_picker import TaskPickerScreen
@@ -63,5 +63,33 @@ def test_the_palette_offers_a_screenshot_only_where_the_file_reaches_the_person(
             offered = {"Theme", "Keys", "Quit"} | (set() if served else {SCREENSHOT})
             await wait_until(pilot, lambda: offered <= set(titles(pilot)), f"{offered}")
             assert (SCREENSHOT in titles(pilot)) is not served
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_the_palettes_screenshot_is_saved_where_there_is_no_downloads_folder(
+    apps: AppFactory, monkeypatch: pytest.MonkeyPatch, tmp_path, size: tuple[int, int]
+) -> None:
+    """Textual writes to ~/Downloads, which a server account lacks: the command said only
+    "Failed to save screenshot". It now lands in the folder the app was started in."""
+    monkeypatch.delenv(SERVER_PID, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no Downloads there
+    monkeypatch.delenv("XDG_DOWNLOAD_DIR", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    started_in = tmp_path / "here"
+    started_in.mkdir()
+    monkeypatch.chdir(started_in)
+
+    async def main() -> None:
+        app = make_app(apps.services(), Launch(apps.catalog, config_for(model=apps.model)))
+        async with app.run_test(size=size) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.screen, TaskPickerScreen), "picker")
+            await from_palette(pilot, "screenshot", SCREENSHOT)
+            said = lambda: [n.message for n in app._notifications]  # noqa: E731
+            await wait_until(pilot, lambda: any("screenshot" in m for m in said()), "a notice")
+            assert not any("Failed" in m for m in said()), said()
+            (saved,) = started_in.glob("*.svg")
+            assert str(saved) in " ".join(said()) and "<svg" in saved.read_text()
 
     asyncio.run(main())
