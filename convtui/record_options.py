@@ -66,6 +66,25 @@ PlotOpt = Annotated[
         show_default=False,
     ),
 ]
+IntervalSeedOpt = Annotated[
+    int,
+    typer.Option(
+        "--seed",
+        min=0,
+        help="Seed of the bootstrap intervals over tasks: the same seed gives the same bytes.",
+    ),
+]
+IntervalResamplesOpt = Annotated[
+    int,
+    typer.Option("--resamples", min=1, help="Bootstrap resamples of the tasks per interval."),
+]
+NoIntervalsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-intervals",
+        help="Print the numbers alone, without their 95% intervals over tasks (no bootstrap).",
+    ),
+]
 LimitOpt = Annotated[
     int | None,
     typer.Option("--limit", min=1, help="Show at most this many.", show_default=False),

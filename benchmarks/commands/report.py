@@ -1,6 +1,8 @@
 """Wiring for ``convtui report``: read outcomes from the store, build, write and print the
 tables; with ``--correlate`` the live-vs-static rank correlations, with ``--plot`` the figures
-(benchmarks/reports/plots.py, imported only then: matplotlib is slow to import)."""
+(benchmarks/reports/plots.py, imported only then: matplotlib is slow to import). Every number
+comes with its interval over tasks unless ``--no-intervals`` (benchmarks/reports/intervals.py,
+imported only for them: numpy is slow to import too)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,9 @@ import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
@@ -26,6 +29,7 @@ from convtui.benchmarks.reports.codeif_report import (
     rounds_csv,
 )
 from convtui.benchmarks.reports.correlate import (
+    INTERVAL_UNIT,
     NO_STATIC,
     CorrelationRow,
     correlate_columns,
@@ -61,6 +65,29 @@ from convtui.sessions.results import (
     static_outcomes,
 )
 
+if TYPE_CHECKING:  # the class only: importing stats imports numpy
+    from convtui.core.metrics.stats import Bootstrap
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """How ``report`` draws its intervals (``--seed``, ``--resamples``), or that it draws none
+    (``--no-intervals``: no bootstrap work, and numpy is never imported)."""
+
+    intervals: bool = True
+    seed: int = 0
+    resamples: int = 2000
+
+    def bootstrap(self) -> Bootstrap | None:
+        if not self.intervals:
+            return None
+        from convtui.core.metrics.stats import Bootstrap
+
+        try:
+            return Bootstrap(resamples=self.resamples, seed=self.seed)
+        except ValueError as exc:  # a library caller's bad value: one line, as the CLI's
+            raise ConvtuiError(str(exc)) from None
+
 
 def report_command(
     db: Path,
@@ -70,10 +97,12 @@ def report_command(
     correlate: bool = False,
     plot: Path | None = None,
     metrics: str | None = None,
+    uncertainty: Uncertainty = Uncertainty(),
 ) -> None:
     if not db.exists():
         raise ConvtuiError(f"no results database at {db}: run convtui bench live first")
-    steps = 4 + bool(correlate or plot) + bool(plot)
+    bootstrap = uncertainty.bootstrap()
+    steps = 4 + bool(bootstrap) + bool(correlate or plot) + bool(plot)
     with report_progress(steps, show=not as_json) as step:
         step("reading live results")
         report = make_report(db, run_ids)
@@ -87,14 +116,17 @@ def report_command(
                 + (f" for {noun(len(run_ids), 'run')} {', '.join(run_ids)}" if run_ids else "")
                 + ": run convtui bench live, bench static or bench codeif first"
             )
+        if bootstrap is not None:
+            step("drawing intervals over tasks")
+            report, static, codeif = add_intervals(report, static, codeif, bootstrap)
         step("writing tables")
-        files = write_files(report, static, out or db.parent, db.stem, codeif)
+        files = write_files(report, static, out or db.parent, db.stem, codeif, bootstrap)
         correlations: tuple[CorrelationRow, ...] = ()
         if correlate or (plot and static):
             # scipy comes with the exec extra; the message names it rather than a traceback.
             need("scipy", "--correlate" if correlate else "--plot")
             step("correlating live and static scores")
-            correlations = correlate_columns(report.columns, static)
+            correlations = correlate_columns(report.columns, static, bootstrap)
         plots: list[Path] = []
         plot_notes: list[str] = []
         if plot is not None:
@@ -106,9 +138,12 @@ def report_command(
                 report, static, correlations, plot, db.stem, codeif_groups=codeif[0]
             )
     if as_json:
-        data = {**report_json(report, static, codeif), "files": [str(f) for f in files]}
+        data = {
+            **report_json(report, static, codeif, bootstrap),
+            "files": [str(f) for f in files],
+        }
         if correlate:
-            data["correlation"] = correlation_json(correlations, len(static))
+            data["correlation"] = correlation_json(correlations, len(static), bootstrap)
         if plot is not None:
             data["plots"] = [str(p) for p in plots]
             data["plots_skipped"] = plot_notes
@@ -124,8 +159,9 @@ def report_command(
     ]
     for note in model_notes(models):
         screen.print(Text.assemble(("note: ", "bold"), note), soft_wrap=True)
+    method = bootstrap.method() if bootstrap else ""
     if report.columns:
-        screen.print(pass_table(report))
+        screen.print(pass_table(report, method))
         screen.print(
             summary_table(
                 report,
@@ -133,19 +169,23 @@ def report_command(
                     "MRR: mean of 1/(k+1) over tasks, k the first passing turn (0 if never).",
                     "Recall: share of tasks solved at some turn. Turns count from 0.",
                 ],
+                method,
             )
         )
     if static:
-        screen.print(static_pass_table(static))
-        screen.print(static_summary_table(static))
+        screen.print(static_pass_table(static, method))
+        screen.print(static_summary_table(static, method))
     if codeif[0]:
-        for table in codeif_tables(codeif[0]):
+        for table in codeif_tables(codeif[0], method):
             screen.print(table)
         for note in metrics_notes(codeif[0]).values():
             screen.print(note, soft_wrap=True)
     if correlate:
         if static:
-            screen.print(correlation_table(correlations))
+            unit = INTERVAL_UNIT
+            screen.print(
+                correlation_table(correlations, bootstrap.method(unit) if bootstrap else "")
+            )
         else:  # the same reason on every row: one line says it
             screen.print(f"live vs static rank correlation: {NO_STATIC}", soft_wrap=True)
     screen.print(f"written: {', '.join(str(f) for f in files)}", soft_wrap=True)
@@ -185,12 +225,35 @@ CodeifResults = tuple[tuple[CodeifGroup, ...], tuple[CodeifSession, ...]]
 
 
 def report_json(
-    report: Report, static: Sequence[StaticColumn], codeif: CodeifResults = ((), ())
+    report: Report,
+    static: Sequence[StaticColumn],
+    codeif: CodeifResults = ((), ()),
+    bootstrap: Bootstrap | None = None,
 ) -> dict:
+    """The report as JSON; ``uncertainty`` says how the ``*_interval`` keys were drawn (None:
+    ``--no-intervals``, and there are none)."""
     data = {**report.to_json(), "static": [c.to_json() for c in static]}
     if codeif[0]:
         data["codeif"] = codeif_json(*codeif)
+    data["uncertainty"] = bootstrap.to_json() if bootstrap else None
     return data
+
+
+def add_intervals(
+    report: Report,
+    static: Sequence[StaticColumn],
+    codeif: CodeifResults,
+    bootstrap: Bootstrap,
+) -> tuple[Report, tuple[StaticColumn, ...], CodeifResults]:
+    """Every column and group of the report with its intervals over tasks."""
+    from convtui.benchmarks.reports import intervals
+
+    groups = tuple(intervals.codeif_with_intervals(g, bootstrap) for g in codeif[0])
+    return (
+        intervals.report_with_intervals(report, bootstrap),
+        intervals.static_with_intervals(static, bootstrap),
+        (groups, codeif[1]),
+    )
 
 
 def codeif_results(
@@ -299,6 +362,7 @@ def write_files(
     folder: Path,
     stem: str,
     codeif: CodeifResults = ((), ()),
+    bootstrap: Bootstrap | None = None,
 ) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     texts: dict[str, str] = {}
@@ -311,7 +375,7 @@ def write_files(
     if codeif[0]:
         texts["codeif-rounds.csv"] = rounds_csv(codeif[0])
         texts["codeif-categories.csv"] = categories_csv(codeif[0])
-    data = report_json(report, static, codeif)
+    data = report_json(report, static, codeif, bootstrap)
     texts["report.json"] = json.dumps(data, indent=2) + "\n"
     names = report_file_names(stem, [name.rsplit(".", 1)[0] for name in texts])
     files: list[Path] = []

@@ -24,9 +24,10 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import NamedTuple, get_args
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple, get_args
 
+from convtui.benchmarks.reports import interval_cells
 from convtui.benchmarks.runs.codeif import AUTHORS_CONVERSATION
 from convtui.core.catalog.loaders import TaskCatalog
 from convtui.core.codeif import authors_dynamic
@@ -38,6 +39,7 @@ from convtui.core.codeif.instructions import BASE, CATEGORIES, instructions
 from convtui.core.codeif.metrics import (
     MetricsDefinition,
     Round,
+    category_ia,
     ia_by_category,
     per_round,
     round_scores,
@@ -45,6 +47,9 @@ from convtui.core.codeif.metrics import (
 from convtui.core.codeif.records import rebuild
 from convtui.sessions import Store
 from convtui.sessions.results import benchmark_sessions
+
+if TYPE_CHECKING:  # the class only: importing stats imports numpy (see interval_cells)
+    from convtui.core.metrics.stats import Estimate
 
 REPLAY = "replay"  # bench codeif --logs: people's conversations replayed
 AUTHORS: MetricsDefinition = "authors"
@@ -179,6 +184,19 @@ class CodeifSession:
 
 
 @dataclass(frozen=True)
+class CodeifIntervals:
+    """A group's numbers with their intervals over tasks (benchmarks/reports/intervals.py):
+    ``rounds`` as the group's rounds (a metric with no row at a round is absent),
+    ``categories`` by category."""
+
+    rounds: tuple[Mapping[str, Estimate], ...]
+    categories: Mapping[str, Estimate]
+
+    def all(self) -> list[Estimate]:
+        return [*(e for r in self.rounds for e in r.values()), *self.categories.values()]
+
+
+@dataclass(frozen=True)
 class CodeifGroup:
     """The scores of one model × mode × protocol × definition × data file: per round (index
     0 = round 1), each metric's cell; a metric with no row at a round is absent. The authors'
@@ -197,6 +215,9 @@ class CodeifGroup:
     labels: tuple[str, ...] = ()  # the rows' names when they are not rounds 1, 2, ...
     level: str = ""  # Task.level of every task in it
     prompting: str = "direct"
+    # The sessions scored, one per task: what the intervals resample.
+    sessions: tuple[CodeifSession, ...] = field(default=(), repr=False)
+    intervals: CodeifIntervals | None = None  # None: not asked for (--no-intervals)
 
     @property
     def label(self) -> str:
@@ -223,13 +244,29 @@ class CodeifGroup:
             "tasks": self.tasks,
             "rounds": [
                 ({"turns": self.labels[i]} if self.labels else {"round": i + 1})
-                | {m: c.value for m, c in cells.items()}
-                | {f"{m}_tasks": c.tasks for m, c in cells.items()}
-                for i, cells in enumerate(self.rounds)
+                | {m: c.value for m, c in row.items()}
+                | {f"{m}_tasks": c.tasks for m, c in row.items()}
+                | self._round_intervals(i)
+                for i, row in enumerate(self.rounds)
             ],
             "ia_by_category": {
-                c: {"rounds": n, "ia": ia} for c, (n, ia) in self.categories.items()
+                c: {"rounds": n, "ia": ia} | self._category_interval(c)
+                for c, (n, ia) in self.categories.items()
             },
+        }
+
+    # Intervals in JSON are on the values' own scale: shares (IFE a count), 4 digits.
+    def _round_intervals(self, i: int) -> dict[str, object]:
+        if self.intervals is None:
+            return {}
+        found = self.intervals.rounds[i]
+        return {f"{m}_interval": interval_cells.interval_json(e, 1.0, 4) for m, e in found.items()}
+
+    def _category_interval(self, category: str) -> dict[str, object]:
+        if self.intervals is None or category not in self.intervals.categories:
+            return {}
+        return {
+            "ia_interval": interval_cells.interval_json(self.intervals.categories[category], 1.0, 4)
         }
 
 
@@ -339,6 +376,7 @@ def build_groups(sessions: Sequence[CodeifSession]) -> tuple[CodeifGroup, ...]:
                 labels=labels,
                 level=level,
                 prompting=prompting,
+                sessions=tuple(by_task.values()),
             )
         )
     return tuple(groups)
@@ -358,6 +396,58 @@ def _categories_ia(
 ) -> dict[str, tuple[int, float]]:
     # The authors' IA of an instruction is on its own asserts (authors.py rule 1).
     return ia_by_category(tasks, own=definition != PAPER)
+
+
+Term = tuple[int, str]  # (row index, metric): one number of a group's round tables
+
+
+def task_terms(group: CodeifGroup) -> dict[str, dict[Term, float]]:
+    """Each task's terms of the group's per-round means (the "avg" row aside), by task id:
+    what those means average over the tasks with a row there, computed by the functions
+    that compute the means."""
+    if group.labels:  # the authors' dynamic script: report.py's pairs of one task each
+        place = {label: i for i, label in enumerate(group.labels)}
+        return {
+            s.task_id: {
+                (place[name], m): v
+                for name, values in task_pairs(s.script_turns)
+                for m, v in values.items()
+            }
+            for s in group.sessions
+        }
+    if group.metrics == AUTHORS:  # positional rows (authors.py rule 3)
+        terms = {}
+        for s in group.sessions:
+            rows = task_rows(s.rounds)
+            terms[s.task_id] = {
+                (i, m): v
+                for m, values in (("ia", rows.ia), ("ca", rows.ca), ("ifr", rows.ifr))
+                for i, v in enumerate(values)
+                if v is not None
+            }
+        return terms
+    # The paper's: per_round averages each round number over the tasks that reached it.
+    numbers = sorted({r.number for s in group.sessions for r in s.rounds})
+    index = {number: i for i, number in enumerate(numbers)}
+    return {
+        s.task_id: {
+            (index[r.number], m): getattr(scores, m)
+            for r, scores in zip(s.rounds, round_scores(s.rounds), strict=True)
+            for m in group.rounds[index[r.number]]
+        }
+        for s in group.sessions
+    }
+
+
+def task_categories(group: CodeifGroup) -> list[tuple[str, str, float]]:
+    """(task id, category, 1 or 0 followed) for every instruction round of the group: the
+    terms of its IA by category, several of one task pooled in one category."""
+    own = group.metrics != PAPER  # as _categories_ia
+    return [
+        (s.task_id, category, ia)
+        for s in group.sessions
+        for category, ia in category_ia(s.rounds, own=own)
+    ]
 
 
 def metrics_notes(groups: Sequence[CodeifGroup]) -> dict[str, str]:
@@ -385,75 +475,119 @@ def _group_values(g: CodeifGroup) -> tuple[str, ...]:
 
 def rounds_csv(groups: Sequence[CodeifGroup]) -> str:
     """One row per group and round; each metric with the tasks it averages over (blank
-    where the definition has no row at that round). The authors' dynamic rows are report.py's,
-    their ``round`` its row name ("1-2", ..., "avg")."""
+    where the definition has no row at that round), then, where intervals were computed,
+    each metric's bounds. The authors' dynamic rows are report.py's, their ``round`` its row
+    name ("1-2", ..., "avg")."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    with_bounds = any(g.intervals for g in groups)
+    bounds = [f"{m}_{side}" for m in CSV_METRICS for side in ("low", "high")]
     writer.writerow(
         [*_GROUP_COLUMNS, "round"]
         + [f"{m}{suffix}" for m in CSV_METRICS for suffix in ("", "_tasks")]
+        + (bounds if with_bounds else [])
     )
     for g in groups:
-        for i, cells in enumerate(g.rounds):
+        for i, row in enumerate(g.rounds):
             values: list[str | int] = []
             for m in CSV_METRICS:
-                cell = cells.get(m)
+                cell = row.get(m)
                 values += [f"{cell.value:.4f}", cell.tasks] if cell else ["", ""]
+            if with_bounds:
+                found = g.intervals.rounds[i] if g.intervals else {}
+                values += [b for m in CSV_METRICS for b in _csv_bounds(found.get(m))]
             writer.writerow([*_group_values(g), g.row_name(i), *values])
     return out.getvalue()
+
+
+def _csv_bounds(estimate: Estimate | None) -> list[str]:
+    # On the CSV values' scale: shares (IFE a count), 4 digits.
+    return interval_cells.csv_bounds(estimate, 1.0, 4)
 
 
 def categories_csv(groups: Sequence[CodeifGroup]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([*_GROUP_COLUMNS, "category", "rounds", "ia"])
+    with_bounds = any(g.intervals for g in groups)
+    writer.writerow(
+        [*_GROUP_COLUMNS, "category", "rounds", "ia"]
+        + (["ia_low", "ia_high"] if with_bounds else [])
+    )
     for g in groups:
         for category in _categories(groups):
             if category in g.categories:
                 n, ia = g.categories[category]
-                writer.writerow([*_group_values(g), category, n, f"{ia:.4f}"])
+                bounds = _csv_bounds(_category_estimate(g, category)) if with_bounds else []
+                writer.writerow([*_group_values(g), category, n, f"{ia:.4f}", *bounds])
     return out.getvalue()
 
 
-def round_table(groups: Sequence[CodeifGroup], metric: str, title: str):
-    """One metric per round (rows) for every group (columns)."""
+def _category_estimate(group: CodeifGroup, category: str) -> Estimate | None:
+    return group.intervals.categories.get(category) if group.intervals else None
+
+
+def _round_estimate(group: CodeifGroup, i: int, metric: str) -> Estimate | None:
+    return group.intervals.rounds[i].get(metric) if group.intervals else None
+
+
+def round_table(groups: Sequence[CodeifGroup], metric: str, title: str, method: str = ""):
+    """One metric per round (rows) for every group (columns); where intervals were
+    computed, each under its value, and ``method`` with any n/a's reasons below."""
     from rich.table import Table
 
+    estimates = [_round_estimate(g, i, metric) for g in groups for i in range(len(g.rounds))]
     table = Table(
-        title=title, header_style="bold", min_width=30, caption=_definitions_caption(groups)
+        title=title,
+        header_style="bold",
+        min_width=30,
+        caption=interval_cells.caption(
+            [_definitions_caption(groups), *interval_cells.notes(method, estimates)]
+        ),
     )
     table.add_column("round", justify="right")
     for g in groups:
         table.add_column(_header(g), justify="right")
     most = max((len(g.rounds) for g in groups), default=0)
     for i in range(most):
-        cells = []
+        row = []
         for g in groups:
             cell = g.rounds[i].get(metric) if i < len(g.rounds) else None
-            cells.append(f"{_shown(metric, cell.value)} ({cell.tasks})" if cell else "")
-        table.add_row(str(i + 1), *cells)
+            shown = f"{_shown(metric, cell.value)} ({cell.tasks})" if cell else ""
+            row.append(_with_bounds(shown, _round_estimate(g, i, metric) if cell else None, metric))
+        table.add_row(str(i + 1), *row)
     return table
 
 
-def pair_table(group: CodeifGroup):
+def _with_bounds(shown: str, estimate: Estimate | None, metric: str = "ia") -> str:
+    scale, digits = (1.0, 2) if metric == "ife" else (100.0, 1)  # as _shown shows the value
+    return interval_cells.cell(shown, estimate, scale, digits)
+
+
+def pair_table(group: CodeifGroup, method: str = ""):
     """The authors' dynamic rows of one group, as report.py prints them: a row per pair of
     turns, then avg; IA, IFR, CA and IFE in percent."""
     from rich.table import Table
 
     title = "CodeIF-Bench dynamic, per pair of turns as the authors' report.py averages (%)"
+    rule = " · ".join(
+        [*_header(group).split("\n"), "(n) = tasks with that pair; avg = mean of the pairs."]
+    )
+    notes = interval_cells.notes(method, group.intervals.all() if group.intervals else [])
     table = Table(
         title=title,
         min_width=len(title),
         header_style="bold",
-        caption=" · ".join(
-            [*_header(group).split("\n"), "(n) = tasks with that pair; avg = mean of the pairs."]
-        ),
+        caption=interval_cells.caption([rule, *notes]),
     )
     table.add_column("turns", justify="right")
     for metric in PAIR_METRICS:
         table.add_column(metric.upper(), justify="right")
-    for i, cells in enumerate(group.rounds):
-        shown = [f"{100 * cells[m].value:.1f} ({cells[m].tasks})" for m in PAIR_METRICS]
+    for i, row in enumerate(group.rounds):
+        shown = [
+            # report.py shows IFE in percent too.
+            _with_bounds(f"{100 * row[m].value:.1f} ({row[m].tasks})", _round_estimate(group, i, m))
+            for m in PAIR_METRICS
+        ]
         table.add_row(group.row_name(i), *shown)
     return table
 
@@ -484,45 +618,51 @@ def _definitions_caption(groups: Sequence[CodeifGroup]) -> str:
     return f"(n) = tasks with a row at that round. Metrics: {shown}{tail}."
 
 
-def category_table(groups: Sequence[CodeifGroup]):
+def category_table(groups: Sequence[CodeifGroup], method: str = ""):
     from rich.table import Table
 
+    estimates = [_category_estimate(g, c) for g in groups for c in g.categories]
+    rule = (
+        "Instruction rounds only (not feedback rounds); (n) = rounds that gave it. "
+        "IA under authors: the instruction's own asserts; under paper: with the initial ones."
+    )
     table = Table(
         title="CodeIF-Bench IA by instruction category (%)",
         header_style="bold",
-        caption="Instruction rounds only (not feedback rounds); (n) = rounds that gave it. "
-        "IA under authors: the instruction's own asserts; under paper: with the initial ones.",
+        caption=interval_cells.caption([rule, *interval_cells.notes(method, estimates)]),
     )
     table.add_column("category")
     for g in groups:
         table.add_column(_header(g), justify="right")
     for category in _categories(groups):
-        cells = []
+        row = []
         for g in groups:
             n, ia = g.categories.get(category, (0, 0.0))
-            cells.append(f"{100 * ia:.1f} ({n})" if n else "-")
-        table.add_row(category, *cells)
+            estimate = _category_estimate(g, category)
+            row.append(_with_bounds(f"{100 * ia:.1f} ({n})", estimate) if n else "-")
+        table.add_row(category, *row)
     return table
 
 
-def codeif_tables(groups: Sequence[CodeifGroup]) -> list:
+def codeif_tables(groups: Sequence[CodeifGroup], method: str = "") -> list:
     """The paper's tables: IA, CA and IFR per round; IFE per round for dynamic groups; IA by
-    category. Cells read ``score (tasks that reached the round)``. The authors' dynamic
-    groups have report.py's table each (:func:`pair_table`) instead of the per-round ones."""
+    category. Cells read ``score (tasks that reached the round)``, with the interval below
+    where intervals were computed (``method`` names how). The authors' dynamic groups have
+    report.py's table each (:func:`pair_table`) instead of the per-round ones."""
     by_round = [g for g in groups if not g.labels]
     tables = []
     if by_round:
         tables += [
-            round_table(by_round, "ia", "CodeIF-Bench IA per round (%)"),
-            round_table(by_round, "ca", "CodeIF-Bench CA per round (%)"),
-            round_table(by_round, "ifr", "CodeIF-Bench IFR per round (%)"),
+            round_table(by_round, "ia", "CodeIF-Bench IA per round (%)", method),
+            round_table(by_round, "ca", "CodeIF-Bench CA per round (%)", method),
+            round_table(by_round, "ifr", "CodeIF-Bench IFR per round (%)", method),
         ]
     dynamic = [g for g in by_round if g.mode == "dynamic"]
     if dynamic:
         title = "CodeIF-Bench IFE per round (dynamic; instructions followed per round)"
-        tables.append(round_table(dynamic, "ife", title))
-    tables += [pair_table(g) for g in groups if g.labels]
-    tables.append(category_table(groups))
+        tables.append(round_table(dynamic, "ife", title, method))
+    tables += [pair_table(g, method) for g in groups if g.labels]
+    tables.append(category_table(groups, method))
     return tables
 
 

@@ -14,12 +14,17 @@ import io
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from convtui.benchmarks.reports import interval_cells as cells
 from convtui.core.errors import ConvtuiError
 from convtui.core.execution.isolation import verdict_warning
 from convtui.core.metrics import scores as metrics
 from convtui.core.plural import noun
 from convtui.core.settings.omega import ALL_CONFIGS
+
+if TYPE_CHECKING:  # the class only: importing stats imports numpy (see interval_cells)
+    from convtui.core.metrics.stats import Estimate
 
 _ORDER = {c.label: i for i, c in enumerate(ALL_CONFIGS)}
 
@@ -51,6 +56,42 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class TaskScores:
+    """One task's terms of a column's means: 1 or 0 at each row of its Pass@1 table, its
+    reciprocal rank (MRR's term) and 1 or 0 solved (Recall's). What the intervals resample,
+    a task being the unit, and what ``--correlate``'s intervals pair across models."""
+
+    task_id: str
+    pass_at: tuple[float, ...]
+    mrr: float
+    recall: float
+
+    def values(self) -> tuple[float, ...]:
+        """Every metric of the column in one row: the Pass@1 rows, then MRR and Recall."""
+        return (*self.pass_at, self.mrr, self.recall)
+
+
+@dataclass(frozen=True)
+class ColumnIntervals:
+    """A column's numbers with their intervals over tasks (benchmarks/reports/intervals.py)."""
+
+    pass_at: tuple[Estimate, ...]
+    mrr: Estimate
+    recall: Estimate
+
+    def all(self) -> tuple[Estimate, ...]:
+        return (*self.pass_at, self.mrr, self.recall)
+
+    def to_json(self) -> dict[str, object]:
+        """The ``*_interval`` keys set beside the values they qualify."""
+        return {
+            "pass_at_turn_interval": [cells.interval_json(e) for e in self.pass_at],
+            "mrr_interval": cells.interval_json(self.mrr),
+            "recall_interval": cells.interval_json(self.recall),
+        }
+
+
+@dataclass(frozen=True)
 class Column:
     """One column of the live report: a model's sessions under one Ω (``feedback``) and
     protocol, over ``tasks`` tasks. ``pass_at`` is Pass@1 per turn by the protocol's rule
@@ -65,6 +106,8 @@ class Column:
     recall: float
     failed_sessions: int
     unfinished_sessions: int
+    scores: tuple[TaskScores, ...] = field(default=(), repr=False)
+    intervals: ColumnIntervals | None = None  # None: not asked for (--no-intervals)
 
     @property
     def label(self) -> str:
@@ -92,6 +135,8 @@ class StaticColumn:
     # "human feedback (n annotators, m sessions)".
     feedback_by: str = ""
     compensate_init: bool = True
+    scores: tuple[TaskScores, ...] = field(default=(), repr=False)
+    intervals: ColumnIntervals | None = None
 
     @property
     def label(self) -> str:
@@ -114,6 +159,7 @@ class StaticColumn:
             "mrr": round(100 * self.mrr, 1),
             "recall": round(100 * self.recall, 1),
             "compensate_init": self.compensate_init,
+            **(self.intervals.to_json() if self.intervals else {}),
         }
 
 
@@ -168,6 +214,7 @@ class Report:
                     "recall": round(100 * c.recall, 1),
                     "failed_sessions": c.failed_sessions,
                     "unfinished_sessions": c.unfinished_sessions,
+                    **(c.intervals.to_json() if c.intervals else {}),
                 }
                 for c in self.columns
             ],
@@ -176,15 +223,24 @@ class Report:
     def pass_csv(self) -> str:
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(["turn", *(f"{c.model} {c.feedback} {c.protocol}" for c in self.columns)])
+        names = [f"{c.model} {c.feedback} {c.protocol}" for c in self.columns]
+        # The bounds come after every value column, so no column's place moves.
+        shown = [(n, c.intervals) for n, c in zip(names, self.columns, strict=True) if c.intervals]
+        writer.writerow(["turn", *names, *cells.bound_headers([n for n, _ in shown])])
         for t in range(self.max_turns):
-            writer.writerow([t, *(f"{100 * c.pass_at[t]:.1f}" for c in self.columns)])
+            values = [f"{100 * c.pass_at[t]:.1f}" for c in self.columns]
+            bounds = [b for _, i in shown for b in cells.csv_bounds(i.pass_at[t])]
+            writer.writerow([t, *values, *bounds])
         return out.getvalue()
 
     def summary_csv(self) -> str:
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(["model", "feedback", "protocol", "tasks", "mrr", "recall"])
+        with_bounds = any(c.intervals for c in self.columns)
+        writer.writerow(
+            ["model", "feedback", "protocol", "tasks", "mrr", "recall"]
+            + (SUMMARY_BOUNDS if with_bounds else [])
+        )
         for c in self.columns:
             writer.writerow(
                 [
@@ -195,8 +251,26 @@ class Report:
                     f"{100 * c.mrr:.1f}",
                     f"{100 * c.recall:.1f}",
                 ]
+                + (summary_bounds(c.intervals) if with_bounds else [])
             )
         return out.getvalue()
+
+
+# The interval columns of the MRR and Recall CSV files, after the existing ones.
+SUMMARY_BOUNDS = ["mrr_low", "mrr_high", "recall_low", "recall_high", "interval_reason"]
+
+
+def summary_bounds(intervals: ColumnIntervals | None) -> list[str]:
+    """A column's cells under SUMMARY_BOUNDS: blank bounds and the reason where there is no
+    interval."""
+    if intervals is None:
+        return [""] * len(SUMMARY_BOUNDS)
+    reasons = dict.fromkeys(e.reason for e in (intervals.mrr, intervals.recall) if e.reason)
+    return [
+        *cells.csv_bounds(intervals.mrr),
+        *cells.csv_bounds(intervals.recall),
+        "; ".join(reasons),
+    ]
 
 
 _FINAL = {"solved", "exhausted", "stalled"}
@@ -225,8 +299,19 @@ def build_report(outcomes: Iterable[Outcome]) -> Report:
         passes = [metrics.carry_forward(o.turn_passes, max_turns) for o in group]
         if protocol == "convtui":
             pass_at = metrics.cumulative_pass_at_turn(passes)
+            task_pass = metrics.cumulative_task_pass_at_turn
         else:
             pass_at = metrics.live_pass_at_turn(passes)
+            task_pass = metrics.live_task_pass_at_turn
+        scores = tuple(
+            TaskScores(
+                o.task_id,
+                tuple(task_pass(p)),
+                metrics.live_task_mrr(p),
+                metrics.live_task_recall(p),
+            )
+            for o, p in zip(group, passes, strict=True)
+        )
         columns.append(
             Column(
                 model=model,
@@ -238,33 +323,68 @@ def build_report(outcomes: Iterable[Outcome]) -> Report:
                 recall=metrics.live_recall(passes),
                 failed_sessions=sum(o.status == "failed" for o in group),
                 unfinished_sessions=sum(o.status not in _FINAL | {"failed"} for o in group),
+                scores=scores,
             )
         )
     return Report(tuple(columns), max_turns)
 
 
-def pass_table(report: Report):
+def pass_table(report: Report, method: str = ""):
+    """Pass@1 per turn; where intervals were computed, each under its value, and ``method``
+    (stats.Bootstrap.method) with the reasons for any n/a below the table."""
     from rich.table import Table
 
     rules = sorted({PASS_RULES[c.protocol] for c in report.columns})
+    estimates = [e for c in report.columns if c.intervals for e in c.intervals.pass_at]
     table = Table(
         title="Pass@1 (%) after each turn",
         header_style="bold",
         min_width=30,
-        caption="\n".join(f"Pass@1 {rule}" for rule in rules) or None,
+        caption=cells.caption(
+            [*(f"Pass@1 {rule}" for rule in rules), *cells.notes(method, estimates)]
+        ),
     )
-    table.add_column("turn", justify="right")
-    for c in report.columns:
-        table.add_column(f"{c.feedback}\n{c.model}\n{c.protocol}", justify="right")
-    for t in range(report.max_turns):
-        table.add_row(str(t), *(f"{100 * c.pass_at[t]:.1f}" for c in report.columns))
+    cells.compact(table, bool(estimates))
+    headings = [f"{c.feedback}\n{c.model}\n{c.protocol}" for c in report.columns]
+    rows = [[str(t), *(pass_cell(c, t) for c in report.columns)] for t in range(report.max_turns)]
+    add_body(table, "turn", headings, rows, bool(estimates))
     return table
 
 
-def summary_table(report: Report, notes: Sequence[str] = ()):
+def add_body(
+    table, first: str, headings: Sequence[str], rows: Sequence[Sequence[str]], intervals: bool
+) -> None:
+    """A Pass@1 table's columns and rows: ``first`` names the rows, a right-aligned column
+    under each of ``headings``; with intervals each as wide as its cells, so that the bounds
+    never fold, the heading folding instead."""
+    names = [first, *(row[0] for row in rows)]
+    table.add_column(first, justify="right", width=cells.fitted_width(names, intervals))
+    for j, heading in enumerate(headings, start=1):
+        width = cells.fitted_width([row[j] for row in rows], intervals)
+        table.add_column(heading, justify="right", width=width, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+
+
+def pass_cell(column: Column | StaticColumn, row: int) -> str:
+    """Row ``row`` of a column's Pass@1 (blank past its last row), with its interval."""
+    if row >= len(column.pass_at):
+        return ""
+    estimate = column.intervals.pass_at[row] if column.intervals else None
+    return cells.cell(f"{100 * column.pass_at[row]:.1f}", estimate)
+
+
+def summary_table(report: Report, notes: Sequence[str] = (), method: str = ""):
     from rich.table import Table
 
-    table = Table(title="MRR and Recall (%)", header_style="bold", caption="\n".join(notes) or None)
+    estimates = [
+        e for c in report.columns if c.intervals for e in (c.intervals.mrr, c.intervals.recall)
+    ]
+    table = Table(
+        title="MRR and Recall (%)",
+        header_style="bold",
+        caption=cells.caption([*notes, *cells.notes(method, estimates)]),
+    )
     names = ("feedback", "model", "protocol", "tasks", "MRR", "Recall", "failed", "unfinished")
     for name in names:
         table.add_column(name, justify="right" if name in names[3:] else "left")
@@ -274,12 +394,20 @@ def summary_table(report: Report, notes: Sequence[str] = ()):
             c.model,
             c.protocol,
             str(c.tasks),
-            f"{100 * c.mrr:.1f}",
-            f"{100 * c.recall:.1f}",
+            *summary_cells(c),
             str(c.failed_sessions),
             str(c.unfinished_sessions),
         )
     return table
+
+
+def summary_cells(column: Column | StaticColumn) -> tuple[str, str]:
+    """The MRR and Recall cells of a column, each with its interval below it."""
+    i = column.intervals
+    return (
+        cells.cell(f"{100 * column.mrr:.1f}", i.mrr if i else None),
+        cells.cell(f"{100 * column.recall:.1f}", i.recall if i else None),
+    )
 
 
 def report_file_names(stem: str, names: Sequence[str]) -> dict[str, str]:

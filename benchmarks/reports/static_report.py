@@ -17,7 +17,17 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from convtui.benchmarks.reports.report import STATIC_PASS_RULE, StaticColumn
+from convtui.benchmarks.reports import interval_cells as cells
+from convtui.benchmarks.reports.report import (
+    STATIC_PASS_RULE,
+    SUMMARY_BOUNDS,
+    StaticColumn,
+    TaskScores,
+    add_body,
+    pass_cell,
+    summary_bounds,
+    summary_cells,
+)
 from convtui.core.metrics import scores as metrics
 from convtui.core.plural import counted
 
@@ -73,6 +83,15 @@ def _column(group: Sequence[Replayed]) -> StaticColumn:
     # replay's turns are the ones scored.
     targets = [metrics.carry_forward(r.target[:turns], turns) for r in group]
     references = [metrics.carry_forward(r.reference[:turns], turns) for r in group]
+    scores = tuple(
+        TaskScores(
+            r.task_id,
+            tuple(metrics.static_task_pass_at_turn(target, reference)),
+            metrics.static_task_mrr(target, reference, compensate_init=COMPENSATE_INIT),
+            metrics.static_task_recall(target, reference),
+        )
+        for r, target, reference in zip(group, targets, references, strict=True)
+    )
     return StaticColumn(
         model=first.model,
         feedback=first.feedback,
@@ -85,6 +104,7 @@ def _column(group: Sequence[Replayed]) -> StaticColumn:
         recall=metrics.static_recall(targets, references),
         feedback_by=_feedback_by(group),
         compensate_init=COMPENSATE_INIT,
+        scores=scores,
     )
 
 
@@ -100,15 +120,23 @@ def _feedback_by(group: Sequence[Replayed]) -> str:
 def static_pass_csv(columns: Sequence[StaticColumn]) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["turn", *(f"{c.model} {c.label} {c.protocol}" for c in columns)])
+    names = [f"{c.model} {c.label} {c.protocol}" for c in columns]
+    # The bounds come after every value column, so no column's place moves.
+    shown = [(n, c.intervals) for n, c in zip(names, columns, strict=True) if c.intervals]
+    writer.writerow(["turn", *names, *cells.bound_headers([n for n, _ in shown])])
     for t in range(max((len(c.pass_at) for c in columns), default=0)):
-        writer.writerow([t + 1, *(_cell(c.pass_at, t) for c in columns)])
+        values = [_cell(c.pass_at, t) for c in columns]
+        # A column of fewer turns has blank bounds past its last, as its values are.
+        row = [i.pass_at[t] if t < len(i.pass_at) else None for _, i in shown]
+        bounds = [b for e in row for b in cells.csv_bounds(e)]
+        writer.writerow([t + 1, *values, *bounds])
     return out.getvalue()
 
 
 def static_summary_csv(columns: Sequence[StaticColumn]) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
+    with_bounds = any(c.intervals for c in columns)
     writer.writerow(
         [
             "model",
@@ -122,6 +150,7 @@ def static_summary_csv(columns: Sequence[StaticColumn]) -> str:
             "recall",
             "compensate_init",
         ]
+        + (SUMMARY_BOUNDS if with_bounds else [])
     )
     for c in columns:
         writer.writerow(
@@ -137,6 +166,7 @@ def static_summary_csv(columns: Sequence[StaticColumn]) -> str:
                 f"{100 * c.recall:.1f}",
                 c.compensate_init,
             ]
+            + (summary_bounds(c.intervals) if with_bounds else [])
         )
     return out.getvalue()
 
@@ -145,34 +175,37 @@ def _cell(values: Sequence[float], t: int) -> str:
     return f"{100 * values[t]:.1f}" if t < len(values) else ""
 
 
-def static_pass_table(columns: Sequence[StaticColumn]):
+def static_pass_table(columns: Sequence[StaticColumn], method: str = ""):
     from rich.table import Table
 
+    estimates = [e for c in columns if c.intervals for e in c.intervals.pass_at]
     table = Table(
         title="Static (replayed) Pass@1 (%) after each turn",
         header_style="bold",
         min_width=30,
-        caption=f"Pass@1 {STATIC_PASS_RULE}",
+        caption=cells.caption([f"Pass@1 {STATIC_PASS_RULE}", *cells.notes(method, estimates)]),
     )
-    table.add_column("turn", justify="right")
-    for c in columns:
-        table.add_column(f"{c.label}\n{c.model}\n{c.protocol}", justify="right")
-    for t in range(max((len(c.pass_at) for c in columns), default=0)):
-        table.add_row(str(t + 1), *(_cell(c.pass_at, t) for c in columns))
+    cells.compact(table, bool(estimates))
+    headings = [f"{c.label}\n{c.model}\n{c.protocol}" for c in columns]
+    turns = max((len(c.pass_at) for c in columns), default=0)
+    rows = [[str(t + 1), *(pass_cell(c, t) for c in columns)] for t in range(turns)]
+    add_body(table, "turn", headings, rows, bool(estimates))
     return table
 
 
-def static_summary_table(columns: Sequence[StaticColumn]):
+def static_summary_table(columns: Sequence[StaticColumn], method: str = ""):
     from rich.table import Table
 
+    estimates = [e for c in columns if c.intervals for e in (c.intervals.mrr, c.intervals.recall)]
+    rule = (
+        "As ConvCodeBench's print_results: a task whose reference passed at turn t-1 "
+        "scores as solved at turn t (the target is handed that code); MRR scans from "
+        f"the target's own turn 0 (compensate_init={COMPENSATE_INIT})."
+    )
     table = Table(
         title="Static (replayed) MRR and Recall (%)",
         header_style="bold",
-        caption=(
-            "As ConvCodeBench's print_results: a task whose reference passed at turn t-1 "
-            "scores as solved at turn t (the target is handed that code); MRR scans from "
-            f"the target's own turn 0 (compensate_init={COMPENSATE_INIT})."
-        ),
+        caption=cells.caption([rule, *cells.notes(method, estimates)]),
     )
     names = ("feedback", "model", "reference", "context", "feedback by", "protocol")
     for name in names:
@@ -188,7 +221,6 @@ def static_summary_table(columns: Sequence[StaticColumn]):
             c.feedback_by or "-",
             c.protocol,
             str(c.tasks),
-            f"{100 * c.mrr:.1f}",
-            f"{100 * c.recall:.1f}",
+            *summary_cells(c),
         )
     return table

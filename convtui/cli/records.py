@@ -18,9 +18,12 @@ from convtui.record_options import (
     ImportDbOpt,
     ImportDirArg,
     IncludeUnfinishedOpt,
+    IntervalResamplesOpt,
+    IntervalSeedOpt,
     LimitOpt,
     MergeDbOpt,
     MergeSourcesArg,
+    NoIntervalsOpt,
     PlotOpt,
     ReportOutOpt,
     ReportRunOpt,
@@ -45,14 +48,27 @@ def report(
     correlate: CorrelateOpt = False,
     plot: PlotOpt = None,
     metrics: ReportMetricsOpt = None,
+    seed: IntervalSeedOpt = 0,
+    resamples: IntervalResamplesOpt = 2000,
+    no_intervals: NoIntervalsOpt = False,
 ) -> None:
-    """Print ConvCodeWorld's tables: Pass@1 per turn, and MRR/Recall, per feedback setting.
+    """Print ConvCodeWorld's tables: Pass@1 per turn, and MRR/Recall, per feedback setting,
+    each number with its 95% bootstrap interval over tasks.
 
     Example: [bold]convtui report --db results.db --correlate --plot figures[/bold]"""
     with user_errors():
-        from convtui.benchmarks.commands.report import report_command
+        from convtui.benchmarks.commands.report import Uncertainty, report_command
 
-        report_command(db, run, out, as_json, correlate=correlate, plot=plot, metrics=metrics)
+        report_command(
+            db,
+            run,
+            out,
+            as_json,
+            correlate=correlate,
+            plot=plot,
+            metrics=metrics,
+            uncertainty=Uncertainty(not no_intervals, seed, resamples),
+        )
 
 
 @sessions_app.command("list")

@@ -125,11 +125,20 @@ def ia_by_category(
     instruction's own asserts (the authors' scripts), else with the initial ones (the paper)."""
     found: dict[str, list[float]] = defaultdict(list)
     for rounds in tasks:
-        for r in rounds:
-            if r.kind == "instruction":
-                verdicts = r.own if own else r.followed
-                found[r.instruction].append(float(verdicts.get(r.instruction, False)))
+        for category, ia in category_ia(rounds, own=own):
+            found[category].append(ia)
     return {c: (len(v), _mean(v)) for c, v in found.items()}
+
+
+def category_ia(rounds: Sequence[Round], *, own: bool = False) -> list[tuple[str, float]]:
+    """One task's terms of :func:`ia_by_category`: (category, 1 or 0 followed) for each of
+    its instruction rounds, in order."""
+    found = []
+    for r in rounds:
+        if r.kind == "instruction":
+            verdicts = r.own if own else r.followed
+            found.append((r.instruction, float(verdicts.get(r.instruction, False))))
+    return found
 
 
 def _mean(values: Sequence[float]) -> float:

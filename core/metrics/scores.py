@@ -62,11 +62,18 @@ def live_mrr(tasks: Sequence[TurnPasses], *, exclude_init_solved: bool = False) 
     ``exclude_init_solved`` (the reference's option of that name, off for published tables)
     leaves out the tasks whose turn 0 passed."""
     _turns(tasks)
-    scores = [
-        0.0 if (t := first_pass(p)) is None else 1.0 / (t + 1)
-        for p in _kept(tasks, exclude_init_solved)
-    ]
-    return _mean(scores)
+    return _mean([live_task_mrr(p) for p in _kept(tasks, exclude_init_solved)])
+
+
+def live_task_mrr(passes: TurnPasses) -> float:
+    """One task's reciprocal rank, the term :func:`live_mrr` averages: 1/(t+1) for its first
+    passing turn t, 0 when no turn passed."""
+    return 0.0 if (t := first_pass(passes)) is None else 1.0 / (t + 1)
+
+
+def live_task_recall(passes: TurnPasses) -> float:
+    """One task's term of :func:`live_recall`: 1 when some turn passed, else 0."""
+    return 1.0 if any(passes) else 0.0
 
 
 def live_recall(tasks: Sequence[TurnPasses], *, exclude_init_solved: bool = False) -> float:
@@ -74,7 +81,7 @@ def live_recall(tasks: Sequence[TurnPasses], *, exclude_init_solved: bool = Fals
     tasks with a passing turn. The same in both protocols. ``exclude_init_solved`` as in
     :func:`live_mrr`."""
     _turns(tasks)
-    return _mean([1.0 if any(p) else 0.0 for p in _kept(tasks, exclude_init_solved)])
+    return _mean([live_task_recall(p) for p in _kept(tasks, exclude_init_solved)])
 
 
 def live_pass_at_turn(tasks: Sequence[TurnPasses]) -> list[float]:
@@ -84,18 +91,27 @@ def live_pass_at_turn(tasks: Sequence[TurnPasses]) -> list[float]:
 
     Not cumulative: a task that passed at turn 2 and failed at turn 3 is not counted at turn 3
     unless its turn 0 passed. Use :func:`carry_forward` for sessions that stopped early."""
-    return [_mean([1.0 if p[t] or p[0] else 0.0 for p in tasks]) for t in range(_turns(tasks))]
+    return _column_means([live_task_pass_at_turn(p) for p in tasks], _turns(tasks))
+
+
+def live_task_pass_at_turn(passes: TurnPasses) -> list[float]:
+    """One task's terms of :func:`live_pass_at_turn`, one per turn t: 1 when turn t or turn 0
+    passed, else 0."""
+    return [1.0 if p or passes[0] else 0.0 for p in passes]
 
 
 def cumulative_pass_at_turn(tasks: Sequence[TurnPasses]) -> list[float]:
     """Cumulative Pass@1, the ``convtui`` protocol (docs/design.md#metrics): row t (t = 0..N) is
     the share of tasks that passed at any turn <= t, so the curve never decreases. Not
     ConvCodeWorld's rule; see :func:`live_pass_at_turn`."""
-    firsts = [first_pass(p) for p in tasks]
-    return [
-        _mean([1.0 if f is not None and f <= t else 0.0 for f in firsts])
-        for t in range(_turns(tasks))
-    ]
+    return _column_means([cumulative_task_pass_at_turn(p) for p in tasks], _turns(tasks))
+
+
+def cumulative_task_pass_at_turn(passes: TurnPasses) -> list[float]:
+    """One task's terms of :func:`cumulative_pass_at_turn`, one per turn t: 1 when some turn
+    up to t passed, else 0."""
+    first = first_pass(passes)
+    return [1.0 if first is not None and first <= t else 0.0 for t in range(len(passes))]
 
 
 # --- static (ConvCodeBench) -------------------------------------------------------------------
@@ -160,11 +176,15 @@ def static_pass_at_turn(
     or whose reference turn 0 passed. Not cumulative, and not compensated: the target's own
     turn 0 is not counted."""
     pairs = _pairs(targets, references, False)
-    turns = _turns(targets)
-    return [
-        _mean([1.0 if target[t] or reference[0] else 0.0 for target, reference in pairs])
-        for t in range(1, turns)
-    ]
+    rows = [static_task_pass_at_turn(target, reference) for target, reference in pairs]
+    return _column_means(rows, max(_turns(targets) - 1, 0))
+
+
+def static_task_pass_at_turn(target: TurnPasses, reference: TurnPasses) -> list[float]:
+    """One task's terms of :func:`static_pass_at_turn`, for turns t = 1..N: 1 when the
+    target's turn t or the reference's turn 0 passed, else 0."""
+    _pair(target, reference)
+    return [1.0 if target[t] or reference[0] else 0.0 for t in range(1, len(target))]
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -219,3 +239,8 @@ def _kept(tasks: Sequence[TurnPasses], exclude_init_solved: bool) -> list[TurnPa
 
 def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values) if values else 0.0
+
+
+def _column_means(rows: Sequence[Sequence[float]], width: int) -> list[float]:
+    """The mean over ``rows`` (one per task, ``width`` values each) of each position."""
+    return [_mean([row[t] for row in rows]) for t in range(width)]

@@ -216,7 +216,7 @@ def estimate_means(
         present = clusters.counts[:, j] > 0
         n = int(present.sum())
         value = float(values[j]) if n else 0.0
-        reason = _no_interval(n, unit_means[present, j], unit, min_units)
+        reason = _no_interval(n, _spread(unit_means[present, j]), unit, min_units)
         if reason:
             estimates.append(Estimate(value, None, None, n, reason))
         else:
@@ -224,12 +224,54 @@ def estimate_means(
     return estimates
 
 
-def _no_interval(n: int, unit_means: np.ndarray, unit: str, min_units: int) -> str:
+def estimate_mean_of_means(
+    clusters: Clusters,
+    columns: Sequence[int],
+    bootstrap: Bootstrap,
+    *,
+    unit: str = "tasks",
+    min_units: int = MIN_UNITS,
+) -> Estimate:
+    """The unweighted mean of the means of metrics ``columns`` with its percentile interval:
+    in each resample the mean of those metrics' resampled means, a metric the resample drew
+    no item of left out (as it would be from the table). A summary row that averages rows
+    over different clusters is such a mean (CodeIF-Bench's dynamic ``report.py`` "avg": the
+    mean of each pair of turns' mean over the tasks that reached it), not a mean over items.
+    ``units`` counts the clusters holding an item of any of the metrics; no interval (a
+    reason) under ``min_units`` of them, or where every metric scores all its clusters alike."""
+    picked = list(columns)
+    counts = clusters.counts[:, picked]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        unit_means = clusters.sums[:, picked] / counts
+    means = clusters.means()[picked]
+    held = means[~np.isnan(means)]
+    value = float(held.mean()) if held.size else 0.0
+    n = int((counts.sum(axis=1) > 0).sum())
+    # No spread only where no metric's cluster means (of the clusters holding it) differ.
+    spread = max(
+        (_spread(unit_means[counts[:, j] > 0, j]) for j in range(len(picked))), default=0.0
+    )
+    reason = _no_interval(n, spread, unit, min_units)
+    if reason:
+        return Estimate(value, None, None, n, reason)
+    with warnings.catch_warnings():  # a resample holding none of the metrics: said as NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        samples = np.nanmean(resampled_means(clusters, bootstrap)[:, picked], axis=1)
+    low, high = percentile_interval(samples, bootstrap.level)
+    return Estimate(value, float(low), float(high), n)
+
+
+def _spread(unit_means: np.ndarray) -> float:
+    """The range of the clusters' means (0 for none)."""
+    return float(np.ptp(unit_means)) if unit_means.size else 0.0
+
+
+def _no_interval(n: int, spread: float, unit: str, min_units: int) -> str:
     if n == 0:
         return f"no {unit}"
     if n < min_units:
         return f"{n} {unit} are too few for an interval (at least {min_units})"
-    if float(np.ptp(unit_means)) == 0.0:
+    if spread == 0.0:
         return f"all {n} {unit} score the same: resampling them has no spread"
     return ""
 

@@ -139,6 +139,12 @@ def test_the_tables_name_the_log_set_and_the_csv_files_hold_the_static_scores(
         "mrr": "70.8",
         "recall": "100.0",
         "compensate_init": "True",
+        # Four tasks: bounds blank, and why.
+        "mrr_low": "",
+        "mrr_high": "",
+        "recall_low": "",
+        "recall_high": "",
+        "interval_reason": "4 tasks are too few for an interval (at least 10)",
     }
 
 

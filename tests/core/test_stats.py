@@ -247,3 +247,43 @@ def test_match_pairs_counts_what_each_side_leaves_out():
     pairs, only_first, only_second = stats.match_pairs(first, second)
     assert pairs == [("t1", 1.0, 0.0), ("t2", 0.0, 0.0)]
     assert (only_first, only_second) == (1, 1)
+
+
+def test_a_mean_of_means_resamples_each_mean_over_the_clusters_drawn():
+    # Metric 0 is held by every task, metric 1 by the even ones only (a later round some
+    # tasks never reached). The value is the mean of the two means, not a mean over items;
+    # each resample's is worked out here loop by loop from the same draws.
+    rng = np.random.default_rng(3)
+    rows = [
+        (f"t{i:02d}", [float(rng.random() < 0.6), float(rng.random() < 0.3) if i % 2 else None])
+        for i in range(20)
+    ]
+    clusters = stats.Clusters.from_rows(rows)
+    boot = stats.Bootstrap(resamples=500, seed=4)
+    estimate = stats.estimate_mean_of_means(clusters, [0, 1], boot)
+    first = [v[0] for _, v in rows]
+    second = [v[1] for _, v in rows if v[1] is not None]
+    assert estimate.value == pytest.approx((np.mean(first) + np.mean(second)) / 2)
+    samples = []
+    for counts in stats.draw_counts(20, boot):
+        means = []
+        for j in (0, 1):
+            items = [v[j] for (_, v), k in zip(rows, counts, strict=True) for _ in range(k)]
+            held = [x for x in items if x is not None]
+            if held:
+                means.append(sum(held) / len(held))
+        samples.append(sum(means) / len(means))
+    assert (estimate.low, estimate.high) == (
+        pytest.approx(np.quantile(samples, 0.025)),
+        pytest.approx(np.quantile(samples, 0.975)),
+    )
+    assert estimate.units == 20 and estimate.reason == ""
+
+
+def test_a_mean_of_means_over_too_few_or_alike_clusters_gives_a_reason():
+    few = stats.Clusters.from_rows([(f"t{i}", [1.0, float(i % 2)]) for i in range(5)])
+    estimate = stats.estimate_mean_of_means(few, [0, 1], stats.Bootstrap())
+    assert estimate.low is None and estimate.reason.startswith("5 tasks are too few")
+    alike = stats.Clusters.from_rows([(f"t{i}", [1.0, 0.0]) for i in range(12)])
+    estimate = stats.estimate_mean_of_means(alike, [0, 1], stats.Bootstrap())
+    assert estimate.value == 0.5 and estimate.reason.startswith("all 12 tasks score the same")
