@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 # static log sets, a folder per model and Ω; codeif, CodeIF-Bench's completions file, one
 # object per round (sessions/codeif_export.py).
 ExportFormat = Literal["jsonl", "convcodebench", "codeif"]
+# What ``compare --by`` splits the sessions by, and which sessions ``compare --kind`` reads:
+# live BigCodeBench runs or static replays (benchmarks/reports/compare.py).
+CompareBy = Literal["model", "feedback", "run", "db", "annotator", "log-set"]
+CompareKind = Literal["live", "static"]
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ COMMAND_LINE = {
     "convtui.play_options",
     "convtui.bench_options",
     "convtui.record_options",
+    "convtui.compare_options",
     "convtui.project_options",
     "convtui.study_options",
     "convtui.errors",
@@ -119,7 +120,8 @@ def test_front_ends_do_not_import_each_other_nor_the_command_line():
     headless = loaded_after(
         "import convtui.benchmarks.commands.live, convtui.benchmarks.commands.static, "
         "convtui.benchmarks.commands.codeif, convtui.benchmarks.commands.report, "
-        "convtui.benchmarks.commands.check, convtui.benchmarks.commands.doctor"
+        "convtui.benchmarks.commands.check, convtui.benchmarks.commands.doctor, "
+        "convtui.benchmarks.commands.compare"
     )
     assert not under(tui, {"convtui.benchmarks", *COMMAND_LINE})
     assert not under(headless, {"convtui.tui", "textual", *COMMAND_LINE})

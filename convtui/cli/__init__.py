@@ -28,7 +28,14 @@ def main() -> None:
 
 
 # `convtui --help` lists the commands in this order, then the groups below.
-for command in (play.check, play.doctor, play.session, records.report, study.serve):
+for command in (
+    play.check,
+    play.doctor,
+    play.session,
+    records.report,
+    records.compare,
+    study.serve,
+):
     app.command()(command)
 app.add_typer(tasks.app, name="tasks")
 app.add_typer(play.bench_app, name="bench")

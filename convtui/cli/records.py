@@ -1,4 +1,4 @@
-"""``convtui report`` and ``convtui sessions``: what was recorded."""
+"""``convtui report``, ``convtui compare`` and ``convtui sessions``: what was recorded."""
 
 from __future__ import annotations
 
@@ -6,8 +6,25 @@ from pathlib import Path
 
 import typer
 
+from convtui.compare_options import (
+    CompareByOpt,
+    CompareDbOpt,
+    CompareFeedbackOpt,
+    CompareKindOpt,
+    CompareMetricOpt,
+    CompareModelOpt,
+    CompareResamplesOpt,
+    CompareRunOpt,
+    CompareSeedOpt,
+    CompareSideOpt,
+    PlanBaselineOpt,
+    PlanCorrelationOpt,
+    PlanDifferenceOpt,
+    PlanOpt,
+    PlanTasksOpt,
+)
 from convtui.errors import user_errors
-from convtui.options import DataOpt, DbOpt, JsonOpt, ReportMetricsOpt
+from convtui.options import DataOpt, DbOpt, IdsOpt, JsonOpt, ReportMetricsOpt
 from convtui.record_options import (
     CorrelateOpt,
     ExportAllOpt,
@@ -68,6 +85,63 @@ def report(
             plot=plot,
             metrics=metrics,
             uncertainty=Uncertainty(not no_intervals, seed, resamples),
+        )
+
+
+def compare(
+    db: CompareDbOpt = None,
+    by: CompareByOpt = None,
+    side: CompareSideOpt = None,
+    model: CompareModelOpt = None,
+    feedback: CompareFeedbackOpt = None,
+    run: CompareRunOpt = None,
+    ids: IdsOpt = None,
+    kind: CompareKindOpt = None,
+    metric: CompareMetricOpt = None,
+    seed: CompareSeedOpt = 0,
+    resamples: CompareResamplesOpt = 2000,
+    as_json: JsonOpt = False,
+    plan: PlanOpt = False,
+    tasks: PlanTasksOpt = None,
+    baseline: PlanBaselineOpt = None,
+    correlation: PlanCorrelationOpt = None,
+    difference: PlanDifferenceOpt = None,
+) -> None:
+    """Is a difference real? Compare models, feedback settings, runs, databases,
+    annotators or log sets, paired on the tasks they share: per metric each side's value, the
+    difference with its bootstrap interval over tasks, an exact paired test, the tasks that
+    flip each way, ranks and groups for more than two sides, and the smallest difference the
+    tasks would detect. With --plan, what a planned number of tasks can detect.
+
+    Example: [bold]convtui compare --db results.db --by model[/bold]"""
+    with user_errors():
+        from convtui.benchmarks.commands import compare as body
+
+        sizing = (tasks, baseline, correlation, difference)
+        if plan:
+            body.plan_command(
+                tasks, *body.plan_defaults(baseline, correlation), difference, as_json
+            )
+            return
+        body.refuse_plan_options(sizing)
+        body.compare_command(
+            body.CompareRequest(
+                dbs=tuple(db or [Path("results.db")]),
+                selection=body.Selection(
+                    models=tuple(model or ()),
+                    feedback=tuple(label for f in feedback or () for label in f.labels),
+                    runs=tuple(run or ()),
+                    ids=ids,
+                ),
+                by=by,
+                sides=tuple(side or ()),
+                kind=kind,
+                metrics=tuple(
+                    m.strip() for item in metric or () for m in item.split(",") if m.strip()
+                ),
+                bootstrap=body.Bootstrap(resamples=resamples, seed=seed),
+                as_json=as_json,
+            )
         )
 
 
