@@ -140,6 +140,54 @@ def test_own_scores_simulated_scores_and_agreement_are_the_hand_computed_ones(st
     )
 
 
+def test_each_annotator_against_the_simulated_user_is_paired_over_tasks_with_holm(study):
+    """Reciprocal ranks (own sessions) and the expert's on the same tasks (4 at turn 1: 1/2):
+    ana 4, 5, 8: 1, 1, 0 against 1/2, 0, 0: differences 1/2, 1, 0, mean 1/2 = 50.0 points;
+    the exact sign-flip test over the two that differ: |±1/2 ± 1| reaches 3/2 in 2 of 4
+    patterns, p = 0.5; d_z = 1/2 over sd 1/2 = 1. Recall 1, 1, 0 against 1, 0, 0: task 5
+    alone, McNemar p = 1. ben's task 5: 0 against 0, p = 1. cy 4, 2, 8: 1/2, 1/3, 0 against
+    1/2, 0, 0: one differs, p = 1. Holm over the three: ana's 3 x 0.5, capped at 1.
+
+    All annotators pooled, clustered by task: task 4 (ana 1/2, cy 0) mean 1/4, task 5 (ana 1,
+    ben 0) 1/2, task 2 (cy) 1/3, task 8 0; over the 7 pairs (1/2 + 1 + 1/3)/7 = 11/42 = 26.2
+    points; the three tasks that differ are all better: p = 2/8. Recall: tasks 5 (1/2) and 2
+    (1) better, the exact sign test over tasks p = 2/4 (not McNemar's: task 5 holds two
+    pairs). Three or four tasks are too few for an interval: each says so."""
+    (own,) = report(study)["scores"]
+    assert own["bootstrap"]["unit"] == "tasks"
+    assert (
+        own["bootstrap"]["text"] == "95% percentile bootstrap over tasks (2000 resamples, seed 0)"
+    )
+    ana, ben, cy = own["annotators"]
+    [against] = ana["versus"]
+    assert against["mrr"]["difference"]["value"] == 50.0
+    assert (against["mrr"]["p_value"], against["mrr"]["effect_size"]) == (0.5, 1.0)
+    assert against["mrr"]["first_better"] == ["BigCodeBench/4", "BigCodeBench/5"]
+    assert (against["recall"]["p_value"], against["recall"]["first_better"]) == (
+        1.0,
+        ["BigCodeBench/5"],
+    )
+    assert against["recall"]["test"].startswith("McNemar exact")
+    assert (against["holm_mrr"], against["holm_recall"]) == (1.0, 1.0)
+    assert [ben["versus"][0]["mrr"]["p_value"], cy["versus"][0]["mrr"]["p_value"]] == [1.0, 1.0]
+    assert cy["versus"][0]["mrr"]["difference"]["value"] == round(100 / 9, 1)
+    assert ana["intervals"]["mrr"]["value"] == 66.7
+    assert ana["intervals"]["mrr"]["reason"] == "3 tasks are too few for an interval (at least 10)"
+    pooled = own["all"]["versus"][0]
+    assert (pooled["mrr"]["units"], pooled["mrr"]["pairs"]) == (4, 7)
+    assert pooled["mrr"]["difference"]["value"] == round(100 * 11 / 42, 1)
+    assert pooled["mrr"]["p_value"] == 0.25
+    assert pooled["mrr"]["first_better"] == ["BigCodeBench/2", "BigCodeBench/4", "BigCodeBench/5"]
+    assert (pooled["recall"]["p_value"], pooled["recall"]["test"]) == (
+        0.5,
+        "exact sign test over tasks",
+    )
+    assert own["all"]["intervals"]["recall"]["units"] == 4
+    shown = invoke("study", "report", "--db", str(study))
+    assert "Each annotator against expert simulated by" in shown.stdout
+    assert "bootstrap over tasks" in shown.stdout and "0.500 (1.000)" in shown.stdout
+
+
 def static_runs(db: Path) -> list[tuple]:
     return fetchall(
         db,

@@ -30,7 +30,15 @@ from convtui.benchmarks.settings import (
 )
 from convtui.commands.study import StudyProgress, open_study, study_progress
 from convtui.commands.study_report_views import print_report, report_json
-from convtui.commands.study_scores import Scoring, Simulated, score_groups, static_scores
+from convtui.commands.study_scores import (
+    Scoring,
+    Simulated,
+    live_terms,
+    score_groups,
+    static_scores,
+    static_terms,
+)
+from convtui.core.metrics.stats import Bootstrap
 from convtui.core.studies.agreement import Agreement, agreement
 from convtui.core.studies.outcomes import TaskOutcome, live_scores
 from convtui.core.studies.person_times import TimeSummary, summarize
@@ -43,6 +51,9 @@ from convtui.sessions.study_results import (
     finished_sessions,
     simulated_log_sets,
 )
+
+# study report takes no --seed: its intervals are drawn as the other reports' defaults.
+BOOTSTRAP = Bootstrap()
 
 
 @dataclass(frozen=True)
@@ -122,6 +133,8 @@ def build_report(
                 for s in simulated
             ],
             live_scores,
+            live_terms,
+            BOOTSTRAP,
         ),
     )
     replayed = _replayed(db, targets, names, log_sets, simulated, sims, replay, quiet)
@@ -170,6 +183,8 @@ def _replayed(
                     {name: units.get(name, {}) for name in mine},
                     [units.get(i, {}) for i in range(len(theirs))],
                     static_scores,
+                    static_terms,
+                    BOOTSTRAP,
                 ),
                 runs=tuple(r.run_id for r in done),
                 failed=sum(r.failed for r in done),

@@ -14,10 +14,12 @@ from rich.text import Text
 from convtui.benchmarks.output import console
 from convtui.commands.study import annotator_table
 from convtui.commands.study_scores import AnnotatorScores, Scoring
+from convtui.core.metrics.stats import Comparison
 from convtui.core.plural import counted
 from convtui.core.studies.agreement import Agreement, Alpha
 from convtui.core.studies.outcomes import Scores
 from convtui.core.studies.person_times import PAUSE_S, TimeSummary
+from convtui.core.studies.score_stats import Versus
 
 if TYPE_CHECKING:
     from convtui.commands.study_report import StudyReport
@@ -76,6 +78,8 @@ def print_report(report: StudyReport, plots: Sequence[Path] = ()) -> None:
         screen.print(times_table(report.times))
     for scoring in report.scorings:
         screen.print(scoring_table(scoring))
+        for i in range(len(scoring.simulated)):
+            screen.print(versus_table(scoring, i))
         if scoring.failed:
             screen.print(
                 f"{counted(scoring.failed, 'replayed session')} failed on model errors: the same "
@@ -125,8 +129,9 @@ def _seconds(value: float | None) -> str:
 
 
 def scoring_table(scoring: Scoring) -> Table:
-    how = f"replayed against {scoring.model}" if scoring.replayed else f"{scoring.model} (own)"
+    how = _how(scoring)
     caption = [scoring.rule[0].upper() + scoring.rule[1:] + "."]
+    caption.append(f"Intervals: {scoring.method}; n/a: too few tasks for one.")
     if scoring.simulated:
         caption.append("Simulated users are scored on the same tasks as the annotator.")
     table = Table(
@@ -150,7 +155,9 @@ def scoring_table(scoring: Scoring) -> Table:
 
 def _cells(row: AnnotatorScores) -> list[str]:
     mine = row.scores
-    cells = [row.annotator, str(mine.tasks) if mine else "0", *_pair(mine)]
+    found = row.intervals
+    shown = _pair(mine) if found is None else [found.mrr.text(), found.recall.text()]
+    cells = [row.annotator, str(mine.tasks) if mine else "0", *shown]
     for theirs in row.simulated:
         cells.append("-" if theirs is None else " / ".join(_pair(theirs)) + f" ({theirs.tasks})")
     return cells
@@ -160,6 +167,61 @@ def _pair(scores: Scores | None) -> list[str]:
     if scores is None:
         return ["-", "-"]
     return [f"{100 * scores.mrr:.1f}", f"{100 * scores.recall:.1f}"]
+
+
+VERSUS_NOTE = (
+    "Paired on the tasks both did, the annotator minus the simulated user: MRR tested by the "
+    "sign-flip permutation test, Recall by McNemar's exact test, over tasks; in brackets the "
+    "p-value Holm-adjusted over the annotators; d_z the mean per-task difference over its "
+    "standard deviation."
+)
+
+
+def versus_table(scoring: Scoring, i: int) -> Table:
+    """Each annotator against simulated set ``i`` of ``scoring``, and all of them pooled."""
+    s = scoring.simulated[i]
+    table = Table(
+        title=f"Each annotator against {s.user} simulated by {s.simulator or s.reference_model}"
+        f" ({_how(scoring)})",
+        header_style="bold",
+        caption=f"{VERSUS_NOTE} Intervals: {scoring.method}.",
+        expand=False,
+    )
+    table.add_column("annotator", no_wrap=True)
+    for name in ("tasks", "Δ MRR (pts)", "p (Holm)", "d_z", "Δ Recall (pts)", "p (Holm)"):
+        table.add_column(name, justify="right")
+    table.add_column("tasks annotator / simulated better", justify="right")
+    for row in (*scoring.rows, scoring.everyone):
+        found = row.versus[i] if i < len(row.versus) else None
+        if found is not None:
+            table.add_row(row.annotator, *_versus_cells(found))
+    return table
+
+
+def _versus_cells(found: Versus) -> list[str]:
+    """The pooled row is one comparison: its Holm p is its own."""
+    mrr, recall = found.mrr, found.recall
+    effect = "—" if mrr.effect_size is None else f"{mrr.effect_size:+.2f}"
+    return [
+        str(mrr.units),
+        _points(mrr),
+        f"{mrr.p_value:.3f} ({found.holm_mrr:.3f})",
+        effect,
+        _points(recall),
+        f"{recall.p_value:.3f} ({found.holm_recall:.3f})",
+        f"{len(recall.first_better)} / {len(recall.second_better)}",
+    ]
+
+
+def _points(found: Comparison) -> str:
+    d = found.difference
+    if d.low is None or d.high is None:
+        return f"{100 * d.value:+.1f} (n/a)"
+    return f"{100 * d.value:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]"
+
+
+def _how(scoring: Scoring) -> str:
+    return f"replayed against {scoring.model}" if scoring.replayed else f"{scoring.model} (own)"
 
 
 def agreement_line(found: Agreement) -> str:

@@ -10,12 +10,23 @@ exactly the tasks of the annotator beside it, so each row compares like with lik
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from typing import TypeVar
 
 from convtui.benchmarks.reports.static_report import COMPENSATE_INIT, Replayed
 from convtui.benchmarks.reports.static_report import build_static_columns as static_columns
+from convtui.core.metrics import scores as metrics
+from convtui.core.metrics.stats import Bootstrap
 from convtui.core.studies.outcomes import Scores, TaskOutcome, pooled
+from convtui.core.studies.score_stats import (
+    UNIT,
+    ScoreIntervals,
+    TaskTerm,
+    Versus,
+    score_intervals,
+    versus,
+    with_holm,
+)
 from convtui.sessions.log_sets import LogSet
 
 U = TypeVar("U", TaskOutcome, Replayed)
@@ -63,17 +74,26 @@ class Simulated:
 @dataclass(frozen=True)
 class AnnotatorScores:
     """One annotator's scores (None: nothing finished to score), and each simulated set's
-    on the same tasks (None where it holds none of them)."""
+    on the same tasks (None where it holds none of them); ``terms`` and ``simulated_terms``
+    the per-task terms they are means of; ``intervals`` the annotator's MRR and Recall with
+    intervals over tasks, ``versus`` the annotator against each simulated set, paired on
+    their tasks (core/studies/score_stats.py)."""
 
     annotator: str
     scores: Scores | None
     simulated: tuple[Scores | None, ...]
+    terms: tuple[TaskTerm, ...] = ()
+    simulated_terms: tuple[tuple[TaskTerm, ...], ...] = ()
+    intervals: ScoreIntervals | None = None
+    versus: tuple[Versus | None, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
             "annotator": self.annotator,
             **_scores_json(self.scores),
             "simulated": [None if s is None else s.to_json() for s in self.simulated],
+            "intervals": None if self.intervals is None else self.intervals.to_json(),
+            "versus": [None if v is None else v.to_json() for v in self.versus],
         }
 
 
@@ -89,6 +109,7 @@ class Scoring:
     rows: tuple[AnnotatorScores, ...]
     runs: tuple[str, ...] = ()
     failed: int = 0
+    bootstrap: Bootstrap = field(default_factory=Bootstrap)
 
     @property
     def rule(self) -> str:
@@ -97,12 +118,24 @@ class Scoring:
     @property
     def everyone(self) -> AnnotatorScores:
         """Every annotator's sessions as one group (a task done by two counts twice, for
-        the simulated sets too)."""
+        the simulated sets too; their interval resamples tasks, so those two are one
+        cluster). One comparison per simulated set: its p-value needs no adjustment."""
+        terms = tuple(t for r in self.rows for t in r.terms)
+        sims = range(len(self.simulated))
+        # A simulated set's session of a task is the same beside every annotator of it.
+        theirs = [{t.task_id: t for r in self.rows for t in r.simulated_terms[i]} for i in sims]
         return AnnotatorScores(
             "all annotators",
             pooled([r.scores for r in self.rows]),
-            tuple(pooled([r.simulated[i] for r in self.rows]) for i in range(len(self.simulated))),
+            tuple(pooled([r.simulated[i] for r in self.rows]) for i in sims),
+            terms,
+            intervals=score_intervals(terms, self.bootstrap),
+            versus=tuple(versus(terms, theirs[i], self.bootstrap) for i in sims),
         )
+
+    @property
+    def method(self) -> str:
+        return self.bootstrap.method(UNIT)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -113,6 +146,7 @@ class Scoring:
             "runs": list(self.runs),
             "failed_sessions": self.failed,
             "simulated": [s.to_json() for s in self.simulated],
+            "bootstrap": {**self.bootstrap.to_json(UNIT), "text": self.method},
             "annotators": [r.to_json() for r in self.rows],
             "all": self.everyone.to_json(),
         }
@@ -129,20 +163,59 @@ def score_groups(
     annotators: Mapping[str, ByTask[U]],
     simulated: Sequence[ByTask[U]],
     score: Callable[[list[U]], Scores | None],
+    terms: Callable[[list[U]], list[TaskTerm]],
+    boot: Bootstrap,
 ) -> tuple[AnnotatorScores, ...]:
     """Each of ``names``' scores (``annotators``: name -> their sessions by task) and, on the
-    tasks they did, each simulated set's."""
+    tasks they did, each simulated set's; with intervals over tasks and each annotator
+    against each simulated set, the p-values Holm-adjusted over the annotators."""
     rows = []
     for name in names:
         mine = annotators.get(name, {})
+        theirs = [[s[t] for t in mine if t in s] for s in simulated]
+        own = tuple(terms(list(mine.values())))
+        sim_terms = tuple(tuple(terms(found)) for found in theirs)
         rows.append(
             AnnotatorScores(
                 name,
                 score(list(mine.values())),
-                tuple(score([s[t] for t in mine if t in s]) for s in simulated),
+                tuple(score(found) for found in theirs),
+                own,
+                sim_terms,
+                score_intervals(own, boot),
+                tuple(versus(own, {t.task_id: t for t in st}, boot) for st in sim_terms),
             )
         )
-    return tuple(rows)
+    columns = [with_holm([r.versus[i] for r in rows]) for i in range(len(simulated))]
+    return tuple(
+        replace(r, versus=tuple(column[k] for column in columns)) for k, r in enumerate(rows)
+    )
+
+
+def live_terms(outcomes: list[TaskOutcome]) -> list[TaskTerm]:
+    """Each live session's terms: 1/(k+1) for its first pass k within its budget (0 when
+    none), and whether it solved (the terms live_scores averages)."""
+    return [
+        TaskTerm(
+            o.task_id, 0.0 if o.first_pass is None else 1 / (o.first_pass + 1), float(o.solved)
+        )
+        for o in outcomes
+    ]
+
+
+def static_terms(replayed: list[Replayed]) -> list[TaskTerm]:
+    """Each replayed session's terms of static MRR and Recall, stretched to the group's
+    budget as static_scores' columns stretch them (ConvCodeBench's print_results)."""
+    if not replayed:
+        return []
+    turns = max(r.max_turns for r in replayed)
+    out = []
+    for r in replayed:
+        target = metrics.carry_forward(r.target[:turns], turns)
+        reference = metrics.carry_forward(r.reference[:turns], turns)
+        rr = metrics.static_task_mrr(target, reference, compensate_init=COMPENSATE_INIT)
+        out.append(TaskTerm(r.task_id, rr, metrics.static_task_recall(target, reference)))
+    return out
 
 
 def static_scores(replayed: list[Replayed]) -> Scores | None:
