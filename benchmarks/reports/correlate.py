@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from convtui.benchmarks.reports.interval_cells import caption
 from convtui.benchmarks.reports.report import Column, StaticColumn, TaskScores
 from convtui.core.metrics.correlation import RankCorrelation, rank_correlation
 
@@ -221,7 +222,7 @@ def correlation_table(rows: Sequence[CorrelationRow], method: str = ""):
     table = Table(
         title="Live vs static rank correlation",
         header_style="bold",
-        caption="\n".join(
+        caption=caption(
             [
                 "Static scores include the reference model's successes (print_results).",
                 *_interval_notes(rows, method),

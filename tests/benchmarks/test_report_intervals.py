@@ -217,6 +217,7 @@ def test_a_bad_seed_or_resample_count_is_one_line_and_exit_2(db, args):
     done = invoke("report", "--db", str(db), *args)
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and done.stderr.startswith("error:")
+    assert args[0] in done.stderr and "no such option" not in done.stderr
 
 
 def test_nine_settings_with_intervals_fit_120_columns(tmp_path):
