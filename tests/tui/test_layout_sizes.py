@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from scripted import ScriptedApps, run, screen_of
 from textual.pilot import Pilot
-from tui_harness import WRONG, awaiting_feedback, screen_text
+from tui_harness import HEADER, WRONG, awaiting_feedback, fenced, screen_text
 
 from convtui.tui.widgets.status_line import StatusLine
 
@@ -66,3 +66,33 @@ def test_the_tasks_code_header_is_in_view_in_the_task_pane(
         assert "Create a dictionary" in pane  # and the prompt starts above it
 
     run(scripted.app([WRONG]), scenario, size=size)
+
+
+LONG = fenced(
+    HEADER
+    + "def task_func(LETTERS):\n"
+    + "".join(f"    step_{i} = {i}\n" for i in range(12))
+    + "    return {}\n"
+)
+
+
+@pytest.mark.parametrize(("size", "least"), [((80, 24), 6), ((120, 40), 8)])
+def test_the_code_gets_most_of_a_small_terminals_rows(
+    scripted: ScriptedApps, size: tuple[int, int], least: int
+) -> None:
+    """The code is what a person judges: at 80x24 it showed three lines (two with a header on
+    two rows) beside the task, the tests and the composer. The tab bar's underline, a test row
+    and a composer line now go to it; the tests' header and first row and the composer stay."""
+
+    async def scenario(pilot: Pilot) -> None:
+        await awaiting_feedback(pilot)
+        await pilot.pause()
+        code = "\n".join(rows_of(pilot, "#code-pane"))
+        lines = ["import random", "import statistics", "def task_func", "return {}"]
+        shown = [line for line in lines + [f"step_{i} = {i}" for i in range(12)] if line in code]
+        assert len(shown) >= least, code
+        tests = "\n".join(rows_of(pilot, "#test-table"))
+        assert "first line of the error" in tests and "test_case_1" in tests, tests
+        assert screen_of(pilot).query_one("#feedback-composer").region.height >= 3
+
+    run(scripted.app([LONG]), scenario, size=size)
