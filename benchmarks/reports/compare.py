@@ -19,9 +19,12 @@ log sets) compared paired on what they share (docs/design.md, "Uncertainty and c
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
+
+import numpy as np
 
 from convtui.benchmarks.reports.static_report import COMPENSATE_INIT
 from convtui.benchmarks.settings import CompareBy, CompareKind
@@ -118,26 +121,35 @@ def metrics_for(kind: CompareKind, turns: int) -> tuple[Metric, ...]:
     )
 
 
-def score(played: Played, turns: int) -> dict[str, float]:
-    """``played``'s per-task value of every metric of its kind, its verdicts carried forward
-    to ``turns`` turns (metrics.carry_forward, as report does)."""
-    if played.kind == "static":
-        target = scores.carry_forward(played.verdicts[:turns], turns)
-        reference = scores.carry_forward(played.reference[:turns], turns)
-        at = scores.static_pass_at_turn([target], [reference])
-        values = {f"pass1-t{t + 1}": v for t, v in enumerate(at)}
-        values["mrr"] = scores.static_task_mrr(target, reference, compensate_init=COMPENSATE_INIT)
-        values["recall"] = scores.static_task_recall(target, reference)
-        return values
-    passes = scores.carry_forward(played.verdicts[:turns], turns)
-    if played.protocol == "convtui":
+def score(played: Played, turns: int) -> tuple[float, ...]:
+    """``played``'s per-task value of every metric of its kind, in the order of
+    :func:`metrics_for`, its verdicts carried forward to ``turns`` turns
+    (metrics.carry_forward, as report does)."""
+    return _score(played.kind, played.protocol, played.verdicts, played.reference, turns)
+
+
+@lru_cache(maxsize=4096)
+def _score(
+    kind: CompareKind,
+    protocol: str,
+    verdicts: tuple[bool, ...],
+    reference: tuple[bool, ...],
+    turns: int,
+) -> tuple[float, ...]:
+    # Cached: a sweep's thousands of sessions show a few dozen verdict patterns.
+    passes = scores.carry_forward(verdicts[:turns], turns)
+    if kind == "static":
+        ref = scores.carry_forward(reference[:turns], turns)
+        return (
+            *scores.static_pass_at_turn([passes], [ref]),
+            scores.static_task_mrr(passes, ref, compensate_init=COMPENSATE_INIT),
+            scores.static_task_recall(passes, ref),
+        )
+    if protocol == "convtui":
         at = scores.cumulative_pass_at_turn([passes])
     else:
         at = scores.live_pass_at_turn([passes])
-    values = {f"pass1-t{t}": v for t, v in enumerate(at)}
-    values["mrr"] = scores.live_mrr([passes])
-    values["recall"] = scores.live_recall([passes])
-    return values
+    return (*at, scores.live_mrr([passes]), scores.live_recall([passes]))
 
 
 @dataclass(frozen=True)
@@ -199,11 +211,11 @@ Key = tuple[str, ...]
 
 @dataclass(frozen=True)
 class SideValues:
-    """A side's per-key metric values, with what it took to get them: ``replaced`` sessions
-    superseded by a newer run of the same measurement, ``pooled`` keys holding several
-    sessions that were averaged."""
+    """A side's per-key metric values (in the order of :func:`metrics_for`), with what it
+    took to get them: ``replaced`` sessions superseded by a newer run of the same
+    measurement, ``pooled`` keys holding several sessions that were averaged."""
 
-    values: dict[Key, dict[str, float]]
+    values: dict[Key, tuple[float, ...]]
     replaced: int
     pooled: int
 
@@ -212,12 +224,12 @@ def side_values(side: Side, dims: Sequence[str], turns: int) -> SideValues:
     newest: dict[tuple[str, ...], Played] = {}
     for p in sorted(side.played, key=lambda p: p.run_id):  # run ids sort by creation time
         newest[p.identity] = p
-    by_key: dict[Key, list[dict[str, float]]] = defaultdict(list)
+    by_key: dict[Key, list[tuple[float, ...]]] = defaultdict(list)
     for p in newest.values():
         key = tuple(p.task_id if d == "task" else p.dimension(d) for d in dims)
         by_key[key].append(score(p, turns))
     values = {
-        key: {m: sum(s[m] for s in scored) / len(scored) for m in scored[0]}
+        key: scored[0] if len(scored) == 1 else tuple(np.mean(scored, axis=0).tolist())
         for key, scored in by_key.items()
     }
     pooled = sum(len(scored) > 1 for scored in by_key.values())
@@ -317,8 +329,18 @@ def build_comparison(
         words = ", ".join(DIMENSION_NAMES[d] for d in dims)
         raise ConvtuiError(f"the sides share no ({words}) to pair on (each holds: {held})")
     summaries = tuple(_summary(s, v, len(shared)) for s, v in zip(sides, values, strict=True))
+    # One matrix a side (shared keys × every metric of the kind), read by column per metric.
+    columns = {m.key: j for j, m in enumerate(metrics_for(kind, turns))}
+    matrices = [np.array([v.values[k] for k in shared], dtype=float) for v in values]
+    task_ids = [k[0] for k in shared]
     results = tuple(
-        _metric_result(m, [s.label for s in sides], [v.values for v in values], shared, bootstrap)
+        _metric_result(
+            m,
+            [s.label for s in sides],
+            [matrix[:, columns[m.key]] for matrix in matrices],
+            task_ids,
+            bootstrap,
+        )
         for m in metrics
     )
     return CompareResult(
@@ -365,13 +387,15 @@ def _summary(side: Side, values: SideValues, shared: int) -> SideSummary:
 def _metric_result(
     metric: Metric,
     labels: Sequence[str],
-    values: Sequence[Mapping[Key, Mapping[str, float]]],
-    shared: Sequence[Key],
+    values: Sequence[np.ndarray],
+    task_ids: Sequence[str],
     bootstrap: Bootstrap,
 ) -> MetricResult:
+    """``metric`` compared on every pair of sides: ``values`` holds each side's value per
+    shared key, ``task_ids`` each key's task (its cluster)."""
     comparisons = []
     for i, j in combinations(range(len(labels)), 2):
-        matched = [(k[0], values[i][k][metric.key], values[j][k][metric.key]) for k in shared]
+        matched = zip(task_ids, values[i].tolist(), values[j].tolist(), strict=True)
         comparisons.append(
             (labels[i], labels[j], paired_comparison(matched, bootstrap, test=metric.test))
         )
@@ -385,10 +409,10 @@ def _metric_result(
         return MetricResult(metric, pairs)
     # Ranks resample tasks: each side's mean per task over the keys it holds of that task.
     per_task = {
-        label: cluster_means((k[0], side[k][metric.key]) for k in shared)
+        label: cluster_means(zip(task_ids, side.tolist(), strict=True))
         for label, side in zip(labels, values, strict=True)
     }
-    tasks = sorted({k[0] for k in shared})
+    tasks = sorted(set(task_ids))
     ranks = tuple(rank_intervals({s: [per_task[s][t] for t in tasks] for s in labels}, bootstrap))
     told_apart = {frozenset((p.first, p.second)) for p in pairs if p.p_adjusted < ALPHA}
     groups = indistinguishable_groups(

@@ -340,10 +340,7 @@ def paired_comparison(
     one pair of 0/1 values it is McNemar's exact test and is named so. ``test="permutation"``
     flips the sign of each cluster's mean difference (:func:`sign_flip_test`).
     Raises ValueError when there is no pair."""
-    rows = [(u, (float(a), float(b), float(a) - float(b))) for u, a, b in pairs]
-    if not rows:
-        raise ValueError("no matched pair to compare")
-    clusters = Clusters.from_rows(rows)
+    clusters, binary, count = _paired_clusters(pairs)
     first, second, diff = (float(v) for v in clusters.means())
     unit_diffs = clusters.sums[:, 2] / clusters.counts[:, 2]
     n = len(clusters.units)
@@ -359,10 +356,9 @@ def paired_comparison(
     second_better = tuple(u for u, d in zip(clusters.units, unit_diffs, strict=True) if d < 0)
     if test == "sign":
         p = sign_test(len(first_better), len(second_better))
-        binary = all(v in (0.0, 1.0) for _, (a, b, _d) in rows for v in (a, b))
         name = (
             f"McNemar exact (binomial on the {unit} solved by one side only)"
-            if binary and len(rows) == n
+            if binary and count == n
             else f"exact sign test over {unit}"
         )
     else:
@@ -373,7 +369,7 @@ def paired_comparison(
         first=first,
         second=second,
         difference=difference,
-        pairs=len(rows),
+        pairs=count,
         first_better=first_better,
         second_better=second_better,
         p_value=p,
@@ -381,6 +377,25 @@ def paired_comparison(
         effect_size=effect,
         sd=sd,
     )
+
+
+def _paired_clusters(pairs: Iterable[tuple[str, float, float]]) -> tuple[Clusters, bool, int]:
+    """``pairs`` grouped by cluster as three metrics (first, second, first − second), with
+    whether every value is 0 or 1 and how many pairs there are. What Clusters.from_rows
+    gives, summed in the same order, in numpy: a comparison of 1,140 tasks × 9 settings on
+    every metric of a report spent most of its time in a loop over rows."""
+    listed = list(pairs)
+    if not listed:
+        raise ValueError("no matched pair to compare")
+    units, firsts, seconds = zip(*listed, strict=True)
+    a = np.asarray(firsts, dtype=float)
+    b = np.asarray(seconds, dtype=float)
+    names, inverse = np.unique(np.asarray(units, dtype=str), return_inverse=True)
+    sums = np.zeros((len(names), 3))
+    np.add.at(sums, inverse, np.column_stack([a, b, a - b]))
+    counts = np.repeat(np.bincount(inverse, minlength=len(names)).astype(float)[:, None], 3, 1)
+    binary = bool(np.isin(a, (0.0, 1.0)).all() and np.isin(b, (0.0, 1.0)).all())
+    return Clusters(tuple(str(u) for u in names), sums, counts), binary, len(listed)
 
 
 def sign_test(first_better: int, second_better: int) -> float:

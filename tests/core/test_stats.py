@@ -287,3 +287,20 @@ def test_a_mean_of_means_over_too_few_or_alike_clusters_gives_a_reason():
     alike = stats.Clusters.from_rows([(f"t{i}", [1.0, 0.0]) for i in range(12)])
     estimate = stats.estimate_mean_of_means(alike, [0, 1], stats.Bootstrap())
     assert estimate.value == 0.5 and estimate.reason.startswith("all 12 tasks score the same")
+
+
+def test_a_paired_comparison_groups_its_pairs_as_clusters_from_rows_does():
+    """paired_comparison groups pairs in numpy (for speed); the clusters, sums and counts are
+    Clusters.from_rows' on the same rows, to the bit, pairs in any order and several a task."""
+    rng = np.random.default_rng(3)
+    pairs = [
+        (f"t{rng.integers(40)}", float(rng.random()), float(rng.integers(2))) for _ in range(300)
+    ]
+    rows = [(u, (a, b, a - b)) for u, a, b in pairs]
+    expected = stats.Clusters.from_rows(rows)
+    clusters, binary, count = stats._paired_clusters(pairs)
+    assert clusters.units == expected.units
+    assert clusters.sums.tobytes() == expected.sums.tobytes()
+    assert clusters.counts.tobytes() == expected.counts.tobytes()
+    assert (binary, count) == (False, 300)
+    assert stats._paired_clusters([("t1", 1.0, 0.0), ("t2", 0.0, 0.0)])[1] is True
