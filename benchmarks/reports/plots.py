@@ -3,7 +3,9 @@ Agg canvas (no display needed; pyplot and its global figure state are never touc
 Imported only for ``--plot``: matplotlib is slow to import.
 
 - ``<stem>-pass-at-turn.{png,svg}``: Pass@1 (%) after each turn, one panel per feedback
-  configuration Ω, one line per model (and protocol); live solid, static (replayed) dashed.
+  configuration Ω, one line per model (and protocol); live solid, static (replayed) dashed;
+  where the report drew intervals, each line in a shaded band of its 95% intervals over
+  tasks (turns without one, too few tasks or no spread, are left out of the band).
 - ``<stem>-live-vs-static-mrr.{png,svg}``: one point per model, live MRR against static MRR,
   the Spearman and Kendall correlation in the title; only when some model has both.
 - ``<stem>-codeif-rounds.{png,svg}``: CodeIF-Bench IA, CA and IFR (%) per round, a panel
@@ -17,6 +19,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from matplotlib import rcParams
 from matplotlib.artist import Artist
@@ -29,6 +32,9 @@ from convtui.benchmarks.reports.report import Report, StaticColumn, report_file_
 from convtui.core.codeif.authors import Cell
 from convtui.core.codeif.authors_dynamic import AVERAGE
 from convtui.core.settings.omega import ALL_CONFIGS
+
+if TYPE_CHECKING:
+    from convtui.core.metrics.stats import Estimate
 
 # Every panel is this size in inches at DPI dots per inch, and figures are saved without
 # tight cropping, so a figure of R x C panels is exactly C*PANEL_W*DPI x R*PANEL_H*DPI pixels.
@@ -150,12 +156,14 @@ def _pass_figure(report: Report, static: Sequence[StaticColumn]) -> Figure:
                 model = names[c.model]
                 label = model if len(protocols) == 1 else f"{model} ({c.protocol})"
                 _curve(ax, c.pass_at, colour(c.model), "-", f"{label} live")
+                _band(ax, c.intervals.pass_at if c.intervals else (), colour(c.model))
         for s in static:
             if s.feedback == feedback:
                 by = f", {s.feedback_by}" if s.feedback_by else ""
                 label = f"{names[s.model]} static ({s.reference}, {s.context}{by})"
                 # print_results' static rows start at turn 1.
                 _curve(ax, s.pass_at, colour(s.model), "--", label, first_turn=1)
+                _band(ax, s.intervals.pass_at if s.intervals else (), colour(s.model), 1)
         ax.set_xticks(range(turns))
         ax.set_title(feedback, fontsize=10)
         ax.set_xlabel("turn")
@@ -179,8 +187,22 @@ def _pass_figure(report: Report, static: Sequence[StaticColumn]) -> Figure:
             ncols=min(len(shown), columns),
             fontsize=7,
         )
-    figure.suptitle("Pass@1 after each turn (live solid, static dashed)", fontsize=11)
+    banded = any(c.intervals for c in report.columns) or any(s.intervals for s in static)
+    bands = ", bands: 95% intervals over tasks" if banded else ""
+    figure.suptitle(f"Pass@1 after each turn (live solid, static dashed{bands})", fontsize=11)
     return figure
+
+
+def _band(ax, estimates: Sequence[Estimate], colour: str, first_turn: int = 0) -> None:
+    """A curve's intervals as a shaded band; a turn without one (n/a) breaks the band there
+    rather than drawing a width it does not have."""
+    if not estimates:
+        return
+    turns = list(range(first_turn, first_turn + len(estimates)))
+    nan = float("nan")
+    low = [nan if e.low is None else 100 * e.low for e in estimates]
+    high = [nan if e.high is None else 100 * e.high for e in estimates]
+    ax.fill_between(turns, low, high, color=colour, alpha=0.15, linewidth=0)
 
 
 def _curve(

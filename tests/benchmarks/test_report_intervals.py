@@ -8,10 +8,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from support.cli import invoke
+from support.cli import env, invoke
 from support.verdicts import live, replay, tasks
 
 from convtui.core.metrics.stats import Bootstrap, Clusters, estimate_means
@@ -235,3 +237,19 @@ def test_nine_settings_with_intervals_fit_120_columns(tmp_path):
     want = expected({t: live_terms(v) for t, v in LIVE.items()})[:3]
     for e in want:
         assert table.count(f"{e['low']:.1f}–{e['high']:.1f}") >= 9
+
+
+def test_no_intervals_never_imports_numpy(db, tmp_path):
+    """--no-intervals costs what the report cost before: stats (numpy) is never imported."""
+    probe = (
+        "import sys\nfrom pathlib import Path\n"
+        "from convtui.benchmarks.commands.report import Uncertainty, report_command\n"
+        f"report_command(Path({str(db)!r}), None, Path({str(tmp_path)!r}), True,"
+        " uncertainty=Uncertainty(intervals=False))\n"
+        "assert 'numpy' not in sys.modules, 'numpy was imported'\n"
+    )
+    # A process of its own: what this process imported says nothing.
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env(), check=False
+    )
+    assert done.returncode == 0, done.stderr
