@@ -89,6 +89,11 @@ def compare_command(request: CompareRequest) -> None:
         ]
     else:
         assert by is not None
+        if by == "annotator" and not any(p.annotator for p in of_kind):
+            raise ConvtuiError(
+                f"--by annotator: no {KIND_NAMES[kind]} session of the selection names an "
+                "annotator (replays of people's sessions do: --kind static)"
+            )
         sides = split_sides(of_kind, by, [str(db) for db in request.dbs])
     result = build_comparison(kind, sides, by, request.bootstrap, request.metrics)
     others = sorted({p.kind for p in kept} - {kind})

@@ -165,9 +165,11 @@ def flip_lines(result: CompareResult) -> list[str]:
                 groups[-1][0].append(m.metric.name)
             else:
                 groups.append(([m.metric.name], p))
+        several = len(result.sides) > 2  # then each line names its pair
         for names, p in groups:
+            pair = f"{p.first}−{p.second} " if several else ""
             lines.append(
-                f"{', '.join(names)}: {_tasks(p.first, p.comparison.first_better)}; "
+                f"{pair}{', '.join(names)}: {_tasks(p.first, p.comparison.first_better)}; "
                 f"{_tasks(p.second, p.comparison.second_better)}"
             )
     return lines

@@ -80,6 +80,8 @@ def test_more_than_two_sides_give_holm_adjusted_pairs_ranks_and_the_groups_not_t
     assert done.returncode == 0, done.stderr
     assert "p (Holm)" in done.stdout
     assert "cannot be told apart" in done.stdout and "{A, B}" in done.stdout
+    # Each pair's flips on a line of its own, named: C is better on no task.
+    assert "A−C Recall: A better on 12: BigCodeBench/0," in done.stdout
 
 
 def test_the_same_model_under_two_feedback_settings_pairs_on_task_and_model_clustered_by_task(
@@ -141,6 +143,25 @@ def test_static_replays_are_compared_with_convcodebench_scores_and_say_what_they
     ]
 
 
+def test_one_target_replaying_two_log_sets_is_compared_across_the_log_set(tmp_path: Path) -> None:
+    db = tmp_path / "results.db"
+    with Store.open(db) as store:
+        for reference in ("ref-a", "ref-b"):
+            never = {t: NEVER for t in REFERENCE}
+            references = store.run_sessions(live_run(store, reference, never))
+            static_run(store, "target", references, GOOD_TARGET if reference == "ref-a" else never)
+    data = compared("--db", str(db), "--kind", "static", "--by", "log-set", "--metric", "recall")
+    assert data["paired_on"] == ["task", "model", "feedback", "protocol"]
+    assert [s["name"] for s in data["sides"]] == [
+        "log set ref-a, markov",
+        "log set ref-b, markov",
+    ]
+    recall = metric(data, "recall")
+    # Replaying ref-a's log set the target solves every task (own passes); ref-b's, none.
+    assert (recall["first"], recall["second"]) == (100.0, 0.0)
+    assert recall["first_better"] == tasks(1, 2, 3, 4)
+
+
 @pytest.fixture
 def refusable(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     db = tmp_path / "data" / "results.db"
@@ -177,6 +198,7 @@ def refusable(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         (["--db", "{db}", "--side", "A={x}", "--side", "B=nosuchrun"], "no run 'nosuchrun'"),
         (["--db", "{db}", "--side", "A={x}", "--by", "model"], "give --by or --side, not both"),
         (["--db", "{db}", "--tasks", "40"], "add --plan"),
+        (["--db", "{db}", "--by", "annotator"], "--by annotator: no live BigCodeBench session"),
     ],
 )
 def test_each_refusal_is_one_line_exit_2_and_writes_nothing(
