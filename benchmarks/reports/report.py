@@ -355,15 +355,19 @@ def add_body(
     table, first: str, headings: Sequence[str], rows: Sequence[Sequence[str]], intervals: bool
 ) -> None:
     """A Pass@1 table's columns and rows: ``first`` names the rows, a right-aligned column
-    under each of ``headings``; with intervals each as wide as its cells, so that the bounds
-    never fold, the heading folding instead."""
+    under each of ``headings``, folded where it must, never cut (nine settings cut to nine
+    characters read alike); with intervals, no column narrower than its cells."""
     names = [first, *(row[0] for row in rows)]
-    table.add_column(first, justify="right", width=cells.fitted_width(names, intervals))
+    table.add_column(first, justify="right", min_width=_least(names, intervals))
     for j, heading in enumerate(headings, start=1):
-        width = cells.fitted_width([row[j] for row in rows], intervals)
-        table.add_column(heading, justify="right", width=width, overflow="fold")
+        width = _least([row[j] for row in rows], intervals)
+        table.add_column(heading, justify="right", overflow="fold", min_width=width)
     for row in rows:
         table.add_row(*row)
+
+
+def _least(column: Sequence[str], intervals: bool) -> int | None:
+    return cells.fitted_width(column) if intervals else None
 
 
 def pass_cell(column: Column | StaticColumn, row: int) -> str:
