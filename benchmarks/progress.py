@@ -114,7 +114,7 @@ class RunProgress(Progress):
             now.pop(key, None)  # the newest last
             now[key] = text
 
-    def finished(self, task: TaskID, key: object) -> None:
+    def idle(self, task: TaskID, key: object) -> None:
         """``key`` of ``task``'s line is no longer at work."""
         with self._lock:
             self._working.get(task, {}).pop(key, None)
@@ -225,7 +225,7 @@ def follow_turns(
             mark = "✓" if event.turn.passed else "✗"
             bar.update(task, description=f"{name} turn {event.turn.idx} {mark}")
         else:
-            bar.finished(task, key)
+            bar.idle(task, key)
             bar.advance(task, 1)
             if event.session_status == "solved":
                 bar.solved(task)
