@@ -28,7 +28,7 @@ def traceback_shown(apps: AppFactory, reply: str, name: str) -> dict[str, str]:
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, TracebackModal), "it")
         modal = pilot.app.screen
         shown["text"] = str(modal.query_one("#traceback-text", Static).render())
-        shown["title"] = str(modal.query_one("ScrollableContainer").border_title)
+        shown["title"] = str(modal.query_one(".detail-frame").border_title)
 
     play(apps, scenario, model=model)
     return shown

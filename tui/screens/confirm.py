@@ -9,8 +9,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from convtui.tui.screens.modal_keys import ModalKeys
 
-class ConfirmModal(ModalScreen[bool]):
+
+class ConfirmModal(ModalKeys, ModalScreen[bool]):
     DEFAULT_CSS = """
     ConfirmModal {
         align: center middle;

@@ -7,15 +7,17 @@ from textual.containers import ScrollableContainer, VerticalScroll
 from textual.screen import ModalScreen
 
 from convtui.tui import render
+from convtui.tui.screens.modal_keys import ModalKeys
 
 
-class DetailModal(ModalScreen[None]):
+class DetailModal(ModalKeys, ModalScreen[None]):
     # Textual matches a type selector against every class of a screen's MRO, so subclasses
     # get this look; each names its own close binding (ids are per view).
     DEFAULT_CSS = """
     DetailModal {
         align: center middle;
-        & > ScrollableContainer {
+        /* By class, not type: the footer (ModalKeys) is a ScrollableContainer too. */
+        & > .detail-frame {
             width: 90%; height: 80%;
             border: thick $primary; background: $panel; padding: 0 1;
         }
@@ -26,7 +28,8 @@ class DetailModal(ModalScreen[None]):
     def frame(title: str, id: str | None = None, *, sideways: bool = False) -> ScrollableContainer:
         """The bordered scroll the details go in, titled, saying how to close it;
         ``sideways``: it scrolls sideways too, for lines that must not wrap."""
-        scroll = ScrollableContainer(id=id) if sideways else VerticalScroll(id=id)
+        kind = ScrollableContainer if sideways else VerticalScroll
+        scroll = kind(id=id, classes="detail-frame")
         scroll.border_title = render.title(title)
         scroll.border_subtitle = (
             "→ ← scroll sideways · escape closes" if sideways else "escape closes"

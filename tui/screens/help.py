@@ -19,6 +19,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown, Static
 
 from convtui.tui.screens.guidelines import guidelines_markdown
+from convtui.tui.screens.modal_keys import ModalKeys
 
 # Textual's own actions worth a row beside ours (its text boxes' editing keys are not).
 TEXTUAL_ACTIONS = frozenset({"quit", "command_palette"})
@@ -114,7 +115,7 @@ def bindings_table(rows: list[KeyHelp]) -> Group:
     return Group(*tables)
 
 
-class HelpModal(ModalScreen[None]):
+class HelpModal(ModalKeys, ModalScreen[None]):
     DEFAULT_CSS = """
     HelpModal {
         align: center middle;
