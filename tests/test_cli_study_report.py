@@ -151,8 +151,8 @@ def test_each_annotator_against_the_simulated_user_is_paired_over_tasks_with_hol
     All annotators pooled, clustered by task: task 4 (ana 1/2, cy 0) mean 1/4, task 5 (ana 1,
     ben 0) 1/2, task 2 (cy) 1/3, task 8 0; over the 7 pairs (1/2 + 1 + 1/3)/7 = 11/42 = 26.2
     points; the three tasks that differ are all better: p = 2/8. Recall: tasks 5 (1/2) and 2
-    (1) better, the exact sign test over tasks p = 2/4 (not McNemar's: task 5 holds two
-    pairs). Three or four tasks are too few for an interval: each says so."""
+    (1) better; task 5 holds two pairs (no McNemar), so the exact sign-flip test of the task
+    means: |±1/2 ± 1| reaches 3/2 in 2 of 4, p = 2/4. Three or four tasks are too few for an interval: each says so."""
     (own,) = report(study)["scores"]
     assert own["bootstrap"]["unit"] == "tasks"
     assert (
@@ -180,7 +180,7 @@ def test_each_annotator_against_the_simulated_user_is_paired_over_tasks_with_hol
     assert pooled["mrr"]["first_better"] == ["BigCodeBench/2", "BigCodeBench/4", "BigCodeBench/5"]
     assert (pooled["recall"]["p_value"], pooled["recall"]["test"]) == (
         0.5,
-        "exact sign test over tasks",
+        "sign-flip permutation test over tasks (exact)",
     )
     assert own["all"]["intervals"]["recall"]["units"] == 4
     shown = invoke("study", "report", "--db", str(study))

@@ -20,8 +20,9 @@ task and the code that led up to them, and its targets share each state's words,
 state nor a (state, target) pair is an independent draw; a session is (one person on one task,
 assigned on its own). Tasks given to several annotators tie their sessions loosely through the
 task; the per-task tables show how much the worth moves from task to task. Pass gains are
-tested with the exact sign test over sessions (McNemar's where each session holds one 0/1
-pair), shares of tests passed with the sign-flip permutation test. Pooled over targets a
+tested with McNemar's exact test where each session holds one 0/1 pair, else (and shares of
+tests passed) with the sign-flip permutation test of the sessions' mean differences, which
+tests the mean the interval is of. Pooled over targets a
 target that ignores feedback dilutes every gain, so each target has its tables too. Where a
 table prints one p-value per task or per annotator, each comes with its Holm adjustment over
 that family (the same comparison across the tasks, or the annotators, of the table).

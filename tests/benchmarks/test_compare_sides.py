@@ -100,8 +100,9 @@ def test_the_same_model_under_two_feedback_settings_pairs_on_task_and_model_clus
     assert row["pairs"] == 20 and row["units"] == 10
     assert row["second_better"] == tasks(2, 3, 4, 5, 6, 7)
     assert row["difference"]["value"] == -60.0
-    # Two pairs per task: the test counts tasks, and is the sign test over them.
-    assert row["test"] == "exact sign test over tasks"
+    # Two pairs per task: no McNemar; the sign flips of the six task means of -1 reach
+    # |sum| 6 only all alike, 2 of 2^6.
+    assert row["test"] == "sign-flip permutation test over tasks (exact)"
     assert row["p_value"] == 2 / 2**6
 
 

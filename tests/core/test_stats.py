@@ -108,7 +108,8 @@ def test_several_pairs_per_task_are_tested_over_tasks_not_pairs():
     comparison = stats.paired_comparison([("a", 1, 0), ("a", 0, 0), ("b", 0, 1)], MANY, min_units=1)
     assert comparison.pairs == 3 and comparison.units == 2
     assert comparison.first_better == ("a",) and comparison.second_better == ("b",)
-    assert comparison.test == "exact sign test over tasks"
+    # Several pairs in a task: not McNemar; the sign flips of +0.5 and -1 all reach 0.5.
+    assert comparison.test == "sign-flip permutation test over tasks (exact)"
     assert comparison.p_value == 1.0
     assert comparison.difference.value == pytest.approx(0.0)  # (1 + 0 - 1) / 3
 
