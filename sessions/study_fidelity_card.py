@@ -95,8 +95,9 @@ def fidelity_section(turns: Sequence[StoredTurn]) -> str:
         f"Gains and differences are in points (x100), pooled over the targets, with a "
         f"{report.method}; n/a where the {UNIT} are too few for one. The unit is the session "
         "(its states share a person and a task): p is McNemar's exact test on passing where a "
-        "session holds one pair, else the sign-flip permutation test over sessions, and Holm p adjusts the annotators' p-values for their number. Small samples "
-        "give wide intervals, and a target is one model: another may use the same words "
+        "session holds one pair, else the sign-flip permutation test over sessions, and Holm "
+        "p adjusts the annotators' p-values for their number. Small samples give wide "
+        "intervals, and a target is one model: another may use the same words "
         "differently (`convtui study fidelity` shows a table per target).",
         "",
     ]

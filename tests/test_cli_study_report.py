@@ -141,18 +141,19 @@ def test_own_scores_simulated_scores_and_agreement_are_the_hand_computed_ones(st
 
 
 def test_each_annotator_against_the_simulated_user_is_paired_over_tasks_with_holm(study):
-    """Reciprocal ranks (own sessions) and the expert's on the same tasks (4 at turn 1: 1/2):
-    ana 4, 5, 8: 1, 1, 0 against 1/2, 0, 0: differences 1/2, 1, 0, mean 1/2 = 50.0 points;
-    the exact sign-flip test over the two that differ: |±1/2 ± 1| reaches 3/2 in 2 of 4
-    patterns, p = 0.5; d_z = 1/2 over sd 1/2 = 1. Recall 1, 1, 0 against 1, 0, 0: task 5
-    alone, McNemar p = 1. ben's task 5: 0 against 0, p = 1. cy 4, 2, 8: 1/2, 1/3, 0 against
-    1/2, 0, 0: one differs, p = 1. Holm over the three: ana's 3 x 0.5, capped at 1.
+    """Reciprocal ranks (own sessions) and the expert's on the same tasks (4 at turn 1: 1/2): ana 4,
+    5, 8: 1, 1, 0 against 1/2, 0, 0: differences 1/2, 1, 0, mean 1/2 = 50.0 points; the exact
+    sign-flip test over the two that differ: |±1/2 ± 1| reaches 3/2 in 2 of 4 patterns, p = 0.5;
+    d_z = 1/2 over sd 1/2 = 1. Recall 1, 1, 0 against 1, 0, 0: task 5 alone, McNemar p = 1.
+    ben's task 5: 0 against 0, p = 1. cy 4, 2, 8: 1/2, 1/3, 0 against 1/2, 0, 0: one differs, p
+    = 1. Holm over the three: ana's 3 x 0.5, capped at 1.
 
     All annotators pooled, clustered by task: task 4 (ana 1/2, cy 0) mean 1/4, task 5 (ana 1,
     ben 0) 1/2, task 2 (cy) 1/3, task 8 0; over the 7 pairs (1/2 + 1 + 1/3)/7 = 11/42 = 26.2
-    points; the three tasks that differ are all better: p = 2/8. Recall: tasks 5 (1/2) and 2
-    (1) better; task 5 holds two pairs (no McNemar), so the exact sign-flip test of the task
-    means: |±1/2 ± 1| reaches 3/2 in 2 of 4, p = 2/4. Three or four tasks are too few for an interval: each says so."""
+    points; the three tasks that differ are all better: p = 2/8. Recall: tasks 5 (1/2) and 2 (1)
+    better; task 5 holds two pairs (no McNemar), so the exact sign-flip test of the task means:
+    |±1/2 ± 1| reaches 3/2 in 2 of 4, p = 2/4. Three or four tasks are too few for an interval:
+    each says so."""
     (own,) = report(study)["scores"]
     assert own["bootstrap"]["unit"] == "tasks"
     assert (

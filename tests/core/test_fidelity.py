@@ -79,13 +79,14 @@ def test_pass_rate_and_share_per_source_with_the_control_first():
 
 
 def test_gain_over_the_control_is_paired_on_states_and_targets():
-    """person - none, pass: s1 (1, 0), s2 (0, 0), s3 (1, 1): 3/6; session means .5, 0, 1:
-    two better, none worse; a session holds two pairs (no McNemar), so the exact sign-flip
-    test of the session means: of ±.5 ±1, |sum| >= 1.5 in 2 of 4, p = 2/4. Share: s1 (3/4, 0), s2 (2/4, 0), s3 (3/4, 3/4): 2.75/6, three sessions better,
-    the exact sign-flip test 2/8. sim - none, pass: s1 (1, 1), s2 (0, -1), s3 (0): 1/5 over
-    5 pairs; session means 1, -.5, 0: one each way, p = 2·(1 + 2)/4 capped at 1; d_z =
-    mean(1, -.5, 0) / sd = (1/6) / sqrt(7/12). Share: s1 (3/4, 2/4), s2 (0, -3/4), s3 (2/4):
-    1/5. Three sessions are fewer than stats' ten: no interval, a reason."""
+    """person - none, pass: s1 (1, 0), s2 (0, 0), s3 (1, 1): 3/6; session means .5, 0, 1: two
+    better, none worse; a session holds two pairs (no McNemar), so the exact sign-flip test of the
+    session means: of ±.5 ±1, |sum| >= 1.5 in 2 of 4, p = 2/4. Share: s1 (3/4, 0), s2 (2/4, 0),
+    s3 (3/4, 3/4): 2.75/6, three sessions better, the exact sign-flip test 2/8. sim - none,
+    pass: s1 (1, 1), s2 (0, -1), s3 (0): 1/5 over 5 pairs; session means 1, -.5, 0: one each
+    way, p = 2·(1 + 2)/4 capped at 1; d_z = mean(1, -.5, 0) / sd = (1/6) / sqrt(7/12). Share: s1
+    (3/4, 2/4), s2 (0, -3/4), s3 (2/4): 1/5. Three sessions are fewer than stats' ten: no
+    interval, a reason."""
     person = row(REPORT.sources, "person")
     assert person.gain_pass is not None and person.gain_share is not None
     assert person.gain_pass.difference.value == pytest.approx(0.5)
@@ -163,9 +164,9 @@ def test_each_annotators_worth_is_their_gain_over_the_control():
 
 
 def test_person_against_each_simulator_and_the_control():
-    """person - sim, pass: s1 (0, -1), s2 (0, 1), s3 (1): 1/5; session means -.5, .5, 1:
-    two to one; sign flips of ±.5 ±.5 ±1 reach |sum| >= 1 in 6 of 8 (only +.5 -.5 ... and
-    -.5 +.5 ... with the 1 against them fall short), p = 6/8. Share: s1 (0, -2/4), s2 (2/4, 3/4), s3 (1/4): 1/5.
+    """person - sim, pass: s1 (0, -1), s2 (0, 1), s3 (1): 1/5; session means -.5, .5, 1: two to one;
+    sign flips of ±.5 ±.5 ±1 reach |sum| >= 1 in 6 of 8 (only +.5 -.5 ... and -.5 +.5 ... with
+    the 1 against them fall short), p = 6/8. Share: s1 (0, -2/4), s2 (2/4, 3/4), s3 (1/4): 1/5.
     The row against the control is the person's gain."""
     assert [r.other for r in REPORT.pairs] == ["none", "sim"]
     sim = row(REPORT.pairs, "sim", "other")
