@@ -329,3 +329,21 @@ def test_a_skipped_test_passes_only_under_the_authors_reading(
     found = _under_each_reading(executor, root, tests)
     assert _statuses(found[False])[skipped] == "skipped" and not found[False].passed
     assert _statuses(found[True])[skipped] == "pass" and found[True].passed
+
+
+def test_each_test_records_the_time_it_ran_not_its_setups(executor: Executor, root: Path) -> None:
+    """pytest reports a test's setup, call and teardown apart; the setup's report comes first
+    and, passing as the call passes, was the one kept: every test read 0.000 s in `check`."""
+    slow = "tests/test_core.py::CounterTest::test_slow"
+    tests = TestSpec(
+        "pytest",
+        snippets=(
+            (BASE_TEST, ""),
+            (slow, "def test_slow(self):\n    import time\n    time.sleep(0.3)\n"),
+        ),
+    )
+    result = _run(executor, root, TASK.ground_truth, tests)
+    seconds = {t.name: t.duration_s for t in result.tests}
+    assert _statuses(result) == {BASE_TEST: "pass", slow: "pass"}
+    assert 0.3 <= seconds[slow] < result.duration_s, seconds
+    assert seconds[BASE_TEST] < 0.3, seconds

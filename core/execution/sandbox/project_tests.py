@@ -108,8 +108,13 @@ class Reporter:
             status = "error"  # setup or teardown raised
         text = self._clean(report.longreprtext) if not report.passed else ""
         before = self._outcome.get(name)
+        # A test's time is its setup, call and teardown together (and every parametrized
+        # case's): each phase reports apart, and keeping one report's kept the setup's, ~0 s.
+        spent = report.duration + (before[2] if before is not None else 0.0)
         if before is None or _RANK[status] > _RANK[before[0]]:
-            self._outcome[name] = (status, text, report.duration)
+            self._outcome[name] = (status, text, spent)
+        else:
+            self._outcome[name] = (before[0], before[1], spent)
 
     def pytest_runtest_logfinish(self, nodeid: str, location: object) -> None:
         name = _expected_for(nodeid, self._expected)
