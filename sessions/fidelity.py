@@ -361,6 +361,22 @@ def fidelity_counts(store: Store) -> dict[str, int]:
         }
 
 
+def served_models(store: Store) -> dict[str, tuple[str, ...]]:
+    """Each simulator spec -> the model names its server answered as (sorted): a spec that
+    is a URL names a server, not a model, and the server may change what it serves."""
+    db = store.db
+    with reading(db):
+        found = db.execute(
+            "SELECT DISTINCT model, response_model FROM fidelity_calls "
+            "WHERE role = 'simulator' AND status = 'ok' AND response_model IS NOT NULL "
+            "AND response_model != '' ORDER BY model, response_model"
+        ).fetchall()
+    served: dict[str, list[str]] = {}
+    for spec, name in found:
+        served.setdefault(spec, []).append(name)
+    return {spec: tuple(names) for spec, names in served.items()}
+
+
 @dataclass(frozen=True)
 class StoredTurn:
     """A target's turn as the export shares it: the state, the source and the words it

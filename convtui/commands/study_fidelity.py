@@ -65,6 +65,7 @@ from convtui.sessions.fidelity import (
     read_states,
     save_feedback,
     save_target_turn,
+    served_models,
     target_turn_rows,
 )
 
@@ -111,6 +112,8 @@ class FidelityResult:
     asked: int
     played: int
     failed: tuple[str, ...]
+    # spec -> the names its server answered as: a URL names a server, not a model.
+    served: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         """``FidelityReport.to_json()`` plus the words, the identities and the run."""
@@ -121,6 +124,7 @@ class FidelityResult:
                 {
                     "source": source,
                     "model": who.model,
+                    "served_as": list(self.served.get(who.model, ())),
                     "persona": who.persona,
                     "protocol": who.protocol,
                     "prompt_sha256": who.prompt_sha256,
@@ -461,7 +465,16 @@ def _read(
         for who in identities(options, state):
             found.setdefault(who.source, who)
     return FidelityResult(
-        options.db, tuple(states), targets, report, words, found, asked, played, failed
+        options.db,
+        tuple(states),
+        targets,
+        report,
+        words,
+        found,
+        asked,
+        played,
+        failed,
+        served_models(store),
     )
 
 

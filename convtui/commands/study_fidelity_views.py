@@ -227,9 +227,13 @@ def same_problem_table(words: WordsReport) -> Table:
 
 def identity_table(result: FidelityResult) -> Table:
     table = Table(title="Who the simulated sources are", title_justify="left")
-    for name in ("source", "model", "persona", "protocol", "prompt SHA-256"):
-        table.add_column(name)
+    for name in ("source", "model", "served as", "persona", "protocol", "prompt SHA-256"):
+        # Folded, never cut: a model's path or URL is read to its end.
+        table.add_column(name, overflow="fold")
     for source, who in result.identities.items():
         digest = who.prompt_sha256 or "unknown (a draft recorded by the session)"
-        table.add_row(Text(source), Text(who.model), who.persona, who.protocol, digest)
+        # A URL names a server: what it answered as is the model, said beside it.
+        served = ", ".join(result.served.get(who.model, ())) or "-"
+        row = (Text(source), Text(who.model), Text(served), who.persona, who.protocol, digest)
+        table.add_row(*row)
     return table

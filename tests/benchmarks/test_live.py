@@ -225,3 +225,29 @@ def test_a_run_through_the_server_sends_the_requests_the_in_process_run_sends(
         history = [(task, feedback, i) for i in range(idx)]
         if all(server_turns.get(k) == local_turns.get(k) is not None for k in history):
             assert server_calls[(task, feedback, idx)] == local_calls[(task, feedback, idx)]
+
+
+def test_a_simulator_served_by_url_is_named_by_the_model_its_server_answers_as(
+    llama_server_url: str, tmp_path: Path, executor, catalog
+) -> None:
+    """A URL names a server, not a model: study fidelity's table of who the simulated sources
+    are says what the server answered as beside it. On llama.cpp's real server; what the
+    model writes is never read, only the name the server gives, asked of /models here."""
+    import urllib.request
+
+    from support.fidelity import record_study
+    from support.study_play import FAILS
+
+    db = tmp_path / "study.db"
+    record_study(db, executor, catalog, tmp_path / "scripts", max_tokens=16)
+    with urllib.request.urlopen(f"{llama_server_url}/models", timeout=30) as answer:
+        served = json.load(answer)["data"][0]["id"]
+    target = script(tmp_path / "target.jsonl", [FAILS])
+    args = ["study", "fidelity", "--db", str(db), "--simulator", llama_server_url]
+    done = invoke(*args, "--target", target, "--resamples", "50", "--json")
+    assert done.returncode == 0, done.stderr
+    (simulator,) = json.loads(done.stdout)["simulators"]
+    assert simulator["model"] == llama_server_url and simulator["served_as"] == [served]
+    wide = {"COLUMNS": "400"}  # the served name is a long path: whole on one line
+    shown = invoke(*args, "--target", target, "--resamples", "50", environ=wide).stdout
+    assert served in shown.split("Who the simulated sources are", 1)[1], shown
