@@ -18,6 +18,7 @@ from convtui.core.printable import printable
 from convtui.sessions.browse import SessionSummary, list_sessions
 from convtui.tui import render
 from convtui.tui.codeif_controller import MODE as CODEIF_MODE
+from convtui.tui.screens.session import SessionScreen
 
 if TYPE_CHECKING:
     from convtui.tui.app import ConvTuiApp
@@ -89,8 +90,17 @@ class StoredSessions(Provider):
             limit=200,
         )
         catalog = app.launch.catalog
+        # A session open in this app is where the person already is: resuming it would only
+        # leave and reopen it, so it is not offered.
+        here = {
+            screen.controller.session_id
+            for screen in app.screen_stack
+            if isinstance(screen, SessionScreen)
+        }
         self._hits = [
-            (self._title(s, catalog), partial(app.resume_session, s.id), s) for s in found
+            (self._title(s, catalog), partial(app.resume_session, s.id), s)
+            for s in found
+            if s.id not in here
         ]
 
     @staticmethod
