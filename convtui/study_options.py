@@ -229,6 +229,13 @@ SeedOpt = Annotated[
 ResamplesOpt = Annotated[
     int, typer.Option("--resamples", min=1, help="Bootstrap resamples of the states.")
 ]
+ReportSeedOpt = Annotated[
+    int,
+    typer.Option("--seed", min=0, help="Seed of the bootstrap intervals: the same seed, the same."),
+]
+ReportResamplesOpt = Annotated[
+    int, typer.Option("--resamples", min=1, help="Bootstrap resamples of the tasks.")
+]
 FiguresOpt = Annotated[
     Path | None,
     typer.Option(

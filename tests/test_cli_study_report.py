@@ -291,3 +291,14 @@ def test_a_bad_database_is_one_line_and_exit_2(tmp_path):
     with Store.open(plain):
         pass
     assert_one_line_error(invoke("study", "report", "--db", str(plain), "--json"), "holds no study")
+
+
+def test_the_bootstrap_is_set_by_seed_and_resamples_and_named(study):
+    """study report draws its intervals as --seed and --resamples say, and says so; the same
+    seed gives the same bytes."""
+    first = report(study, "--seed", "5", "--resamples", "300")
+    (own,) = first["scores"]
+    assert own["bootstrap"]["text"] == "95% percentile bootstrap over tasks (300 resamples, seed 5)"
+    assert (own["bootstrap"]["seed"], own["bootstrap"]["resamples"]) == (5, 300)
+    assert report(study, "--seed", "5", "--resamples", "300") == first
+    assert_one_line_error(invoke("study", "report", "--db", str(study), "--seed", "-1"), "--seed")

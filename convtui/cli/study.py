@@ -18,6 +18,8 @@ from convtui.study_options import (
     FidelityTargetOpt,
     FiguresOpt,
     FinishedOnlyOpt,
+    ReportResamplesOpt,
+    ReportSeedOpt,
     ResamplesOpt,
     SeedOpt,
     ServeHostOpt,
@@ -109,6 +111,8 @@ def study_report(
     data: DataOpt = None,
     concurrency: ConcurrencyOpt = None,
     executor: ExecutorGroup,
+    seed: ReportSeedOpt = 0,
+    resamples: ReportResamplesOpt = 2000,
 ) -> None:
     """Progress, each annotator's MRR and Recall beside the simulated users', agreement.
 
@@ -122,6 +126,7 @@ def study_report(
     Example: [bold]convtui study report --db study.db --target http://127.0.0.1:8081/v1[/bold]"""
     with user_errors():
         from convtui.commands.study_report import ReplayOptions, report_command
+        from convtui.core.metrics.stats import Bootstrap
 
         exit_code = report_command(
             db,
@@ -129,6 +134,7 @@ def study_report(
             as_json,
             plot,
             ReplayOptions(data, concurrency, executor.settings()),
+            Bootstrap(resamples=resamples, seed=seed),
         )
     raise typer.Exit(exit_code)
 

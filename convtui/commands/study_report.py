@@ -52,9 +52,6 @@ from convtui.sessions.study_results import (
     simulated_log_sets,
 )
 
-# study report takes no --seed: its intervals are drawn as the other reports' defaults.
-BOOTSTRAP = Bootstrap()
-
 
 @dataclass(frozen=True)
 class ReplayOptions:
@@ -87,10 +84,16 @@ class StudyReport:
 
 
 def build_report(
-    db: Path, targets: Sequence[str], replay: ReplayOptions, quiet: bool = False
+    db: Path,
+    targets: Sequence[str],
+    replay: ReplayOptions,
+    quiet: bool = False,
+    bootstrap: Bootstrap | None = None,
 ) -> StudyReport:
     """Read the study at ``db``, replay its finished sessions against each of ``targets``
-    (and the simulated users' logs on its tasks, to set beside them), and score it all."""
+    (and the simulated users' logs on its tasks, to set beside them), and score it all, with
+    intervals drawn as ``bootstrap`` says (the defaults: 2,000 resamples, seed 0)."""
+    boot = bootstrap or Bootstrap()
     with open_study(db) as (store, study):
         progress = study_progress(store, study)
         tasks = [t.task_id for t in progress.tasks]
@@ -134,10 +137,11 @@ def build_report(
             ],
             live_scores,
             live_terms,
-            BOOTSTRAP,
+            boot,
         ),
+        bootstrap=boot,
     )
-    replayed = _replayed(db, targets, names, log_sets, simulated, sims, replay, quiet)
+    replayed = _replayed(db, targets, names, log_sets, simulated, sims, replay, quiet, boot)
     return StudyReport(
         study,
         db,
@@ -159,6 +163,7 @@ def _replayed(
     sims: tuple[Simulated, ...],
     options: ReplayOptions,
     quiet: bool,
+    boot: Bootstrap,
 ) -> list[Scoring]:
     """A scoring per target: the annotators' log sets and the simulated ones replayed."""
     # bench static replays BigCodeBench's feedback turns; CodeIF-Bench conversations are
@@ -184,10 +189,11 @@ def _replayed(
                     [units.get(i, {}) for i in range(len(theirs))],
                     static_scores,
                     static_terms,
-                    BOOTSTRAP,
+                    boot,
                 ),
                 runs=tuple(r.run_id for r in done),
                 failed=sum(r.failed for r in done),
+                bootstrap=boot,
             )
         )
     return scorings
@@ -243,13 +249,18 @@ def record_simulated_command(study: StudyRow, tasks: Sequence[str], db: Path) ->
 
 
 def report_command(
-    db: Path, targets: Sequence[str], as_json: bool, plot: Path | None, replay: ReplayOptions
+    db: Path,
+    targets: Sequence[str],
+    as_json: bool,
+    plot: Path | None,
+    replay: ReplayOptions,
+    bootstrap: Bootstrap | None = None,
 ) -> int:
     """Print the report; 1 when some replayed session failed on model errors (the same
     command again retries them), else 0."""
     if plot is not None:
         need("matplotlib", "--plot")  # before the replays, not after them
-    report = build_report(db, targets, replay, quiet=as_json)
+    report = build_report(db, targets, replay, quiet=as_json, bootstrap=bootstrap)
     plots: list[Path] = []
     if plot is not None:
         from convtui.commands.study_plots import write_study_plots
