@@ -13,6 +13,7 @@ import pytest
 from support.cli import invoke
 from support.studies import study_spec, write_study
 
+from convtui.commands.study_report_views import TIMES_NOTE, TURNS_NOTE
 from convtui.core.execution.types import ExecResult
 from convtui.core.settings.config import Turn
 from convtui.sessions import Store
@@ -91,6 +92,22 @@ def test_the_report_gives_each_annotators_median_time_per_turn(study: Path) -> N
     assert "Time per turn (median seconds)" in as_text.stdout
     assert any(line.startswith("ana 2 of 3 20.0 1.0") for line in lines), as_text.stdout
     assert any(line.startswith("ben 1 50.0 8.0") for line in lines), as_text.stdout
+
+
+def test_the_tables_notes_are_paragraphs_from_the_left_edge_not_centred_captions(
+    study: Path,
+) -> None:
+    """A rich caption is centred and no wider than its table: the notes stood as narrow
+    blocks of broken lines. Each is now one line from column 0 (the terminal wraps it)."""
+    shown = invoke("study", "report", "--db", str(study))
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    scored = "The annotators' own sessions with the study's model, scored live: MRR the mean of"
+    for note in (TIMES_NOTE, TURNS_NOTE):
+        assert note in lines, shown.stdout
+    assert any(
+        line.startswith(scored) and line.endswith("too few tasks for one.") for line in lines
+    )
 
 
 def test_the_export_carries_each_turns_times_and_its_card_says_what_they_are(

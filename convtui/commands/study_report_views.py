@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -31,7 +32,7 @@ TIMES_NOTE = (
     "sessions; a turn shown before its session was reopened is not measured."
 )
 TURNS_NOTE = (
-    "turns to solve: a pass at turn k took k+1 turns; an unsolved session counts as the budget + 1"
+    "Turns to solve: a pass at turn k took k+1 turns; an unsolved session counts as the budget + 1."
 )
 
 
@@ -75,11 +76,11 @@ def print_report(report: StudyReport, plots: Sequence[Path] = ()) -> None:
     screen.print(annotator_table(progress.annotators))
     screen.print(Text(f"{progress.done}/{progress.total} assignments done", style="bold"))
     if report.times:
-        screen.print(times_table(report.times))
+        with_note(screen, times_table(report.times), TIMES_NOTE)
     for scoring in report.scorings:
-        screen.print(scoring_table(scoring))
+        with_note(screen, scoring_table(scoring), scoring_note(scoring))
         for i in range(len(scoring.simulated)):
-            screen.print(versus_table(scoring, i))
+            with_note(screen, versus_table(scoring, i), f"{VERSUS_NOTE} {_intervals(scoring)}.")
         if scoring.failed:
             screen.print(
                 f"{counted(scoring.failed, 'replayed session')} failed on model errors: the same "
@@ -93,20 +94,23 @@ def print_report(report: StudyReport, plots: Sequence[Path] = ()) -> None:
             soft_wrap=True,
         )
     screen.print(agreement_line(report.agreement), soft_wrap=True)
-    screen.print(agreement_table(report.agreement))
+    with_note(screen, agreement_table(report.agreement), TURNS_NOTE)
     if plots:
         screen.print(f"plots: {', '.join(str(p) for p in plots)}", soft_wrap=True)
 
 
+def with_note(screen: Console, table: Table, note: str) -> None:
+    """``table``, then what it means as a paragraph from the left edge, as the other views
+    print their notes: a rich caption is centred and no wider than its table, so a long one
+    stood as a narrow block of broken lines."""
+    screen.print(table)
+    screen.print(Text(note), soft_wrap=True)
+
+
 def times_table(times: Mapping[str, TimeSummary]) -> Table:
     """Each annotator's median seconds per turn, over the turns of their finished sessions
-    whose times are known."""
-    table = Table(
-        title="Time per turn (median seconds)",
-        header_style="bold",
-        caption=TIMES_NOTE,
-        expand=False,
-    )
+    whose times are known (what they mean: TIMES_NOTE)."""
+    table = Table(title="Time per turn (median seconds)", header_style="bold", expand=False)
     table.add_column("annotator", no_wrap=True)
     table.add_column("turns measured", justify="right", no_wrap=True)
     table.add_column("shown → sent", justify="right", no_wrap=True)
@@ -128,18 +132,22 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
+def scoring_note(scoring: Scoring) -> str:
+    """What ``scoring_table`` scored and how its intervals were drawn."""
+    note = [scoring.rule[0].upper() + scoring.rule[1:] + "."]
+    note.append(f"{_intervals(scoring)}; n/a: too few tasks for one.")
+    if scoring.simulated:
+        note.append("Simulated users are scored on the same tasks as the annotator.")
+    return " ".join(note)
+
+
+def _intervals(scoring: Scoring) -> str:
+    return f"Intervals: {scoring.method}"
+
+
 def scoring_table(scoring: Scoring) -> Table:
     how = _how(scoring)
-    caption = [scoring.rule[0].upper() + scoring.rule[1:] + "."]
-    caption.append(f"Intervals: {scoring.method}; n/a: too few tasks for one.")
-    if scoring.simulated:
-        caption.append("Simulated users are scored on the same tasks as the annotator.")
-    table = Table(
-        title=f"MRR and Recall (%), {how}",
-        header_style="bold",
-        caption="\n".join(caption),
-        expand=False,
-    )
+    table = Table(title=f"MRR and Recall (%), {how}", header_style="bold", expand=False)
     table.add_column("annotator", no_wrap=True)
     for name in ("tasks", "MRR", "Recall"):
         table.add_column(name, justify="right", no_wrap=True)
@@ -184,7 +192,6 @@ def versus_table(scoring: Scoring, i: int) -> Table:
         title=f"Each annotator against {s.user} simulated by {s.simulator or s.reference_model}"
         f" ({_how(scoring)})",
         header_style="bold",
-        caption=f"{VERSUS_NOTE} Intervals: {scoring.method}.",
         expand=False,
     )
     table.add_column("annotator", no_wrap=True)
@@ -237,7 +244,6 @@ def agreement_table(found: Agreement) -> Table:
     table = Table(
         title="Agreement on the overlapped tasks (Krippendorff's alpha)",
         header_style="bold",
-        caption=TURNS_NOTE + ".",
         expand=False,
     )
     table.add_column("measure", no_wrap=True)
