@@ -212,7 +212,8 @@ def _default_kind(kept: Sequence[Played], dbs: Sequence[Path]) -> CompareKind:
     where = ", ".join(str(db) for db in dbs)
     raise ConvtuiError(
         f"no BigCodeBench session (live or static) in {where} matches this selection: run "
-        "convtui bench live or bench static first"
+        "convtui bench live or bench static first (compare reads BigCodeBench sessions; "
+        "convtui report gives CodeIF-Bench's metrics with their intervals)"
     )
 
 

@@ -200,6 +200,10 @@ def refusable(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         (["--db", "{db}", "--side", "A={x}", "--by", "model"], "give --by or --side, not both"),
         (["--db", "{db}", "--tasks", "40"], "add --plan"),
         (["--db", "{db}", "--by", "annotator"], "--by annotator: no live BigCodeBench session"),
+        (
+            ["--db", "{db}", "--model", "no-such-model"],
+            "convtui report gives CodeIF-Bench's metrics with their intervals",
+        ),
     ],
 )
 def test_each_refusal_is_one_line_exit_2_and_writes_nothing(
