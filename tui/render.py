@@ -121,17 +121,28 @@ NO_TRACEBACK = {
 }
 
 
-def traceback_text(status: str, traceback: str, run_detail: str = "") -> str:
-    """What the traceback view shows for a test: its traceback, or what its status means;
-    for a test that did not pass, why the whole run stopped, when the run says."""
-    text = traceback.rstrip() or NO_TRACEBACK.get(
-        status, f"(no traceback: the test's status is {status_word(status)})"
-    )
+def traceback_parts(status: str, traceback: str, run_detail: str = "") -> list[tuple[str, bool]]:
+    """The traceback view's paragraphs for a test, each with whether it is prose that may
+    wrap: its traceback, or what its status means; for a test that did not pass, why the
+    whole run stopped, when the run says. A traceback never wraps (its ``^^^`` markers point
+    at columns of the line above); the words that stand in for one, and a one-line reason,
+    are sentences that a narrow window must wrap rather than cut."""
+    parts = [(traceback.rstrip(), False)]
+    if not traceback.strip():
+        unknown = f"(no traceback: the test's status is {status_word(status)})"
+        parts = [(NO_TRACEBACK.get(status, unknown), True)]
     if status != "pass" and run_detail:
         # A traceback starts on its own line, so its frames stay aligned.
-        several = "\n" in run_detail.strip()
-        text += f"\n\nThe run:\n{run_detail.rstrip()}" if several else f"\n\nThe run: {run_detail}"
-    return text
+        if "\n" in run_detail.strip():
+            parts.append((f"The run:\n{run_detail.rstrip()}", False))
+        else:
+            parts.append((f"The run: {run_detail}", True))
+    return parts
+
+
+def traceback_text(status: str, traceback: str, run_detail: str = "") -> str:
+    """The traceback view's text as one string (``traceback_parts`` a blank line apart)."""
+    return "\n\n".join(text for text, _ in traceback_parts(status, traceback, run_detail))
 
 
 def source_label(source: str, edited: bool | None = None) -> str:

@@ -27,7 +27,8 @@ def traceback_shown(apps: AppFactory, reply: str, name: str) -> dict[str, str]:
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(pilot.app.screen, TracebackModal), "it")
         modal = pilot.app.screen
-        shown["text"] = str(modal.query_one("#traceback-text", Static).render())
+        parts = modal.query(".traceback-part").exclude("#traceback-name").results(Static)
+        shown["text"] = "\n\n".join(str(part.render()) for part in parts)
         shown["title"] = str(modal.query_one(".detail-frame").border_title)
 
     play(apps, scenario, model=model)
