@@ -16,6 +16,7 @@ from textual.pilot import Pilot
 from textual.widgets import TabbedContent
 from tui_harness import HEADER, awaiting_feedback, fenced, screen_text, wait_until
 
+from convtui.tui.screens.help import HelpModal
 from convtui.tui.screens.traceback import TracebackModal
 from convtui.tui.viewmodels import TestRow
 from convtui.tui.widgets.code_pane import CodePane
@@ -103,8 +104,15 @@ def test_w_wraps_long_lines_and_the_footer_and_help_say_so(
         await wait_until(pilot, lambda: shown(pilot, TAIL), "the wrapped line's end", 60)
         assert screen_of(pilot).query_one(CodePane).has_class("-wrap")
         await pilot.press("f1")
-        help_rows = "\n".join(screen_text(pilot.app))
-        assert "Wrap" in help_rows and "wrap" in help_rows.lower()
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, HelpModal), "help", 60)
+        # The help window has a footer of its own now: "Wrap" must come from its rows,
+        # read page by page down the window.
+        help_rows = []
+        for _ in range(6):
+            await pilot.pause()
+            help_rows += screen_text(pilot.app)
+            await pilot.press("pagedown")
+        assert any("Wrap" in row for row in help_rows), "\n".join(help_rows)
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("w")  # back to one row per line, scrolled sideways
