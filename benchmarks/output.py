@@ -75,3 +75,17 @@ def warning_line(text: str) -> Text:
 def warn(text: str) -> None:
     """One ``warning: …`` line on stderr, unwrapped."""
     console(stderr=True).print(warning_line(text), soft_wrap=True)
+
+
+def print_table(screen: Console, table: Any) -> None:
+    """``table``, then its caption as lines from the left edge: rich centres a caption and
+    keeps it within the table's width, so a narrow table's notes (one Ω, one model) stood as
+    a thin centred block of broken lines."""
+    caption = getattr(table, "caption", None)
+    if not caption:
+        screen.print(table)
+        return
+    table.caption = None
+    screen.print(table)
+    # A caption string is markup, as rich reads a table's (brackets come escaped).
+    screen.print(caption, soft_wrap=True, highlight=False)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from convtui.benchmarks.output import console, print_json, warning_line
+from convtui.benchmarks.output import console, print_json, print_table, warning_line
 from convtui.benchmarks.reports.codeif_report import (
     CodeifGroup,
     CodeifSession,
@@ -161,8 +161,9 @@ def report_command(
         screen.print(Text.assemble(("note: ", "bold"), note), soft_wrap=True)
     method = bootstrap.method() if bootstrap else ""
     if report.columns:
-        screen.print(pass_table(report, method))
-        screen.print(
+        print_table(screen, pass_table(report, method))
+        print_table(
+            screen,
             summary_table(
                 report,
                 [
@@ -170,21 +171,22 @@ def report_command(
                     "Recall: share of tasks solved at some turn. Turns count from 0.",
                 ],
                 method,
-            )
+            ),
         )
     if static:
-        screen.print(static_pass_table(static, method))
-        screen.print(static_summary_table(static, method))
+        print_table(screen, static_pass_table(static, method))
+        print_table(screen, static_summary_table(static, method))
     if codeif[0]:
         for table in codeif_tables(codeif[0], method):
-            screen.print(table)
+            print_table(screen, table)
         for note in metrics_notes(codeif[0]).values():
             screen.print(note, soft_wrap=True)
     if correlate:
         if static:
             unit = INTERVAL_UNIT
-            screen.print(
-                correlation_table(correlations, bootstrap.method(unit) if bootstrap else "")
+            print_table(
+                screen,
+                correlation_table(correlations, bootstrap.method(unit) if bootstrap else ""),
             )
         else:  # the same reason on every row: one line says it
             screen.print(f"live vs static rank correlation: {NO_STATIC}", soft_wrap=True)

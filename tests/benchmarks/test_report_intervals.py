@@ -253,3 +253,20 @@ def test_no_intervals_never_imports_numpy(db, tmp_path):
         [sys.executable, "-c", probe], capture_output=True, text=True, env=env(), check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_a_narrow_tables_notes_are_whole_lines_from_the_left_edge(tmp_path: Path) -> None:
+    """One Ω of one model makes a narrow table: its notes stood as a thin centred block of
+    broken lines (rich centres a caption within the table). Each is now a line of its own."""
+    db = tmp_path / "one.db"
+    with Store.open(db) as store:
+        live(store, "m", {t: (False, True) for t in tasks(3)})
+    done = invoke("report", "--db", str(db), "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    for note in (
+        "low–high: 95% percentile bootstrap over tasks (2000 resamples, seed 0).",
+        "n/a: 3 tasks are too few for an interval (at least 10).",
+        "Pass@1 cumulative: passed at any turn up to t",
+    ):
+        assert note in lines, done.stdout
