@@ -32,10 +32,11 @@ OMEGA = "CF,EF:full,VF:expert"  # the pilot study's
 
 
 async def click_into_the_code(page: AnnotatorPage) -> None:
-    """A click on the Code tab's first row (below the tab bar's underline), as a person
-    points into the code, wherever it is scrolled to."""
+    """A click on the Code tab's first row (below the tab bar, which on a short page has no
+    underline row), as a person points into the code, wherever it is scrolled to."""
     rows = (await page.text()).splitlines()
-    row = next(n for n, line in enumerate(rows) if "╸━━" in line) + 1
+    bar = next(n for n, line in enumerate(rows) if "Code  Diff" in line)
+    row = bar + (2 if "╸━━" in rows[bar + 1] else 1)
     column = 4
     box = await page.page.evaluate(
         "(() => { const r = document.querySelector('.xterm-screen').getBoundingClientRect();"

@@ -141,6 +141,8 @@ class SessionScreen(SessionFlow):
         if self.codeif:
             composer.border_title = "Next instruction"
             self.add_class("-codeif")  # the checklist takes its share of a short screen
+        # The simulated user's words take their rows of a short screen from the code's.
+        self.set_class(not self._human_verbal, "-simulated")
         if self.plan.ended is not None:
             composer.display = False  # a session that ended is only read
         self.watch_phase(self.phase)
