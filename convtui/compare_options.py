@@ -123,3 +123,12 @@ PlanDifferenceOpt = Annotated[
         show_default=False,
     ),
 ]
+ComparePlotOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plot",
+        help="Folder for a figure (PNG and SVG) of each pair's differences with their "
+        "intervals, a metric a row (needs the exec extra's matplotlib).",
+        show_default=False,
+    ),
+]

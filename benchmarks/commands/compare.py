@@ -16,6 +16,7 @@ from convtui.benchmarks.commands.report import read_replayed
 from convtui.benchmarks.output import console, print_json
 from convtui.benchmarks.reports.compare import (
     KIND_NAMES,
+    CompareResult,
     Played,
     Side,
     build_comparison,
@@ -59,6 +60,7 @@ class CompareRequest:
     metrics: tuple[str, ...] = ()
     bootstrap: Bootstrap = field(default_factory=Bootstrap)
     as_json: bool = False
+    plot: Path | None = None  # a folder for the differences' figure
 
 
 def compare_command(request: CompareRequest) -> None:
@@ -102,8 +104,9 @@ def compare_command(request: CompareRequest) -> None:
         f"not compared here (--kind {k})"
         for k in others
     ]
+    plots = _plot(result, request)
     if request.as_json:
-        print_json({**compare_json(result), "also_held": also})
+        print_json({**compare_json(result), "also_held": also, "plots": [str(p) for p in plots]})
         return
     screen = console()
     for line in header_lines(result):
@@ -118,6 +121,17 @@ def compare_command(request: CompareRequest) -> None:
         screen.print(ranks_table(result))
     for line in also:
         screen.print(Text(line), soft_wrap=True)
+    if plots:
+        screen.print(Text(f"plots: {', '.join(str(p) for p in plots)}"), soft_wrap=True)
+
+
+def _plot(result: CompareResult, request: CompareRequest) -> list[Path]:
+    """The differences' figure under ``request.plot``, named after the first database."""
+    if request.plot is None:
+        return []
+    from convtui.benchmarks.reports.compare_plots import write_compare_plot
+
+    return write_compare_plot(result, request.plot, request.dbs[0].stem)
 
 
 def plan_command(

@@ -13,6 +13,7 @@ from convtui.compare_options import (
     CompareKindOpt,
     CompareMetricOpt,
     CompareModelOpt,
+    ComparePlotOpt,
     CompareResamplesOpt,
     CompareRunOpt,
     CompareSeedOpt,
@@ -106,6 +107,7 @@ def compare(
     baseline: PlanBaselineOpt = None,
     correlation: PlanCorrelationOpt = None,
     difference: PlanDifferenceOpt = None,
+    plot: ComparePlotOpt = None,
 ) -> None:
     """Is a difference real? Compare models, feedback settings, runs, databases,
     annotators or log sets, paired on the tasks they share: per metric each side's value, the
@@ -141,6 +143,7 @@ def compare(
                 ),
                 bootstrap=body.Bootstrap(resamples=resamples, seed=seed),
                 as_json=as_json,
+                plot=plot,
             )
         )
 

@@ -232,3 +232,19 @@ def test_a_seed_gives_the_same_bytes_and_the_method_is_named(
     assert "95% percentile bootstrap over tasks (500 resamples, seed 3)" in text.stdout.replace(
         "\n", " "
     )
+
+
+def test_plot_draws_each_pairs_differences_with_their_intervals(
+    refusable: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    pytest.importorskip("matplotlib")  # the exec extra
+    db, _ = refusable
+    args = ("--db", str(db), "--model", "model-x", "--model", "model-y")
+    data = compared(*args, "--metric", "pass1-t0,mrr", "--plot", str(tmp_path / "figs"))
+    png, svg = (Path(p) for p in data["plots"])
+    assert png.read_bytes().startswith(b"\x89PNG") and png.stat().st_size > 5000
+    drawn = svg.read_text()
+    # A row per metric, named; and the pair in the title.
+    assert "Pass@1 t0" in drawn and "MRR" in drawn and "A − B" in drawn
+    shown = compare(*args, "--plot", str(tmp_path / "figs"))
+    assert f"plots: {png}" in shown.stdout.replace("\n", "")
