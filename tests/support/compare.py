@@ -9,34 +9,12 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from convtui.core.execution.types import ExecResult
-from convtui.core.models.types import GenerationParams
-from convtui.core.settings.config import SessionConfig, Turn
 from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import SessionRow, Store
 from support.cli import invoke
+from support.verdicts import EF_FULL, config, turn
 
-EF_FULL = FeedbackConfig("full", "none")
 Verdicts = Mapping[str, Sequence[bool]]
-
-
-def config(model: str, feedback: FeedbackConfig = EF_FULL, turns: int = 3) -> SessionConfig:
-    return SessionConfig(
-        model=model,
-        feedback=feedback,
-        max_turns=turns,
-        params=GenerationParams(temperature=0.0, max_tokens=64),
-    )
-
-
-def _turn(idx: int, passed: bool) -> Turn:
-    result = ExecResult(
-        "pass" if passed else "fail",
-        duration_s=0.1,
-        isolation="landlock",
-        detail="" if passed else "1 test failed",
-    )
-    return Turn(idx, "reply", f"x = {idx}", True, "No compilation errors", result)
 
 
 def play(store: Store, session_id: str, verdicts: Sequence[bool]) -> None:
@@ -44,7 +22,7 @@ def play(store: Store, session_id: str, verdicts: Sequence[bool]) -> None:
     for idx, passed in enumerate(verdicts):
         last = passed or idx + 1 == len(verdicts)
         status = ("solved" if passed else "exhausted") if last else "running"
-        store.save_turn(session_id, _turn(idx, passed), status)
+        store.save_turn(session_id, turn(idx, passed), status)
         if passed:
             return
 
