@@ -140,16 +140,8 @@ def _score(
     passes = scores.carry_forward(verdicts[:turns], turns)
     if kind == "static":
         ref = scores.carry_forward(reference[:turns], turns)
-        return (
-            *scores.static_pass_at_turn([passes], [ref]),
-            scores.static_task_mrr(passes, ref, compensate_init=COMPENSATE_INIT),
-            scores.static_task_recall(passes, ref),
-        )
-    if protocol == "convtui":
-        at = scores.cumulative_pass_at_turn([passes])
-    else:
-        at = scores.live_pass_at_turn([passes])
-    return (*at, scores.live_mrr([passes]), scores.live_recall([passes]))
+        return scores.static_task_terms(passes, ref, compensate_init=COMPENSATE_INIT)
+    return scores.live_task_terms(passes, protocol)
 
 
 @dataclass(frozen=True)

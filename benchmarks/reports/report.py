@@ -66,6 +66,11 @@ class TaskScores:
     mrr: float
     recall: float
 
+    @classmethod
+    def of(cls, task_id: str, terms: Sequence[float]) -> TaskScores:
+        """From a task's terms as core/metrics/scores.py lists them (Pass@1 rows, MRR, Recall)."""
+        return cls(task_id, tuple(terms[:-2]), terms[-2], terms[-1])
+
     def values(self) -> tuple[float, ...]:
         """Every metric of the column in one row: the Pass@1 rows, then MRR and Recall."""
         return (*self.pass_at, self.mrr, self.recall)
@@ -299,17 +304,10 @@ def build_report(outcomes: Iterable[Outcome]) -> Report:
         passes = [metrics.carry_forward(o.turn_passes, max_turns) for o in group]
         if protocol == "convtui":
             pass_at = metrics.cumulative_pass_at_turn(passes)
-            task_pass = metrics.cumulative_task_pass_at_turn
         else:
             pass_at = metrics.live_pass_at_turn(passes)
-            task_pass = metrics.live_task_pass_at_turn
         scores = tuple(
-            TaskScores(
-                o.task_id,
-                tuple(task_pass(p)),
-                metrics.live_task_mrr(p),
-                metrics.live_task_recall(p),
-            )
+            TaskScores.of(o.task_id, metrics.live_task_terms(p, protocol))
             for o, p in zip(group, passes, strict=True)
         )
         columns.append(

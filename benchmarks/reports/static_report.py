@@ -84,11 +84,9 @@ def _column(group: Sequence[Replayed]) -> StaticColumn:
     targets = [metrics.carry_forward(r.target[:turns], turns) for r in group]
     references = [metrics.carry_forward(r.reference[:turns], turns) for r in group]
     scores = tuple(
-        TaskScores(
+        TaskScores.of(
             r.task_id,
-            tuple(metrics.static_task_pass_at_turn(target, reference)),
-            metrics.static_task_mrr(target, reference, compensate_init=COMPENSATE_INIT),
-            metrics.static_task_recall(target, reference),
+            metrics.static_task_terms(target, reference, compensate_init=COMPENSATE_INIT),
         )
         for r, target, reference in zip(group, targets, references, strict=True)
     )

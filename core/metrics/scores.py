@@ -114,6 +114,18 @@ def cumulative_task_pass_at_turn(passes: TurnPasses) -> list[float]:
     return [1.0 if first is not None and first <= t else 0.0 for t in range(len(passes))]
 
 
+def live_task_terms(passes: TurnPasses, protocol: str) -> tuple[float, ...]:
+    """One task's term of every live number, in the order a report lists them: Pass@1 at each
+    turn by ``protocol``'s rule (``convtui``: cumulative; else ConvCodeWorld's), then its
+    reciprocal rank (MRR's term) and 1 or 0 solved (Recall's). What an interval over tasks
+    resamples and a paired comparison pairs."""
+    if protocol == "convtui":
+        at = cumulative_task_pass_at_turn(passes)
+    else:
+        at = live_task_pass_at_turn(passes)
+    return (*at, live_task_mrr(passes), live_task_recall(passes))
+
+
 # --- static (ConvCodeBench) -------------------------------------------------------------------
 #
 # ``target[t]``: the target model's turn t. Turn 0 is its own first attempt; at turn t >= 1 it
@@ -185,6 +197,18 @@ def static_task_pass_at_turn(target: TurnPasses, reference: TurnPasses) -> list[
     target's turn t or the reference's turn 0 passed, else 0."""
     _pair(target, reference)
     return [1.0 if target[t] or reference[0] else 0.0 for t in range(1, len(target))]
+
+
+def static_task_terms(
+    target: TurnPasses, reference: TurnPasses, *, compensate_init: bool
+) -> tuple[float, ...]:
+    """One task's term of every static number: Pass@1 at turns 1..N, then the static
+    reciprocal rank and recall (see :func:`live_task_terms`)."""
+    return (
+        *static_task_pass_at_turn(target, reference),
+        static_task_mrr(target, reference, compensate_init=compensate_init),
+        static_task_recall(target, reference),
+    )
 
 
 # --- helpers ------------------------------------------------------------------------------------

@@ -92,10 +92,6 @@ class Estimate:
     units: int
     reason: str = ""
 
-    @property
-    def has_interval(self) -> bool:
-        return self.low is not None and self.high is not None
-
     def text(self, scale: float = 100.0, digits: int = 1) -> str:
         """``12.3 [8.1, 16.0]``, or the value alone followed by `` (n/a)`` without an interval."""
         value = f"{scale * self.value:.{digits}f}"
@@ -270,10 +266,14 @@ def _no_interval(n: int, spread: float, unit: str, min_units: int) -> str:
     if n == 0:
         return f"no {unit}"
     if n < min_units:
-        return f"{n} {unit} are too few for an interval (at least {min_units})"
+        return _too_few(n, unit, min_units)
     if spread == 0.0:
         return f"all {n} {unit} score the same: resampling them has no spread"
     return ""
+
+
+def _too_few(n: int, unit: str, min_units: int) -> str:
+    return f"{n} {unit} are too few for an interval (at least {min_units})"
 
 
 # --- paired comparisons ----------------------------------------------------------------------
@@ -345,10 +345,8 @@ def paired_comparison(
     first, second, diff = (float(v) for v in clusters.means())
     unit_diffs = clusters.sums[:, 2] / clusters.counts[:, 2]
     n = len(clusters.units)
-    if n < min_units:
-        difference = Estimate(
-            diff, None, None, n, f"{n} {unit} are too few for an interval (at least {min_units})"
-        )
+    if n < min_units:  # zero spread is an interval here: every cluster differs alike
+        difference = Estimate(diff, None, None, n, _too_few(n, unit, min_units))
     else:
         samples = resampled_means(clusters, bootstrap)[:, 2]
         low, high = percentile_interval(samples, bootstrap.level)
@@ -617,19 +615,6 @@ def _z_sum(alpha: float, power: float) -> float:
 
 
 # --- grouping helpers -------------------------------------------------------------------------
-
-
-def match_pairs(
-    first: Mapping[tuple[str, ...], float],
-    second: Mapping[tuple[str, ...], float],
-    cluster: Callable[[tuple[str, ...]], str] = lambda key: key[0],
-) -> tuple[list[tuple[str, float, float]], int, int]:
-    """Pairs of the keys both sides hold, as (cluster id, first, second) for
-    :func:`paired_comparison`, sorted by key; and how many keys only the first, only the
-    second holds (left out)."""
-    shared = sorted(set(first) & set(second))
-    pairs = [(cluster(k), first[k], second[k]) for k in shared]
-    return pairs, len(set(first) - set(second)), len(set(second) - set(first))
 
 
 def cluster_means(rows: Iterable[tuple[str, float]]) -> dict[str, float]:

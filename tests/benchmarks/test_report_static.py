@@ -14,14 +14,10 @@ from pathlib import Path
 
 import pytest
 from support.cli import invoke
+from support.verdicts import config, play
 
-from convtui.core.execution.types import ExecResult
-from convtui.core.models.types import GenerationParams
-from convtui.core.settings.config import SessionConfig, Turn
-from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import SessionRow, Store
 
-EF_FULL = FeedbackConfig("full", "none")
 # Reference verdicts per task (turn 0, 1, 2), and the target's when it replays them (3 turns).
 REFERENCE = {
     "BigCodeBench/1": (False, False, True),
@@ -35,32 +31,6 @@ TARGET = {
     "BigCodeBench/3": (False, True),  # own pass at turn 1: 1/2
     "BigCodeBench/4": (True,),  # own turn 0 (compensate_init): 1
 }
-
-
-def config(model: str, feedback: FeedbackConfig = EF_FULL, turns: int = 3) -> SessionConfig:
-    return SessionConfig(
-        model=model,
-        feedback=feedback,
-        max_turns=turns,
-        params=GenerationParams(temperature=0.0, max_tokens=64),
-    )
-
-
-def turn(idx: int, passed: bool) -> Turn:
-    result = ExecResult(
-        "pass" if passed else "fail",
-        duration_s=0.1,
-        isolation="landlock",
-        detail="" if passed else "1 test failed",
-    )
-    return Turn(idx, "reply", f"x = {idx}", True, "No compilation errors", result)
-
-
-def play(store: Store, session_id: str, verdicts: tuple[bool, ...]) -> None:
-    for idx, passed in enumerate(verdicts):
-        last = passed or idx + 1 == len(verdicts)
-        status = ("solved" if passed else "exhausted") if last else "running"
-        store.save_turn(session_id, turn(idx, passed), status)
 
 
 def replay(

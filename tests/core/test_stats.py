@@ -242,14 +242,6 @@ def test_correlations_agree_with_scipy_and_their_intervals_hold_them():
     assert bounds["spearman"] == (1.0, 1.0) and bounds["kendall"] == (1.0, 1.0)
 
 
-def test_match_pairs_counts_what_each_side_leaves_out():
-    first = {("t1", "CF"): 1.0, ("t2", "CF"): 0.0, ("t3", "CF"): 1.0}
-    second = {("t1", "CF"): 0.0, ("t2", "CF"): 0.0, ("t4", "CF"): 1.0}
-    pairs, only_first, only_second = stats.match_pairs(first, second)
-    assert pairs == [("t1", 1.0, 0.0), ("t2", 0.0, 0.0)]
-    assert (only_first, only_second) == (1, 1)
-
-
 def test_a_mean_of_means_resamples_each_mean_over_the_clusters_drawn():
     # Metric 0 is held by every task, metric 1 by the even ones only (a later round some
     # tasks never reached). The value is the mean of the two means, not a mean over items;
