@@ -128,27 +128,31 @@ class Clusters:
     def from_rows(cls, rows: Iterable[tuple[str, Sequence[float | None]]]) -> Clusters:
         """Group ``rows`` (cluster id, one value per metric; None where the item has no value
         for that metric) into clusters. Every row must hold the same number of metrics."""
-        sums: dict[str, list[float]] = {}
-        counts: dict[str, list[int]] = {}
-        width: int | None = None
-        for unit, values in rows:
-            if width is None:
-                width = len(values)
-            elif len(values) != width:
-                raise ValueError(f"rows hold {width} and {len(values)} metrics; give each the same")
-            s = sums.setdefault(unit, [0.0] * width)
-            c = counts.setdefault(unit, [0] * width)
-            for j, v in enumerate(values):
-                if v is not None:
-                    s[j] += float(v)
-                    c[j] += 1
-        units = tuple(sorted(sums))
-        m = width or 0
-        return cls(
-            units,
-            np.array([sums[u] for u in units], dtype=float).reshape(len(units), m),
-            np.array([counts[u] for u in units], dtype=float).reshape(len(units), m),
-        )
+        units: list[str] = []
+        values: list[list[float]] = []
+        for unit, row in rows:
+            if values and len(row) != len(values[0]):
+                raise ValueError(
+                    f"rows hold {len(values[0])} and {len(row)} metrics; give each the same"
+                )
+            units.append(unit)
+            values.append([math.nan if v is None else float(v) for v in row])
+        if not values:
+            return cls((), np.zeros((0, 0)), np.zeros((0, 0)))
+        return cls.from_arrays(units, np.array(values, dtype=float))
+
+    @classmethod
+    def from_arrays(cls, units: Sequence[str], values: np.ndarray) -> Clusters:
+        """Group items into clusters: ``units`` names each item's cluster, ``values`` (items ×
+        metrics) holds its values, NaN where it has none. Each cluster's sums add its items
+        in the order given."""
+        names, inverse = np.unique(np.asarray(units, dtype=str), return_inverse=True)
+        present = ~np.isnan(values)
+        sums = np.zeros((len(names), values.shape[1]))
+        counts = np.zeros((len(names), values.shape[1]))
+        np.add.at(sums, inverse, np.where(present, values, 0.0))
+        np.add.at(counts, inverse, present.astype(float))
+        return cls(tuple(str(u) for u in names), sums, counts)
 
     @property
     def metrics(self) -> int:
@@ -380,21 +384,16 @@ def paired_comparison(
 
 def _paired_clusters(pairs: Iterable[tuple[str, float, float]]) -> tuple[Clusters, bool, int]:
     """``pairs`` grouped by cluster as three metrics (first, second, first − second), with
-    whether every value is 0 or 1 and how many pairs there are. What Clusters.from_rows
-    gives, summed in the same order, in numpy: a comparison of 1,140 tasks × 9 settings on
-    every metric of a report spent most of its time in a loop over rows."""
+    whether every value is 0 or 1 and how many pairs there are."""
     listed = list(pairs)
     if not listed:
         raise ValueError("no matched pair to compare")
     units, firsts, seconds = zip(*listed, strict=True)
     a = np.asarray(firsts, dtype=float)
     b = np.asarray(seconds, dtype=float)
-    names, inverse = np.unique(np.asarray(units, dtype=str), return_inverse=True)
-    sums = np.zeros((len(names), 3))
-    np.add.at(sums, inverse, np.column_stack([a, b, a - b]))
-    counts = np.repeat(np.bincount(inverse, minlength=len(names)).astype(float)[:, None], 3, 1)
+    clusters = Clusters.from_arrays(units, np.column_stack([a, b, a - b]))
     binary = bool(np.isin(a, (0.0, 1.0)).all() and np.isin(b, (0.0, 1.0)).all())
-    return Clusters(tuple(str(u) for u in names), sums, counts), binary, len(listed)
+    return clusters, binary, len(listed)
 
 
 def sign_test(first_better: int, second_better: int) -> float:
