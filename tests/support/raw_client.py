@@ -25,16 +25,19 @@ def cookie_for(served: ServedStudy, token: str) -> str:
 
 
 def app_pids(served: ServedStudy) -> list[int]:
-    """The annotators' app processes below the server (not their sandboxes' children)."""
-    found = []
+    """The annotators' app processes below the server (not their sandboxes' children, nor
+    an app's child caught between fork and exec, which still shows the app's command line:
+    a full run of the suite once counted one as a second app)."""
+    found: dict[int, int] = {}
     for pid in descendants(served.process.pid):
         try:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            stat = Path(f"/proc/{pid}/stat").read_bytes()
         except OSError:
             continue
         if b"session" in argv and b"--study" in argv:
-            found.append(pid)
-    return found
+            found[pid] = int(stat[stat.rfind(b")") + 2 :].split()[1])
+    return [pid for pid, parent in found.items() if parent not in found]
 
 
 def annotator_of(pid: int) -> str:
