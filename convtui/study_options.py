@@ -93,6 +93,45 @@ ServeMaxStartingOpt = Annotated[
         "together waits its turn instead of slowing everyone already typing.",
     ),
 ]
+ServeAllowHostOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-host",
+        metavar="NAME",
+        help="A name besides an address, localhost and this machine's own name that requests "
+        "may give in their Host header: a reverse proxy's public name (repeat for more). "
+        "Others are refused, so no other site's page can reach the study by DNS rebinding.",
+    ),
+]
+ServeMaxConnectionsOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-connections",
+        min=8,
+        help="Connections not yet signed in (no request with a right token yet), in all; "
+        "past it the oldest idle one is closed to make room. Signed-in people's connections "
+        "do not count.",
+    ),
+]
+ServeMaxPerNetworkOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-connections-per-network",
+        min=4,
+        help="Of those, from one network (one address; every loopback address is one, an "
+        "IPv6 /64 is one).",
+    ),
+]
+ServeIdleTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--idle-timeout",
+        min=1.0,
+        metavar="SECONDS",
+        help="A connection that has not sent a whole request for this long (an unfinished "
+        "request's headers, an idle keep-alive) is closed.",
+    ),
+]
 # What `study export --format` writes: parquet, one row per turn and a dataset card
 # (sessions/study_share.py). A Literal, so a second format is one more value here.
 StudyExportFormat = Literal["parquet"]

@@ -22,8 +22,12 @@ from convtui.study_options import (
     ReportSeedOpt,
     ResamplesOpt,
     SeedOpt,
+    ServeAllowHostOpt,
     ServeHostOpt,
+    ServeIdleTimeoutOpt,
     ServeMaxAppsOpt,
+    ServeMaxConnectionsOpt,
+    ServeMaxPerNetworkOpt,
     ServeMaxStartingOpt,
     ServePortOpt,
     StudyDbOpt,
@@ -50,6 +54,10 @@ def serve(
     port: ServePortOpt = 8000,
     max_apps: ServeMaxAppsOpt = 32,
     max_starting: ServeMaxStartingOpt = None,
+    allow_host: ServeAllowHostOpt = None,
+    max_connections: ServeMaxConnectionsOpt = 512,
+    max_connections_per_network: ServeMaxPerNetworkOpt = 128,
+    idle_timeout: ServeIdleTimeoutOpt = 10.0,
     data: DataOpt = None,
     model_name: ModelNameOpt = None,
     chat_template: ChatTemplateOpt = None,
@@ -65,10 +73,13 @@ def serve(
 
     Example: [bold]convtui serve --db study.db --port 8000[/bold]"""
     with user_errors():
-        from convtui.commands.serve import ServeOptions, serve_command
+        from convtui.commands.serve import ConnectionLimits, ServeOptions, serve_command
 
         machine = executor.machine("all", data, model_name, chat_template)
-        serve_command(ServeOptions(db, host, port, machine, max_apps, max_starting))
+        limits = ConnectionLimits(
+            max_connections, max_connections_per_network, idle_timeout, tuple(allow_host or ())
+        )
+        serve_command(ServeOptions(db, host, port, machine, max_apps, max_starting, limits))
 
 
 @app.command("init")

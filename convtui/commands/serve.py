@@ -17,6 +17,16 @@ from convtui.tui.launch import MachineOptions
 
 
 @dataclass(frozen=True)
+class ConnectionLimits:
+    """What `serve` tells its connection pool (tui/web/connections.py) and Host check."""
+
+    waiting: int = 512
+    per_network: int = 128
+    idle_s: float = 10.0
+    allow_hosts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ServeOptions:
     db: Path
     host: str
@@ -24,17 +34,21 @@ class ServeOptions:
     machine: MachineOptions  # passed on to each annotator's app
     max_apps: int = 32
     max_starting: int | None = None  # None: one per core
+    connections: ConnectionLimits = ConnectionLimits()
 
 
 def serve_command(options: ServeOptions) -> None:
     try:
+        from convtui.tui.web.connections import Caps
         from convtui.tui.web.gate import StudyGate
+        from convtui.tui.web.hosts import AllowedHosts
         from convtui.tui.web.server import AppCommand, StudyServer, serve_until_stopped
     except ImportError as exc:
         raise ConvtuiError(
             f"convtui serve needs the study extra ({exc.name} is missing): {install_hint('study')}"
         ) from None
     console = Console(stderr=True, highlight=False)
+    limits = options.connections
     with open_study(options.db) as (store, study):
         command = AppCommand(options.db.resolve(), sys.executable, options.machine.as_flags())
         server = StudyServer(
@@ -42,6 +56,8 @@ def serve_command(options: ServeOptions) -> None:
             command,
             max_apps=options.max_apps,
             max_starting=options.max_starting,
+            caps=Caps(limits.waiting, limits.per_network, idle_s=limits.idle_s),
+            hosts=AllowedHosts.for_server((options.host, *limits.allow_hosts)),
         )
         url = f"http://{_url_host(options.host)}:{options.port}/"
         if not _loopback(options.host):

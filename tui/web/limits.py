@@ -23,9 +23,11 @@ MAX_MESSAGE_BYTES = 64 * 1024
 MESSAGES_PER_S = 100.0
 BYTES_PER_S = 128 * 1024.0
 BURST_S = 2.0
-# Sign-ins: five wrong tokens a minute from one address is a person mistyping; more is
-# guessing.
+# Wrong tokens: five a minute from one network is a person mistyping (or a page with an old
+# cookie); more is guessing. From everywhere at once, a study's people mistype far fewer than
+# a hundred a minute.
 SIGN_IN_FAILURES = 5
+ALL_FAILURES = 100
 SIGN_IN_WINDOW_S = 60.0
 
 # How many addresses' failures are kept before the stale ones are forgotten.
@@ -82,31 +84,39 @@ class InputRate:
 
 @dataclass
 class SignInThrottle:
-    """Failed sign-ins per client address: past ``SIGN_IN_FAILURES`` in the window, that
-    address is refused (even with a right token) until the oldest failure leaves it."""
+    """Wrong tokens (typed into the sign-in form or carried by a cookie) per network, and in
+    all. Past ``SIGN_IN_FAILURES`` in the window from one network, or ``ALL_FAILURES`` from
+    everywhere, a wrong token is answered "too many" (429) and no longer logged each time. A
+    right token is never refused: a token holds 256 random bits, so guessing needs no
+    throttle to fail; what one bounds is the work and the log a guesser costs, and refusing
+    right tokens would let anyone who shares an address lock its people out."""
 
     failures: dict[str, deque[float]] = field(default_factory=dict)
+    everywhere: deque[float] = field(default_factory=lambda: deque(maxlen=ALL_FAILURES))
 
-    def wait_s(self, address: str, now: float | None = None) -> float:
-        """Seconds ``address`` must wait before it may try again; 0 when it may now."""
+    def wait_s(self, network: str, now: float | None = None) -> float:
+        """Seconds before a wrong token from ``network`` is answered as one again (0: now)."""
         now = time.monotonic() if now is None else now
-        recent = self.failures.get(address)
-        if recent is None:
-            return 0.0
-        while recent and now - recent[0] >= SIGN_IN_WINDOW_S:
-            recent.popleft()
-        if not recent:
-            del self.failures[address]
-            return 0.0
-        if len(recent) < SIGN_IN_FAILURES:
-            return 0.0
-        return SIGN_IN_WINDOW_S - (now - recent[0])
+        recent = self.failures.get(network)
+        if recent is not None and now - recent[-1] >= SIGN_IN_WINDOW_S:
+            del self.failures[network]
+            recent = None
+        return max(_wait(recent, SIGN_IN_FAILURES, now), _wait(self.everywhere, ALL_FAILURES, now))
 
-    def failed(self, address: str, now: float | None = None) -> None:
+    def failed(self, network: str, now: float | None = None) -> None:
         now = time.monotonic() if now is None else now
-        if len(self.failures) >= _ADDRESSES_KEPT:
-            # Many addresses that failed once and never came back: forget those whose last
+        if network not in self.failures and len(self.failures) >= _ADDRESSES_KEPT:
+            # Many networks that failed once and never came back: forget those whose last
             # failure has left the window, so guessing from many addresses costs no memory.
             for stale in [a for a, t in self.failures.items() if now - t[-1] >= SIGN_IN_WINDOW_S]:
                 del self.failures[stale]
-        self.failures.setdefault(address, deque()).append(now)
+        # Only the last few failures decide a wait: a guesser's millions are not kept.
+        self.failures.setdefault(network, deque(maxlen=SIGN_IN_FAILURES)).append(now)
+        self.everywhere.append(now)
+
+
+def _wait(recent: deque[float] | None, limit: int, now: float) -> float:
+    """Until the oldest of the last ``limit`` failures leaves the window, if all are in it."""
+    if recent is None or len(recent) < limit:
+        return 0.0
+    return max(0.0, SIGN_IN_WINDOW_S - (now - recent[0]))

@@ -11,6 +11,7 @@ import hashlib
 import json
 import logging
 import math
+import resource
 import shlex
 import signal
 from collections.abc import Awaitable, Callable, Sequence
@@ -25,9 +26,12 @@ from textual_serve.download_manager import DownloadManager
 
 from convtui.tui.settings import CONFIG_DIR, settings_path
 from convtui.tui.web.apps import ENDED, AppProcess, Apps, Full, Peer
+from convtui.tui.web.connections import Caps, ConnectionPool, network_of
 from convtui.tui.web.gate import StudyGate
+from convtui.tui.web.hosts import AllowedHosts
 from convtui.tui.web.lifeline import mark_server
 from convtui.tui.web.limits import MAX_MESSAGE_BYTES, InputRate, SignInThrottle, terminal_size
+from convtui.tui.web.quiet_log import quiet_libraries
 
 log = logging.getLogger("convtui.serve")
 
@@ -44,7 +48,15 @@ DEFAULT_MAX_APPS = 32
 TOKEN_CHECK_S = 1.0
 # The sign-in form is a token; nothing a page posts here needs more.
 MAX_FORM_BYTES = 4096
+# A browser posts a 4 KiB form in milliseconds; a body still arriving after this is not one.
+BODY_S = 5.0
+# An open app's socket is pinged this often; one that has not answered within half of it is
+# closed (aiohttp's heartbeat), so a browser that vanished without a goodbye frees its app.
+PING_S = 10.0
 WATCH = web.AppKey("token_watch", asyncio.Task)
+SWEEP = web.AppKey("connection_sweep", asyncio.Task)
+# What the first middleware learnt of a request: whose right token it carries, if any.
+ANNOTATOR = web.RequestKey("annotator", str)
 REVOKED_REASON = (
     "Your token was replaced or withdrawn by the study's organiser, so this app is closed. "
     "Everything you sent before is recorded; ask the organiser for your new token."
@@ -88,12 +100,16 @@ class StudyServer:
         max_apps: int = DEFAULT_MAX_APPS,
         max_starting: int | None = None,
         config_root: Path | None = None,
+        caps: Caps | None = None,
+        hosts: AllowedHosts | None = None,
     ) -> None:
         self.gate = gate
         self.command = command
         self.font_size = font_size
         self.apps = Apps(max_apps, max_starting)
         self.throttle = SignInThrottle()
+        self.connections = ConnectionPool(caps)
+        self.hosts = hosts or AllowedHosts.for_server()
         # Each annotator's remembered choices (the theme) are their own, not the host's.
         self.config_root = config_root or settings_path().parent / "served" / gate.study.id
         self.downloads = DownloadManager()
@@ -102,7 +118,9 @@ class StudyServer:
         )
 
     def application(self) -> web.Application:
-        app = web.Application(middlewares=[_one_line_errors], client_max_size=MAX_FORM_BYTES)
+        app = web.Application(
+            middlewares=[self._checked, _one_line_errors], client_max_size=MAX_FORM_BYTES
+        )
         app.add_routes(
             [
                 web.get("/", self.sign_in_page),
@@ -119,6 +137,7 @@ class StudyServer:
         )
         app.on_response_prepare.append(_hardened)
         app.on_startup.append(self._start_watch)
+        app.on_startup.append(self._start_sweep)
         app.on_shutdown.append(self._close_apps)
         return app
 
@@ -132,7 +151,56 @@ class StudyServer:
         return self._page("refused.html", status=status, reason=reason)
 
     def _annotator(self, request: web.Request) -> str | None:
-        return self.gate.annotator_for(request.cookies.get(COOKIE))
+        return request.get(ANNOTATOR)
+
+    @web.middleware
+    async def _checked(
+        self,
+        request: web.Request,
+        handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+    ) -> web.StreamResponse:
+        """Every request: its connection is busy until it is answered; its Host must be one
+        this server answers to; its cookie is a token, checked (and throttled when wrong) as
+        a typed one is, and a right one signs its connection in."""
+        conn = self.connections.of(request.transport)
+        if conn is not None:
+            conn.started_request()
+        try:
+            if not self.hosts.allows(request.headers.get("Host")):
+                self.connections.tally.add(
+                    "wrong Host", f"refused a request for host {request.host!r}"
+                )
+                raise web.HTTPMisdirectedRequest(
+                    text="This server does not answer to that name (serve --allow-host).\n"
+                )
+            token = request.cookies.get(COOKIE)
+            annotator = self.gate.annotator_for(token)
+            if annotator is not None:
+                request[ANNOTATOR] = annotator
+                if conn is not None:
+                    self.connections.sign_in(conn, annotator)
+            elif token:
+                self._wrong_token(request, "cookie")
+            return await handler(request)
+        finally:
+            if conn is not None:
+                conn.finished_request()
+
+    def _wrong_token(self, request: web.Request, how: str) -> float:
+        """Count a wrong token; the seconds its network was already to wait before a wrong
+        token is answered as one again (0: answer it so). Each is logged until the network
+        is throttled, then summed up."""
+        network = network_of(request.remote)
+        wait = self.throttle.wait_s(network)
+        self.throttle.failed(network)
+        if wait > 0:
+            self.connections.tally.add(
+                "wrong tokens while throttled",
+                f"{network} goes on sending wrong tokens: too many wrong tokens, throttled",
+            )
+        else:
+            log.info("a wrong token (%s) from %s", how, network)
+        return wait
 
     def own_file(self, name: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
         async def send(_request: web.Request) -> web.StreamResponse:
@@ -149,28 +217,24 @@ class StudyServer:
         if not _same_origin(request):
             log.info("refused a sign-in posted from another site's page")
             return self._refused("Sign in on this study's own page.")
-        address = request.remote or "unknown"
-        wait = self.throttle.wait_s(address)
-        if wait > 0:
-            log.info("refused a sign-in from %s: too many wrong tokens", address)
-            response = self._refused(
-                f"Too many wrong tokens from here: try again in {math.ceil(wait)} s.", 429
-            )
-            response.headers["Retry-After"] = str(math.ceil(wait))
-            return response
-        form = await request.post()
+        try:
+            form = await asyncio.wait_for(request.post(), BODY_S)
+        except TimeoutError:
+            raise web.HTTPRequestTimeout(text="The form took too long to arrive.\n") from None
         token = str(form.get("token", "")).strip()
+        if not token:
+            return self._refused("A token is needed to open this study.")
+        # The token is checked before any throttle: a right one always opens the study.
         annotator = self.gate.annotator_for(token)
         if annotator is None:
-            self.throttle.failed(address)
-            log.info(
-                "refused a sign-in from %s with %s token", address, "a wrong" if token else "no"
-            )
-            return self._refused(
-                "That token does not open this study."
-                if token
-                else "A token is needed to open this study."
-            )
+            wait = self._wrong_token(request, "typed")
+            if wait > 0:
+                response = self._refused(
+                    f"Too many wrong tokens from here: try again in {math.ceil(wait)} s.", 429
+                )
+                response.headers["Retry-After"] = str(math.ceil(wait))
+                return response
+            return self._refused("That token does not open this study.")
         response = web.HTTPSeeOther("app")
         response.set_cookie(
             COOKIE,
@@ -209,7 +273,7 @@ class StudyServer:
 
     async def app_socket(self, request: web.Request) -> web.StreamResponse:
         token = request.cookies.get(COOKIE)
-        annotator = self.gate.annotator_for(token)
+        annotator = self._annotator(request)
         if annotator is None or token is None:
             return self._refused("Your token is missing or no longer valid.")
         if not _same_origin(request):
@@ -222,7 +286,7 @@ class StudyServer:
             log.info("%s: refused an app of size %r", annotator, asked)
             raise web.HTTPBadRequest(text="width and height must be numbers of cells")
         width, height = size
-        socket = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_MESSAGE_BYTES)
+        socket = web.WebSocketResponse(heartbeat=PING_S, max_msg_size=MAX_MESSAGE_BYTES)
         await socket.prepare(request)
         app = AppProcess(
             self.command.for_annotator(annotator),
@@ -271,8 +335,12 @@ class StudyServer:
                     log.info("%s: their token changed, closing their app", app.annotator)
                     await self.apps.close(app, REVOKED_REASON)
 
+    async def _start_sweep(self, app: web.Application) -> None:
+        app[SWEEP] = asyncio.get_running_loop().create_task(self.connections.sweep_forever())
+
     async def _close_apps(self, app: web.Application) -> None:
         app[WATCH].cancel()
+        app[SWEEP].cancel()
         await self.apps.close_all(
             "The study's server is stopping. Everything you sent is recorded."
         )
@@ -383,6 +451,32 @@ def _log_to_stderr() -> None:
     log.propagate = False
 
 
+class GuardedSite(web.TCPSite):
+    """aiohttp's TCP site with each connection admitted (or not) by the server's pool."""
+
+    def __init__(self, runner: web.AppRunner, pool: ConnectionPool, host: str, port: int) -> None:
+        super().__init__(runner, host, port, backlog=1024)
+        self.pool = pool
+
+    async def start(self) -> None:
+        await web.BaseSite.start(self)
+        assert self._runner.server is not None
+        self._server = await asyncio.get_running_loop().create_server(
+            self.pool.protocol_factory(self._runner.server),
+            self._host,
+            self._port,
+            backlog=self._backlog,
+        )
+
+
+def _more_open_files() -> None:
+    """As many open files as the host allows: the pool's caps, not the OS's, should be what
+    a crowd of connections meets first."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
 async def serve_until_stopped(
     server: StudyServer, host: str, port: int, on_ready: Sequence[str] = ()
 ) -> None:
@@ -390,10 +484,12 @@ async def serve_until_stopped(
     (a script waiting for them knows the server answers)."""
     mark_server()
     _log_to_stderr()
+    quiet_libraries()
+    _more_open_files()
     runner = web.AppRunner(server.application(), access_log=None)
     await runner.setup()
     try:
-        await web.TCPSite(runner, host, port).start()
+        await GuardedSite(runner, server.connections, host, port).start()
         for line in on_ready:
             print(line, flush=True)
         stop = asyncio.Event()
