@@ -59,6 +59,14 @@ lags, ``--workers`` deals the simulated annotators among that many processes.
 Playwright presses keys, without a person's pauses, and their echo times, on the page's own
 clock (one browser frame more), are ``browser_echo_*``, apart from the protocol's.
 
+**Under attack** (``--attack N``): each repeat runs twice in turn, quiet and then with
+someone else on the host holding ``N`` connections to the server, each a request begun and
+never finished, reopened as fast as the server closes them (connection_attack.py, its own
+process, at most 500 new connections a second). The table has a row for each, and
+``attacked_echo_p95_ratio`` is the attacked echo p95 over the quiet one, per level (medians
+of the runs). N above `serve --max-connections-per-network` (128) holds every place loopback
+may hold, and keeps pushing its own oldest out.
+
 **Until it breaks** (``--until-breaks``): after the numbers asked for, twice the last, and so
 on, until a level has an error, a turn played but not recorded, or a key-to-echo p95 over
 ``--break-p95-ms``. Past ``--max-apps`` (serve's default: 32) the server refuses apps: that
@@ -72,7 +80,7 @@ the clone (needs the dev extra; ``--browsers`` needs Debian's chromium):
 
     python scripts/perf/served_load.py [--annotators 4,8,16,32] [--until-breaks]
         [--seconds 120] [--repeats 3] [--max-apps 64] [--browsers 1] [--workers 2]
-        [--json out.json]
+        [--attack 600] [--json out.json]
 """
 
 from __future__ import annotations
@@ -541,6 +549,7 @@ def one_run(
     sample_s: float = 1.0,
     seed: int = 0,
     workers: int = 1,
+    attack: int = 0,
 ) -> dict[str, Any]:
     """A fresh study and server, ``annotators`` by protocol and ``browsers`` Chromium tabs
     for ``seconds``, from ``workers`` processes; what was measured."""
@@ -553,6 +562,7 @@ def one_run(
         with (
             served_study(db, folder, extra=extra) as served,
             sampling(served.process.pid, sample_s) as samples,
+            attacking(served.url, attack, time.time() + seconds + 3) as attacked,
         ):
             started = time.monotonic()
             crowd = Crowd(served.url, started + seconds, pace, seed, annotators)
@@ -563,12 +573,34 @@ def one_run(
     run = measures(people, tabs, samples, lags, wall, own_cpu, server_log, started) | {
         "turns_recorded": turns_recorded,
         "sessions_with_errors": failed_sessions,
+        "attack": attack,
+        **{f"attack_{k}": v for k, v in attacked.items()},
+        "server_log_lines": len(server_log.splitlines()),
     }
     if not ok(run):  # the whole log, to read what the table only counts
         kept = Path(tempfile.gettempdir()) / f"served-load-{annotators}-{seed}.log"
         kept.write_text(server_log)
         run["server_log"] = str(kept)
     return run
+
+
+@contextlib.contextmanager
+def attacking(url: str, count: int, until: float) -> Iterator[dict[str, Any]]:
+    """connection_attack.hold in its own process until ``until``; what it did, once done."""
+    said: dict[str, Any] = {}
+    if count <= 0:
+        yield said
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from connection_attack import hold
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        done = pool.submit(hold, url, count, until)
+        time.sleep(2.0)  # the places taken before the first annotator arrives
+        yield said
+        said.update(done.result())
 
 
 def measures(
@@ -645,7 +677,11 @@ SUMMED = ("errors_in_server_log", "sessions_with_errors")
 
 def level(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """One number of annotators: the median of each measure over its runs, errors summed."""
-    summary: dict[str, Any] = {"annotators": runs[0]["annotators"], "runs": len(runs)}
+    summary: dict[str, Any] = {
+        "annotators": runs[0]["annotators"],
+        "attack": runs[0]["attack"],
+        "runs": len(runs),
+    }
     for key in runs[0]:
         values = [r[key] for r in runs if isinstance(r[key], int | float)]
         if key in summary or not values:
@@ -683,6 +719,7 @@ def show(summaries: list[dict[str, Any]], out: Callable[[Any], None]) -> None:
     table = Table(title="convtui serve under load (medians of the runs)")
     columns = (
         ("annotators", "annotators"),
+        ("attack", "attack"),
         ("runs", "runs"),
         ("seated s", "seated_s"),
         ("keys", "keys"),
@@ -700,6 +737,7 @@ def show(summaries: list[dict[str, Any]], out: Callable[[Any], None]) -> None:
         ("turns played", "turns_played"),
         ("recorded", "turns_recorded"),
         ("log errors", "errors_in_server_log"),
+        ("log lines", "server_log_lines"),
         ("screen errors", "errors_on_screen"),
     )
     for title, _ in columns:
@@ -743,6 +781,9 @@ def main() -> int:
         "--workers", type=int, default=1, help="processes the simulated annotators share"
     )
     parser.add_argument("--sample-s", type=float, default=1.0, help="memory and CPU sampling")
+    parser.add_argument(
+        "--attack", type=int, default=0, help="each repeat again with N connections held"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the results here too")
     args = parser.parse_args()
     from rich.console import Console
@@ -755,22 +796,35 @@ def main() -> int:
         for name in ("reply_s", "browsers", "max_apps", "sample_s", "workers")
     }
     summaries, runs = [], []
+    ratios = {}
     for n in levels(args.annotators, args.until_breaks, args.most):
-        these = []
+        these: dict[int, list[dict[str, Any]]] = {0: [], args.attack: []}
         for k in range(args.repeats):
-            these.append(one_run(n, args.seconds, pace=pace, seed=k, **given))
-            print(json.dumps({"repeat": k + 1, **these[-1]}), file=sys.stderr, flush=True)
-        runs += these
-        summaries.append(level(these))
+            for attack in sorted(these):  # quiet and attacked in turn, side by side
+                these[attack].append(
+                    one_run(n, args.seconds, pace=pace, seed=k, attack=attack, **given)
+                )
+                print(
+                    json.dumps({"repeat": k + 1, **these[attack][-1]}), file=sys.stderr, flush=True
+                )
+        runs += [r for kind in these.values() for r in kind]
+        summaries += [level(kind) for kind in these.values()]
+        if args.attack:
+            quiet, attacked = summaries[-2]["echo_p95_ms"], summaries[-1]["echo_p95_ms"]
+            if quiet and attacked:
+                ratios[n] = round(attacked / quiet, 2)
         if n > args.annotators[-1] and broke(summaries[-1], args.break_p95_ms):
             break
     show(summaries, console.print)
+    for n, ratio in ratios.items():
+        console.print(f"{n} annotators: echo p95 under attack / quiet = {ratio:g}")
     result = {
         "cpus": os.cpu_count(),
         "load_before": load_before,
         "pace": {"keys_per_s": pace.keys_per_s, "think_s": pace.think_s, "size": pace.size},
         "reply_s": args.reply_s,
         "levels": summaries,
+        "attacked_echo_p95_ratio": ratios,
         "runs": runs,
     }
     print(json.dumps(result, indent=2))
