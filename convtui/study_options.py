@@ -122,6 +122,17 @@ ServeMaxPerNetworkOpt = Annotated[
         "IPv6 /64 is one).",
     ),
 ]
+ServeAppOpensOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-app-opens",
+        min=1,
+        metavar="PER_MINUTE",
+        help="Apps one annotator may open a minute (a reload, a second tab each open one); "
+        "past it their page says to wait a minute, and the app they have stays. Each start "
+        "takes a core for about a second.",
+    ),
+]
 ServeIdleTimeoutOpt = Annotated[
     float,
     typer.Option(

@@ -23,6 +23,7 @@ from convtui.study_options import (
     ResamplesOpt,
     SeedOpt,
     ServeAllowHostOpt,
+    ServeAppOpensOpt,
     ServeHostOpt,
     ServeIdleTimeoutOpt,
     ServeMaxAppsOpt,
@@ -58,6 +59,7 @@ def serve(
     max_connections: ServeMaxConnectionsOpt = 512,
     max_connections_per_network: ServeMaxPerNetworkOpt = 128,
     idle_timeout: ServeIdleTimeoutOpt = 10.0,
+    max_app_opens: ServeAppOpensOpt = 10,
     data: DataOpt = None,
     model_name: ModelNameOpt = None,
     chat_template: ChatTemplateOpt = None,
@@ -79,7 +81,9 @@ def serve(
         limits = ConnectionLimits(
             max_connections, max_connections_per_network, idle_timeout, tuple(allow_host or ())
         )
-        serve_command(ServeOptions(db, host, port, machine, max_apps, max_starting, limits))
+        serve_command(
+            ServeOptions(db, host, port, machine, max_apps, max_starting, limits, max_app_opens)
+        )
 
 
 @app.command("init")

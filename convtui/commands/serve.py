@@ -35,6 +35,7 @@ class ServeOptions:
     max_apps: int = 32
     max_starting: int | None = None  # None: one per core
     connections: ConnectionLimits = ConnectionLimits()
+    app_opens_per_minute: int = 10
 
 
 def serve_command(options: ServeOptions) -> None:
@@ -58,6 +59,7 @@ def serve_command(options: ServeOptions) -> None:
             max_starting=options.max_starting,
             caps=Caps(limits.waiting, limits.per_network, idle_s=limits.idle_s),
             hosts=AllowedHosts.for_server((options.host, *limits.allow_hosts)),
+            app_opens_per_minute=options.app_opens_per_minute,
         )
         url = f"http://{_url_host(options.host)}:{options.port}/"
         if not _loopback(options.host):

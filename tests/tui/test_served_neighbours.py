@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from support.browser import ServedStudy, http, served_study
-from support.raw_client import RawApp, sign_in_status, wait_until
+from support.raw_client import RawApp, app_pids, sign_in_status, wait_until
 from support.studies import scripted_study
 
 pytestmark = pytest.mark.timeout(180)
@@ -162,3 +162,28 @@ def test_only_names_the_server_answers_to_are_answered(tmp_path: Path) -> None:
         status, _ = http(study.url + "app", cookie=cookie, headers={"Host": "evil.example"})
         assert status == 421
         wait_until(lambda: "refused a request for host" in study.log.read_text(), 5, "a line")
+
+
+def test_one_token_cannot_keep_starting_apps(tmp_path: Path) -> None:
+    with served(tmp_path, "--max-app-opens", "2") as study:
+
+        async def scenario() -> None:
+            first = await RawApp.open(study, "token-of-ana")
+            await first.drawn()
+            second = await RawApp.open(study, "token-of-ana")  # replaces the first
+            await second.drawn()
+            await first.ended(10)
+            running = app_pids(study)
+            third = await RawApp.open(study, "token-of-ana")
+            await third.ended(10)
+            assert any("opened too often" in told for told in third.told), third.told
+            # The app they had goes on: nothing was started or replaced.
+            assert app_pids(study) == running and not second.closed.is_set()
+            await second.close()
+            await third.close()
+            # Another annotator is not held back by ana's opens.
+            other = await RawApp.open(study, "token-of-ben")
+            await other.drawn()
+            await other.close()
+
+        asyncio.run(scenario())

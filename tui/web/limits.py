@@ -30,6 +30,11 @@ SIGN_IN_FAILURES = 5
 ALL_FAILURES = 100
 SIGN_IN_WINDOW_S = 60.0
 
+# App opens per annotator: a page reloaded, a second tab, a dropped network each open one;
+# ten a minute is far more than a person does, and each start takes a core for a second, so
+# one token opening apps in a loop would otherwise take a core from everyone else.
+APP_OPENS_PER_MINUTE = 10
+
 # How many addresses' failures are kept before the stale ones are forgotten.
 _ADDRESSES_KEPT = 1000
 _DIGITS = re.compile(r"[0-9]{1,9}")
@@ -54,15 +59,16 @@ def terminal_size(width: object, height: object) -> tuple[int, int] | None:
 
 @dataclass
 class Bucket:
-    """A token bucket: ``rate`` a second, holding at most ``rate * BURST_S``."""
+    """A token bucket: ``rate`` a second, holding at most ``rate * burst_s``."""
 
     rate: float
     level: float = -1.0
     at: float = field(default_factory=time.monotonic)
+    burst_s: float = BURST_S
 
     def take(self, amount: float, now: float | None = None) -> bool:
         now = time.monotonic() if now is None else now
-        full = self.rate * BURST_S
+        full = self.rate * self.burst_s
         self.level = full if self.level < 0 else min(full, self.level + (now - self.at) * self.rate)
         self.at = now
         if amount > self.level:
@@ -120,3 +126,17 @@ def _wait(recent: deque[float] | None, limit: int, now: float) -> float:
     if recent is None or len(recent) < limit:
         return 0.0
     return max(0.0, SIGN_IN_WINDOW_S - (now - recent[0]))
+
+
+@dataclass
+class AppOpens:
+    """Apps each annotator may open: ``per_minute``, all of them at once if they like."""
+
+    per_minute: int = APP_OPENS_PER_MINUTE
+    buckets: dict[str, Bucket] = field(default_factory=dict)
+
+    def allows(self, annotator: str, now: float | None = None) -> bool:
+        bucket = self.buckets.get(annotator)
+        if bucket is None:
+            bucket = self.buckets[annotator] = Bucket(self.per_minute / 60.0, burst_s=60.0)
+        return bucket.take(1, now)

@@ -30,7 +30,14 @@ from convtui.tui.web.connections import Caps, ConnectionPool, network_of
 from convtui.tui.web.gate import StudyGate
 from convtui.tui.web.hosts import AllowedHosts
 from convtui.tui.web.lifeline import mark_server
-from convtui.tui.web.limits import MAX_MESSAGE_BYTES, InputRate, SignInThrottle, terminal_size
+from convtui.tui.web.limits import (
+    APP_OPENS_PER_MINUTE,
+    MAX_MESSAGE_BYTES,
+    AppOpens,
+    InputRate,
+    SignInThrottle,
+    terminal_size,
+)
 from convtui.tui.web.quiet_log import quiet_libraries
 
 log = logging.getLogger("convtui.serve")
@@ -62,6 +69,10 @@ REVOKED_REASON = (
     "Everything you sent before is recorded; ask the organiser for your new token."
 )
 FULL_REASON = "The study's server is full right now. Please try again in a minute."
+TOO_OFTEN_REASON = (
+    "The app was opened too often in the last minute. Please wait a minute, then reload the "
+    "page; everything you sent is recorded."
+)
 # Nothing on our pages comes from elsewhere, no script is inline, and no other site frames
 # them. xterm.js sets its cells' styles itself, hence inline styles.
 CSP = (
@@ -102,12 +113,14 @@ class StudyServer:
         config_root: Path | None = None,
         caps: Caps | None = None,
         hosts: AllowedHosts | None = None,
+        app_opens_per_minute: int = APP_OPENS_PER_MINUTE,
     ) -> None:
         self.gate = gate
         self.command = command
         self.font_size = font_size
         self.apps = Apps(max_apps, max_starting)
         self.throttle = SignInThrottle()
+        self.app_opens = AppOpens(app_opens_per_minute)
         self.connections = ConnectionPool(caps)
         self.hosts = hosts or AllowedHosts.for_server()
         # Each annotator's remembered choices (the theme) are their own, not the host's.
@@ -288,6 +301,14 @@ class StudyServer:
         width, height = size
         socket = web.WebSocketResponse(heartbeat=PING_S, max_msg_size=MAX_MESSAGE_BYTES)
         await socket.prepare(request)
+        if not self.app_opens.allows(annotator):
+            # Before anything is started or replaced: the app they have stays.
+            self.connections.tally.add(
+                "app opens refused", f"{annotator}: refused an app, opened too often"
+            )
+            await socket.send_str(json.dumps([ENDED, TOO_OFTEN_REASON]))
+            await socket.close()
+            return socket
         app = AppProcess(
             self.command.for_annotator(annotator),
             annotator=annotator,
