@@ -61,19 +61,19 @@ def hold(
                 held.add(raw)
                 watch.register(raw, selectors.EVENT_READ)
         for key, _ in watch.select(timeout=0.02):
-            raw = key.fileobj
-            assert isinstance(raw, socket.socket)
+            ready = key.fileobj
+            assert isinstance(ready, socket.socket)
             try:
-                gone = not raw.recv(65536)
+                gone = not ready.recv(65536)
             except BlockingIOError:
                 gone = False
             except OSError:
                 gone = True
             if gone:
                 done.closed_by_server += 1
-                watch.unregister(raw)
-                held.discard(raw)
-                raw.close()
+                watch.unregister(ready)
+                held.discard(ready)
+                ready.close()
         if now - sampled >= 1.0:
             sampled = now
             counts.append(len(held))
