@@ -1,12 +1,18 @@
 """`convtui study init` with a study file naming guidelines: the text and its SHA-256 go into
 the database with the study (init and status name the digest); a guidelines file that
-cannot serve is one error line naming it and the fix, exit 2, and no database is made."""
+cannot serve is one error line naming it and the fix, exit 2, and no database is made.
+The path is confined (issue 48, point 4): inside the study file's folder once symbolic links
+are followed, and a regular file, so a study file someone else wrote cannot put the
+organiser's /proc/self/environ in front of every annotator, nor hang init on a FIFO."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -95,3 +101,74 @@ def test_a_bad_guidelines_file_is_one_line_and_leaves_no_database(tmp_path, save
     done = convtui("study", "init", str(spec), "--db", str(db))
     assert_one_line_error(done, str(spec), str(tmp_path / "guidelines.md"), said)
     assert not db.exists() and sorted(tmp_path.iterdir()) == before
+
+
+def refused_without_a_trace(tmp_path: Path, spec: Path, *said: str) -> None:
+    before = sorted(tmp_path.rglob("*"))
+    db = tmp_path / "study.db"
+    done = convtui("study", "init", str(spec), "--db", str(db))
+    assert_one_line_error(done, str(spec), *said)
+    assert not db.exists() and sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize(
+    ("named", "said"),
+    [
+        ("../outside.md", "is outside the study file's folder"),
+        ("/proc/self/environ", "/proc/self/environ is outside the study file's folder"),
+        ("link.md", "link.md is outside the study file's folder"),  # a link to ../outside.md
+        ("environ.md", "(it leads to /proc/"),  # a link to /proc/self/environ
+    ],
+)
+def test_guidelines_outside_the_study_files_folder_are_refused(tmp_path, named, said) -> None:
+    folder = tmp_path / "study"
+    folder.mkdir()
+    (tmp_path / "outside.md").write_text("# Someone else's notes\n")
+    (folder / "link.md").symlink_to(tmp_path / "outside.md")
+    (folder / "environ.md").symlink_to("/proc/self/environ")
+    spec = folder / "STUDY.toml"
+    spec.write_text(STUDY.replace('"guidelines.md"', json.dumps(named)))
+    refused_without_a_trace(tmp_path, spec, said, "copy the guidelines into that folder")
+
+
+def test_a_link_that_stays_inside_the_folder_is_followed(tmp_path: Path) -> None:
+    spec = study_folder(tmp_path, None)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "rules.md").write_bytes(SAVED.encode("utf-8"))
+    (tmp_path / "guidelines.md").symlink_to(tmp_path / "docs" / "rules.md")
+    made = convtui("study", "init", str(spec), "--db", str(tmp_path / "study.db"), "--json")
+    assert made.returncode == 0, made.stderr
+    assert (
+        json.loads(made.stdout)["guidelines_sha256"] == hashlib.sha256(SAVED.encode()).hexdigest()
+    )
+
+
+def test_a_fifo_is_refused_at_once_and_never_opened(tmp_path: Path) -> None:
+    spec = study_folder(tmp_path, None)
+    fifo = tmp_path / "guidelines.md"
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def unblock() -> None:
+        # Were init to open the FIFO for reading it would wait for a writer for ever: after a
+        # while, be that writer and close at once, so such an init ends (with "is empty").
+        if not done.wait(5):
+            with contextlib.suppress(OSError):  # no reader waiting: nothing to unblock
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    watchdog = threading.Thread(target=unblock, daemon=True)
+    watchdog.start()
+    try:
+        refused_without_a_trace(
+            tmp_path, spec, "guidelines.md is a named pipe (FIFO), not a regular file"
+        )
+    finally:
+        done.set()
+        watchdog.join()
+
+
+def test_a_file_over_the_limit_is_refused_by_its_size_before_it_is_read(tmp_path) -> None:
+    spec = study_folder(tmp_path, None)
+    with (tmp_path / "guidelines.md").open("wb") as sparse:
+        sparse.truncate(1 << 30)  # a gigabyte of holes: nothing to read in the time allowed
+    refused_without_a_trace(tmp_path, spec, "guidelines.md is over 128 KiB: shorten it")

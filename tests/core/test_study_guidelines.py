@@ -67,7 +67,7 @@ def test_the_stored_spec_gives_the_same_guidelines_back(tmp_path) -> None:
         (b" \n\t\r\n", None, "is empty"),
         (b"caf\xe9 au lait\n", None, "docs/guidelines.md is not UTF-8 text (byte 3): save it"),
         (b"#" * (MAX_BYTES + 1), None, "docs/guidelines.md is over 128 KiB: shorten it"),
-        (SAVED, 'guidelines = "docs"', "cannot read guidelines file"),
+        (SAVED, 'guidelines = "docs"', "docs is a folder, not a regular file"),
         (SAVED, "guidelines = 3", "'guidelines' must be the path of a Markdown file"),
         (SAVED, 'guidelines = ""', "'guidelines' must be the path of a Markdown file"),
         (SAVED, "guidelines = { text = 'x', sha256 = 'y' }", "must be the path of a Markdown"),
