@@ -1,5 +1,10 @@
 // The study page's own script (no script on our pages is inline: the CSP allows none).
 (() => {
+  // The terminal's text is the model's and the task's, never a link to follow: xterm.js
+  // makes every URL in it clickable (and would follow OSC 8 links), opening it through
+  // window.open. Nothing else here opens a window (the server passes no URL or file from
+  // the app to the page, tui/web/apps.py), so none opens at all.
+  window.open = () => null;
   const terminal = document.getElementById("terminal");
   // The app's socket is beside this page, whatever host, prefix or TLS proxy it is reached
   // through: ws for http, wss for https.
