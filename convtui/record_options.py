@@ -155,9 +155,61 @@ ImportDbOpt = Annotated[
     Path, typer.Option("--db", help="SQLite file to load the logs into (created if missing).")
 ]
 MergeSourcesArg = Annotated[
-    list[Path],
+    list[Path] | None,
     typer.Argument(help="convtui databases to merge from (left unchanged).", show_default=False),
 ]
 MergeDbOpt = Annotated[
     Path, typer.Option("--db", help="SQLite file to merge into (created if missing).")
+]
+MergeAnnotatorOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--annotator",
+        metavar="NAME",
+        help="Who recorded the files (who handed them in): every session they add or link "
+        "must name them. Needed to merge into a study's database files whose sessions name "
+        "annotators; repeat it for a file two people recorded in.",
+        show_default=False,
+    ),
+]
+MergeDryRunOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Check each file and say what it would add (sessions, turns, assignments linked, "
+        "fidelity rows); write nothing.",
+    ),
+]
+MergeUndoOpt = Annotated[
+    bool,
+    typer.Option(
+        "--undo",
+        help="Take back the last merge into --db (every file it took), and nothing recorded "
+        "since; refused when something recorded since builds on it.",
+    ),
+]
+# The caps' defaults are sessions/merge_limits.py's DEFAULT_MAX_*, written out here so that
+# --help does not load the store (tests/test_cli_sessions.py keeps the two the same).
+MergeMaxSessionsOpt = Annotated[
+    int, typer.Option("--max-sessions", min=0, help="Most sessions one file may add.")
+]
+MergeMaxTurnsOpt = Annotated[
+    int, typer.Option("--max-turns", min=0, help="Most turns the sessions one file adds may hold.")
+]
+MergeMaxBytesOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-bytes",
+        min=1,
+        help="Largest file taken, with the -wal beside it, in bytes (1073741824 is 1 GiB).",
+    ),
+]
+MergeMaxSecondsOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-seconds",
+        min=0,
+        help="Longest one file may take to copy, check and write; past it its write is "
+        "rolled back.",
+    ),
 ]

@@ -24,31 +24,50 @@ to it: ``merge_files`` reads a private copy (sessions/merge_source.py: the file 
 older schema migrated there), and ``merge_store`` takes its rows only when convtui could have
 written them (sessions/merge_checks.py: assignment links, statuses, blobs, sizes; fidelity
 rows in sessions/merge_fidelity.py: on a state of the file, statuses, links, executions).
+
+A valid file can still cost more than the study can afford, so what one source may add is
+capped (sessions/merge_limits.py: sessions, turns, bytes and seconds), counted in SQL before
+any of its rows is read into Python; a dry run (``MergeOptions.dry_run``) runs every check and
+says what would be added, writing nothing. What a source adds is recorded in the same
+transaction, so that ``sessions merge --undo`` takes back exactly that (sessions/merge_undo.py).
+Who recorded a file is the organiser's word (``MergeOptions.annotators``, ``--annotator``),
+never the file's: every session it adds or links must name one of them
+(sessions/merge_checks.py ``check_annotators``).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from convtui.sessions.connection import rows, writing
+from convtui.sessions.connection import rows, rows_in, writing
 from convtui.sessions.copying import copy_sessions
 from convtui.sessions.errors import StoreError
+from convtui.sessions.ids import new_id
 from convtui.sessions.merge_checks import (
+    check_annotators,
     check_links,
     check_references,
     check_sessions,
     check_sizes,
     check_times,
 )
-from convtui.sessions.merge_fidelity import check_fidelity, copy_fidelity, plan_fidelity
+from convtui.sessions.merge_fidelity import (
+    check_fidelity,
+    copy_fidelity,
+    finished_changes,
+    plan_fidelity,
+)
+from convtui.sessions.merge_limits import Budget, MergeLimits, check_counts, session_chunks
 from convtui.sessions.merge_source import private_copy
+from convtui.sessions.merge_undo import Change, begin, record
 from convtui.sessions.records import SessionRow
+from convtui.sessions.schema import SCHEMA_VERSION
 from convtui.sessions.store import Store
 
 # What makes two copies of a session the same session (updated_utc moves with any write,
@@ -93,35 +112,90 @@ class MergeResult:
     assignments_linked: int
     # Rows added to the fidelity tables (calls, feedback, target turns).
     fidelity_added: int = 0
+    turns_added: int = 0
+    # What a merge would do, with nothing written (``--dry-run``).
+    dry_run: bool = False
 
 
-def merge_store(source: Store, target: Store, *, shown: Path | None = None) -> MergeResult:
+@dataclass(frozen=True)
+class MergeOptions:
+    """How ``sessions merge`` takes each source: its caps (sessions/merge_limits.py), who
+    recorded it (``--annotator``: sessions/merge_checks.py ``check_annotators``), and whether
+    to write at all (``--dry-run``)."""
+
+    limits: MergeLimits = field(default_factory=MergeLimits)
+    annotators: frozenset[str] = field(default_factory=frozenset)
+    dry_run: bool = False
+
+
+def merge_store(
+    source: Store,
+    target: Store,
+    *,
+    shown: Path | None = None,
+    options: MergeOptions | None = None,
+    budget: Budget | None = None,
+    batch: str | None = None,
+) -> MergeResult:
     """Merge every session of ``source`` into ``target``; refuses (StoreError, target
-    unchanged) a row whose id both hold with different content, a different study, or a row
-    convtui could not have written (sessions/merge_checks.py). ``shown``: the file the
-    source was copied from, named in messages and in ``runs.origin`` (default its path)."""
+    unchanged) a source past its caps, a row whose id both hold with different content, a
+    different study, a row convtui could not have written (sessions/merge_checks.py) or a
+    session of someone other than who recorded the file. ``shown``: the file the source was
+    copied from, named in messages and in ``runs.origin`` (default its path). ``budget``:
+    the source's time (default all of ``options.limits.seconds``). ``batch``: the command's
+    merge, kept with what this source adds for ``sessions merge --undo`` (default: kept
+    under a batch of its own)."""
+    options = options or MergeOptions()
     name = shown or source.path
+    budget = budget or Budget(options.limits.seconds, name)
+    with budget.running(), budget.watching(source.db.conn, target.db.conn):
+        return _merge(source, target, name, options, budget, batch or new_id())
+
+
+def _merge(
+    source: Store,
+    target: Store,
+    name: Path,
+    options: MergeOptions,
+    budget: Budget,
+    batch: str,
+) -> MergeResult:
     where = f"{name} and {target.path}"
+    # The caps first: counted in SQL, before any row is read into Python.
+    check_counts(source, target, options.limits, name)
     study = _check_study(source, target, where)
     _check_runs(source, target, where)
     check_sizes(source, name)
-    all_rows = _sessions(source)
-    present = {r["id"] for r in rows(target.db, "SELECT id FROM sessions")}
-    new = [s for s in all_rows if s.id not in present]
+    new_ids = [i for new, _ in session_chunks(source, target) for i in new]
     linked_sessions = check_links(source, target, study, name) if study else []
-    check_sessions(source, {s.id for s in new} | set(linked_sessions), name)
-    check_references(source, [s.id for s in new], name)
-    check_times(source, [s.id for s in new], name)
+    links = _links_to_set(source, target, study) if study else []
+    check_annotators(
+        source,
+        {*new_ids, *(link[2] for link in links)},
+        options.annotators,
+        _study_name(target),
+        name,
+    )
+    check_sessions(source, {*new_ids, *linked_sessions}, name)
+    check_references(source, new_ids, name)
+    check_times(source, new_ids, name)
     check_fidelity(source, name)
-    for row in all_rows:
-        if row.id in present:
-            _check_session(source, target, row.id, where)
+    present = _check_present(source, target, where, budget)
+    new = [source.session(i) for i in new_ids]
     _check_slots(target, new, where)
     fidelity = plan_fidelity(source, target, where)
+    turns = _turn_count(source, new_ids)
+    if options.dry_run:
+        fidelity_rows = len(fidelity.calls) + len(fidelity.feedback) + len(fidelity.turns)
+        return MergeResult(
+            str(name), len(new), present, len(links), fidelity_rows, turns, dry_run=True
+        )
     db = target.db
     with writing(db):
+        before = begin(target)
         added = 0
         for row in new:
+            budget.check()
             with _unreadable(f"{name}: session {row.id}"):
                 added += copy_sessions(
                     source, target, [row], origin=f"merged from {name}", calls=True
@@ -129,9 +203,13 @@ def merge_store(source: Store, target: Store, *, shown: Path | None = None) -> M
         with _unreadable(str(name)):
             _restore_fields(source, target, [s.id for s in new])
             _copy_typed(source, target, [s.id for s in new])
-            linked = _link_assignments(source, target, study) if study else 0
+            changes = _link_assignments(target, study, links) if study else []
+            changes += finished_changes(target, fidelity)
             carried = copy_fidelity(source, target, fidelity)
-    return MergeResult(str(name), added, len(all_rows) - len(new), linked, carried)
+        budget.check()
+        record(target, batch, str(name), before, changes)
+    linked = sum(1 for c in changes if c.table == "study_assignments")
+    return MergeResult(str(name), added, present, linked, carried, turns)
 
 
 @contextmanager
@@ -147,9 +225,20 @@ def _unreadable(what: str) -> Iterator[None]:
         ) from None
 
 
-def _sessions(store: Store) -> list[SessionRow]:
-    ids = [r["id"] for r in rows(store.db, "SELECT id FROM sessions ORDER BY id")]
-    return [store.session(i) for i in ids]
+def _check_present(source: Store, target: Store, where: str, budget: Budget) -> int:
+    """Compare each session both hold, a chunk of ids at a time; returns how many."""
+    present = 0
+    for _, held in session_chunks(source, target):
+        for session_id in held:
+            budget.check()
+            _check_session(source, target, session_id, where)
+        present += len(held)
+    return present
+
+
+def _turn_count(source: Store, session_ids: Collection[str]) -> int:
+    sql = "SELECT count(*) AS n FROM turns WHERE session_id IN ({marks})"
+    return sum(r["n"] for r in rows_in(source.db, sql, session_ids))
 
 
 def _pick(row: dict[str, Any], fields: tuple[str, ...]) -> tuple[Any, ...]:
@@ -236,6 +325,11 @@ def _study_id(store: Store) -> str | None:
     return found[0]["id"] if found else None
 
 
+def _study_name(store: Store) -> str | None:
+    found = rows(store.db, "SELECT name FROM studies")
+    return found[0]["name"] if found else None
+
+
 def _check_study(source: Store, target: Store, where: str) -> str | None:
     """The study whose assignment links travel with the sessions, if the source has one:
     the target must hold the same study (or none, and then no link travels)."""
@@ -247,41 +341,100 @@ def _check_study(source: Store, target: Store, where: str) -> str | None:
     return mine
 
 
-def _link_assignments(source: Store, target: Store, study_id: str) -> int:
-    """Set the target's assignments' session where the source answered them and the target
-    has none yet; returns how many were set."""
-    linked = 0
+def _links_to_set(source: Store, target: Store, study_id: str) -> list[tuple[str, str, str]]:
+    """The source's assignment links (task, annotator, session) whose assignment in the
+    target has no session yet: what the merge sets."""
+    found = []
     for a in rows(
         source.db,
         "SELECT task_id, annotator, session_id FROM study_assignments "
-        "WHERE study_id = ? AND session_id IS NOT NULL",
+        "WHERE study_id = ? AND session_id IS NOT NULL ORDER BY task_id, annotator",
         (study_id,),
     ):
+        if rows(
+            target.db,
+            "SELECT 1 FROM study_assignments WHERE study_id = ? AND task_id = ? "
+            "AND annotator = ? AND session_id IS NULL",
+            (study_id, a["task_id"], a["annotator"]),
+        ):
+            found.append((a["task_id"], a["annotator"], a["session_id"]))
+    return found
+
+
+def _link_assignments(
+    target: Store, study_id: str, links: list[tuple[str, str, str]]
+) -> list[Change]:
+    """Set each of ``links`` where the target's assignment still has no session (another
+    writer may have opened it since it was read); returns the links set."""
+    changed = []
+    for task_id, annotator, session_id in links:
         cursor = target.db.execute(
             "UPDATE study_assignments SET session_id = ? WHERE study_id = ? AND task_id = ? "
             "AND annotator = ? AND session_id IS NULL",
-            (a["session_id"], study_id, a["task_id"], a["annotator"]),
+            (session_id, study_id, task_id, annotator),
         )
-        linked += cursor.rowcount
-    return linked
+        if cursor.rowcount:
+            key = {"study_id": study_id, "task_id": task_id, "annotator": annotator}
+            changed.append(
+                Change("study_assignments", key, {"session_id": None}, {"session_id": session_id})
+            )
+    return changed
 
 
-def merge_files(sources: list[Path], target: Path) -> list[MergeResult]:
-    """Merge each of ``sources`` into ``target`` (created if missing), one transaction each.
+def merge_files(
+    sources: list[Path], target: Path, options: MergeOptions | None = None
+) -> list[MergeResult]:
+    """Merge each of ``sources`` into ``target`` (created if missing), one transaction each,
+    kept together as one merge for ``sessions merge --undo``.
 
     Every source is copied and its copy checked (sessions/merge_source.py) before the target
     is opened, so a file that is no convtui database leaves the target untouched; the sources
-    themselves are only ever read."""
+    themselves are only ever read. With ``options.dry_run`` nothing is written: a target that
+    does not exist, or that opening would migrate, is stood in for by a copy of its own."""
+    options = options or MergeOptions()
     for path in sources:
         if target.exists() and path.resolve() == target.resolve():
             raise StoreError(f"{path} is the target database itself: nothing merged")
+    budgets = [Budget(options.limits.seconds, path) for path in sources]
+    batch = new_id()
     results = []
     with tempfile.TemporaryDirectory(prefix="convtui-merge-") as folder:
         copies = [Path(folder) / f"source-{n}.db" for n in range(len(sources))]
-        for path, copy in zip(sources, copies, strict=True):
-            private_copy(path, copy)
-        with Store.open(target) as into:
-            for path, copy in zip(sources, copies, strict=True):
+        for path, copy, budget in zip(sources, copies, budgets, strict=True):
+            with budget.running():
+                private_copy(path, copy, options.limits, budget)
+        into = _dry_target(target, Path(folder)) if options.dry_run else target
+        with Store.open(into) as store:
+            for path, copy, budget in zip(sources, copies, budgets, strict=True):
                 with Store.open(copy) as source:
-                    results.append(merge_store(source, into, shown=path))
+                    results.append(
+                        merge_store(
+                            source, store, shown=path, options=options, budget=budget, batch=batch
+                        )
+                    )
     return results
+
+
+def _dry_target(target: Path, folder: Path) -> Path:
+    """What a dry run merges into: ``target`` itself when opening it writes nothing (a WAL
+    file of this schema), else an empty store (no file yet) or a copy (an older schema,
+    which opening would migrate), in ``folder``."""
+    stand_in = folder / "target.db"
+    if not target.exists():
+        return stand_in
+    conn = sqlite3.connect(f"{target.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        applied = [r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations ORDER BY rowid")]
+        if mode == "wal" and applied and applied[-1] == SCHEMA_VERSION:
+            return target
+        copy = sqlite3.connect(stand_in)
+        try:
+            conn.backup(copy)
+        finally:
+            copy.close()
+    except sqlite3.Error:
+        return target  # not a store: Store.open refuses it in one line, writing nothing
+    finally:
+        conn.close()
+    return stand_in

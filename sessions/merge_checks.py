@@ -30,9 +30,6 @@ from convtui.sessions.store import Store
 # One text: a reply, a code, one prompt message. A 1M-token context window holds about 4M
 # characters, so a text past twice that was never a model's input or output.
 MAX_BLOB_CHARS = 8 * 1024 * 1024
-# Sessions in one file: a full sweep of BigCodeBench is 1,140 tasks x 9 feedback settings
-# (10,260 sessions); a study is far fewer. Twenty sweeps' worth is not one annotator's file.
-MAX_SESSIONS = 200_000
 # Turns of one session, whatever its max_turns says (a file may claim any): ConvCodeWorld
 # plays 10, a CodeIF-Bench conversation a few per instruction.
 MAX_TURNS = 1_000
@@ -43,14 +40,8 @@ CHANGED = "convtui never writes this, so the file was changed outside it"
 
 
 def check_sizes(source: Store, shown: Path) -> None:
-    """At most ``MAX_SESSIONS`` sessions; every blob's text at most ``MAX_BLOB_CHARS`` long
-    and stored under its own hash."""
-    (count,) = source.db.execute("SELECT count(*) FROM sessions").fetchone()
-    if count > MAX_SESSIONS:
-        raise StoreError(
-            f"{shown} holds {count:,} sessions, more than a merge takes ({MAX_SESSIONS:,}): "
-            f"{NOTHING}; leave the file out"
-        )
+    """Every blob's text at most ``MAX_BLOB_CHARS`` long and stored under its own hash (how
+    many sessions and turns a file may add: sessions/merge_limits.py)."""
     for key, text in source.db.conn.execute("SELECT hash, text FROM blobs"):
         if not isinstance(text, str):
             raise StoreError(f"{shown}: blob {short_hash(key)} holds no text: {NOTHING}; {CHANGED}")
@@ -111,6 +102,49 @@ def check_links(source: Store, target: Store, study_id: str, shown: Path) -> lis
                     f"{short(other_annotator)} in {target.path}: {fix}"
                 )
     return list(uses)
+
+
+def check_annotators(
+    source: Store,
+    session_ids: Collection[str],
+    annotators: Collection[str],
+    study: str | None,
+    shown: Path,
+) -> None:
+    """The annotators the sessions a merge adds or links name, against who recorded the file.
+
+    A session's ``annotator`` (and the assignment it answers) is written by whoever held the
+    file: offline, the app asks for no token, and the file carries every annotator's token
+    hash (it began as a copy of the study's database), so nothing in it proves who typed. The
+    organiser knows who handed it in and says so (``annotators``, ``--annotator``): every
+    session naming someone must name one of them. Into a study (``study``, the target's name
+    for it), where a named session answers that person's assignment and counts as theirs, a
+    file whose sessions name anyone is not merged without it."""
+    named: dict[str, str] = {}  # annotator -> the first session naming them
+    for row in rows_in(
+        source.db,
+        "SELECT id, annotator FROM sessions WHERE annotator IS NOT NULL AND id IN ({marks}) "
+        "ORDER BY id",
+        session_ids,
+    ):
+        named.setdefault(row["annotator"], row["id"])
+    if not annotators:
+        if study is not None and named:
+            names = ", ".join(sorted(short(name) for name in named))
+            raise StoreError(
+                f"{shown}: its sessions say {names} recorded them, and study {short(study)} "
+                f"counts them as theirs: say who handed the file in with --annotator NAME, "
+                f"which every session must match: {NOTHING}"
+            )
+        return
+    for who, session_id in sorted(named.items()):
+        if who not in annotators:
+            said = " or ".join(sorted(short(name) for name in annotators))
+            raise StoreError(
+                f"{shown}: session {short(session_id)} says {short(who)} recorded it, not "
+                f"{said} (--annotator): {NOTHING}; merge {short(who)}'s work from their own "
+                f"file, or add --annotator {short(who)} if they recorded in this one"
+            )
 
 
 def check_sessions(source: Store, session_ids: Collection[str], shown: Path) -> None:

@@ -41,6 +41,7 @@ from convtui.sessions.copying import copy_blobs, insert_row
 from convtui.sessions.errors import StoreError
 from convtui.sessions.executions import load_executions, record_execution
 from convtui.sessions.merge_checks import CHANGED, NOTHING, message_hashes, short, short_hash
+from convtui.sessions.merge_undo import Change
 from convtui.sessions.store import Store
 
 _ROLES = frozenset({"simulator", "target"})
@@ -384,6 +385,24 @@ def copy_fidelity(source: Store, target: Store, plan: FidelityPlan) -> int:
         turn = {**_named_call(row, plan), "execution_id": executions[mine]}
         insert_row(target, "fidelity_turns", turn)
     return len(plan.calls) + len(plan.feedback) + len(plan.turns)
+
+
+def finished_changes(target: Store, plan: FidelityPlan) -> list[Change]:
+    """The target's abandoned calls that ``copy_fidelity`` will finish, as they are and as
+    they will be (what ``sessions merge --undo`` puts back); call inside the write
+    transaction, before ``copy_fidelity``."""
+    sql = "SELECT * FROM fidelity_calls WHERE status = 'abandoned' AND id IN ({marks})"
+    held = {r["id"]: r for r in rows_in(target.db, sql, [c["id"] for c in plan.finished])}
+    return [
+        Change(
+            "fidelity_calls",
+            {"id": call["id"]},
+            dict(zip(_CALL_OUTCOME, _pick(held[call["id"]], _CALL_OUTCOME), strict=True)),
+            dict(zip(_CALL_OUTCOME, _pick(call, _CALL_OUTCOME), strict=True)),
+        )
+        for call in plan.finished
+        if call["id"] in held
+    ]
 
 
 def _named_call(row: dict[str, Any], plan: FidelityPlan) -> dict[str, Any]:

@@ -21,12 +21,9 @@ from sqlite_utils import Database
 
 from convtui.sessions.connection import refuse_foreign_file
 from convtui.sessions.errors import StoreError
+from convtui.sessions.merge_limits import Budget, MergeLimits, check_bytes
 from convtui.sessions.schema import applied_migrations, migrate
 
-# Past this a file is not an annotator's database: a whole study of thousands of sessions
-# takes tens to hundreds of MB, and the copy, its check and its migration must fit in the
-# temporary folder and take minutes, not hours. Counts the -wal and -journal beside it too.
-MAX_SOURCE_BYTES = 2 * 1024**3
 # What a writer leaves beside the file that holds committed pages (-wal) or pages to put back
 # (a hot -journal); the -shm is only an index of the -wal, rebuilt from it.
 _BESIDE = ("-wal", "-journal")
@@ -34,10 +31,15 @@ _CHUNK = 1024 * 1024
 _NOTHING = "nothing merged"
 
 
-def private_copy(path: Path, copy: Path) -> None:
+def private_copy(
+    path: Path, copy: Path, limits: MergeLimits | None = None, budget: Budget | None = None
+) -> None:
     """Copy ``path`` to ``copy`` (a new file in a folder of ours) and bring the copy to this
     schema; a StoreError in one line when ``path`` is not a convtui database of this or an
-    older schema, is damaged, or is larger than ``MAX_SOURCE_BYTES``."""
+    older schema, is damaged, or is larger than ``limits.bytes`` (with the -wal and -journal
+    beside it, before a byte is copied). ``budget``: the source's time, checked as it goes."""
+    limits = limits or MergeLimits()
+    budget = budget or Budget(limits.seconds, path)
     if not path.is_file():
         raise StoreError(f"no database at {path}: {_NOTHING}")
     refuse_foreign_file(path)
@@ -48,34 +50,33 @@ def private_copy(path: Path, copy: Path) -> None:
         for end in _BESIDE
         if path.with_name(path.name + end).is_file()
     ]
-    size = sum(source.stat().st_size for source, _ in files)
-    if size > MAX_SOURCE_BYTES:
-        raise StoreError(
-            f"{path} takes {size:,} bytes, more than a merge reads ({MAX_SOURCE_BYTES:,} "
-            f"bytes): {_NOTHING}"
-        )
-    left = MAX_SOURCE_BYTES
+    check_bytes(path, sum(source.stat().st_size for source, _ in files), limits)
+    left = limits.bytes
     for source, into in files:
-        left = _copy_bytes(source, into, left, path)
+        left = _copy_bytes(source, into, left, path, limits, budget)
     try:
-        _check_and_migrate(copy, path)
+        _check_and_migrate(copy, path, budget)
     except sqlite3.Error as exc:
+        budget.check()
         raise StoreError(
             f"{path} cannot be read as a convtui database ({exc}): {_NOTHING}"
         ) from None
 
 
-def _copy_bytes(source: Path, into: Path, left: int, shown: Path) -> int:
+def _copy_bytes(
+    source: Path, into: Path, left: int, shown: Path, limits: MergeLimits, budget: Budget
+) -> int:
     """Copy ``source`` with at most ``left`` bytes (a file may grow while it is read);
     returns what is left of them."""
     try:
         with source.open("rb") as reading, into.open("xb") as writing:
             while chunk := reading.read(_CHUNK):
+                budget.check()
                 left -= len(chunk)
                 if left < 0:
                     raise StoreError(
-                        f"{shown} grew past {MAX_SOURCE_BYTES:,} bytes while it was read: "
-                        f"{_NOTHING}"
+                        f"{shown} grew past --max-bytes ({limits.bytes:,} bytes) while it was "
+                        f"read: {_NOTHING}"
                     )
                 writing.write(chunk)
     except OSError as exc:
@@ -83,31 +84,34 @@ def _copy_bytes(source: Path, into: Path, left: int, shown: Path) -> int:
     return left
 
 
-def _check_and_migrate(copy: Path, shown: Path) -> None:
+def _check_and_migrate(copy: Path, shown: Path, budget: Budget) -> None:
     # The copy is ours: recovering its -wal, and migrating it, write to it alone.
     conn = sqlite3.connect(copy)
     try:
-        db = Database(conn, execute_plugins=False)
-        damage = [row[0] for row in conn.execute("PRAGMA quick_check(1)")]
-        if damage != ["ok"]:
-            raise StoreError(f"{shown} is damaged ({damage[0]}): {_NOTHING}")
-        known, shape = _reference()
-        applied = applied_migrations(db) if "_sqlite_migrations" in db.table_names() else []
-        if not applied:
-            raise StoreError(
-                f"{shown} is not a convtui database (no convtui schema in it): {_NOTHING}"
-            )
-        newer = [name for name in applied if name not in known]
-        if newer:
-            raise StoreError(
-                f"{shown} was written by a newer convtui (migrations {', '.join(newer)[:120]}): "
-                f"upgrade convtui to merge it; {_NOTHING}"
-            )
-        migrate(db)
-        _check_shape(conn, shape, shown)
-        _check_references(conn, list(shape), shown)
+        with budget.watching(conn):
+            _check_copy(conn, shown)
     finally:
         conn.close()
+
+
+def _check_copy(conn: sqlite3.Connection, shown: Path) -> None:
+    db = Database(conn, execute_plugins=False)
+    damage = [row[0] for row in conn.execute("PRAGMA quick_check(1)")]
+    if damage != ["ok"]:
+        raise StoreError(f"{shown} is damaged ({damage[0]}): {_NOTHING}")
+    known, shape = _reference()
+    applied = applied_migrations(db) if "_sqlite_migrations" in db.table_names() else []
+    if not applied:
+        raise StoreError(f"{shown} is not a convtui database (no convtui schema in it): {_NOTHING}")
+    newer = [name for name in applied if name not in known]
+    if newer:
+        raise StoreError(
+            f"{shown} was written by a newer convtui (migrations {', '.join(newer)[:120]}): "
+            f"upgrade convtui to merge it; {_NOTHING}"
+        )
+    migrate(db)
+    _check_shape(conn, shape, shown)
+    _check_references(conn, list(shape), shown)
 
 
 Shape = dict[str, list[tuple[str, str, int, int]]]

@@ -489,6 +489,49 @@ def m013_fidelity(db: Database) -> None:
     )
 
 
+@_migration
+def m014_merges(db: Database) -> None:
+    """What each ``sessions merge`` added, so that ``sessions merge --undo`` takes back exactly
+    that while annotators of a served study go on recording into the same file
+    (sessions/merge_undo.py). A merge writes under the write lock, and SQLite gives each new
+    row of a rowid table the next rowid, so what one source added to a table is one range of
+    rowids (``merge_ranges``); the rows it changed rather than added (an assignment's link, a
+    fidelity call it finished) are kept with what they held before and after
+    (``merge_changes``); and a range's ``digest`` hashes its rows as the merge left them, so an
+    undo sees whether anything was changed since. ``batch`` is one command's: ``--undo`` takes
+    back all its sources."""
+    db.executescript(
+        """
+        CREATE TABLE merges (
+            id TEXT PRIMARY KEY,
+            batch TEXT NOT NULL,
+            source TEXT NOT NULL,
+            merged_utc TEXT NOT NULL,
+            undone_utc TEXT
+        ) STRICT;
+        CREATE INDEX merges_by_batch ON merges (batch);
+
+        CREATE TABLE merge_ranges (
+            merge_id TEXT NOT NULL REFERENCES merges (id),
+            tbl TEXT NOT NULL,
+            first_rowid INTEGER NOT NULL,
+            last_rowid INTEGER NOT NULL,
+            digest TEXT NOT NULL,
+            PRIMARY KEY (merge_id, tbl)
+        ) STRICT;
+
+        CREATE TABLE merge_changes (
+            merge_id TEXT NOT NULL REFERENCES merges (id),
+            tbl TEXT NOT NULL,
+            key_json TEXT NOT NULL,
+            was_json TEXT NOT NULL,
+            now_json TEXT NOT NULL,
+            PRIMARY KEY (merge_id, tbl, key_json)
+        ) STRICT;
+        """
+    )
+
+
 SCHEMA_VERSION = _NAMES[-1]  # the last migration: what a fully migrated DB has applied
 
 

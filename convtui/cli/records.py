@@ -39,8 +39,15 @@ from convtui.record_options import (
     IntervalResamplesOpt,
     IntervalSeedOpt,
     LimitOpt,
+    MergeAnnotatorOpt,
     MergeDbOpt,
+    MergeDryRunOpt,
+    MergeMaxBytesOpt,
+    MergeMaxSecondsOpt,
+    MergeMaxSessionsOpt,
+    MergeMaxTurnsOpt,
     MergeSourcesArg,
+    MergeUndoOpt,
     NoIntervalsOpt,
     PlotOpt,
     ReportOutOpt,
@@ -201,8 +208,15 @@ def sessions_import(
 
 @sessions_app.command("merge")
 def sessions_merge(
-    sources: MergeSourcesArg,
+    sources: MergeSourcesArg = None,
     db: MergeDbOpt = Path("results.db"),
+    annotator: MergeAnnotatorOpt = None,
+    dry_run: MergeDryRunOpt = False,
+    undo: MergeUndoOpt = False,
+    max_sessions: MergeMaxSessionsOpt = 2_000,
+    max_turns: MergeMaxTurnsOpt = 20_000,
+    max_bytes: MergeMaxBytesOpt = 1024**3,
+    max_seconds: MergeMaxSecondsOpt = 120.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Bring sessions recorded in other databases (an annotator's own file, recorded
@@ -210,13 +224,23 @@ def sessions_merge(
     study assignment links. Merging again adds nothing; a session that differs between the
     files is refused and the target left as it was. The sources are only read, and one holding
     what convtui could not have written (a link to another annotator's session, a status its
-    turns do not bear out, a text under another's hash) is refused whole.
+    turns do not bear out, a text under another's hash) is refused whole, as is one past a
+    cap (--max-sessions, --max-turns, --max-bytes, --max-seconds) or holding sessions of
+    someone other than --annotator. --dry-run says what would be added; --undo takes the
+    last merge back.
 
-    Example: [bold]convtui sessions merge ana.db ben.db --db study.db[/bold]"""
+    Example: [bold]convtui sessions merge ana.db --annotator ana --db study.db[/bold]"""
     with user_errors():
-        from convtui.commands.merge import merge_command
+        from convtui.commands.merge import merge_command, undo_command
+        from convtui.sessions.merge import MergeOptions
+        from convtui.sessions.merge_limits import MergeLimits
 
-        merge_command(list(sources), db, as_json)
+        if undo:
+            undo_command(list(sources or ()), db, dry_run=dry_run, as_json=as_json)
+            return
+        limits = MergeLimits(max_sessions, max_turns, max_bytes, max_seconds)
+        options = MergeOptions(limits, frozenset(annotator or ()), dry_run)
+        merge_command(list(sources or ()), db, options, as_json)
 
 
 @sessions_app.command("export")

@@ -167,7 +167,7 @@ def test_an_annotators_offline_copy_brings_its_sessions_and_their_assignments_ba
         session = start_assignment(store, study_id, mine.task_id, "ana", spec.config(), "human")
         store.set_session_status(session, "abandoned")
 
-    out = merge(str(offline), "--db", str(study))
+    out = merge(str(offline), "--annotator", "ana", "--db", str(study))
     assert (out["sources"][0]["sessions_added"], out["sources"][0]["assignments_linked"]) == (1, 1)
     with Store.open(study) as store:
         linked = [a for a in assignments(store, study_id, "ana") if a.task_id == mine.task_id]

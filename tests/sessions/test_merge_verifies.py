@@ -21,7 +21,7 @@ from support.studies import study_spec, write_study
 from convtui.sessions import Store
 from convtui.sessions.codec import text_hash
 from convtui.sessions.merge_checks import MAX_BLOB_CHARS
-from convtui.sessions.merge_source import MAX_SOURCE_BYTES
+from convtui.sessions.merge_limits import DEFAULT_MAX_BYTES
 from convtui.sessions.studies import assignments, start_assignment
 
 TASKS = ("BigCodeBench/0", "BigCodeBench/1")
@@ -88,13 +88,18 @@ class Offline:
             )
             store.set_session_status(self.ben, "abandoned")
 
-    def merge(self) -> subprocess.CompletedProcess[str]:
-        return invoke("sessions", "merge", str(self.copy), "--db", str(self.study))
+    def merge(self, *annotators: str) -> subprocess.CompletedProcess[str]:
+        """Merged as the organiser would a file ``annotators`` (by default both) recorded in."""
+        said = [arg for name in annotators for arg in ("--annotator", name)]
+        return invoke(
+            "sessions", "merge", str(self.copy), "--db", str(self.study),
+            *(said if annotators else ["--annotator", "ana", "--annotator", "ben"]),
+        )  # fmt: skip
 
-    def assert_refused(self, *words: str) -> None:
+    def assert_refused(self, *words: str, annotators: tuple[str, ...] = ()) -> None:
         """Refused in one line naming ``words``; the study and the copy as they were."""
         study, copy = fingerprint(self.study), fingerprint(self.copy)
-        done = self.merge()
+        done = self.merge(*annotators)
         assert_one_line_error(done, str(self.copy), *words)
         assert fingerprint(self.study) == study
         assert fingerprint(self.copy) == copy
@@ -240,6 +245,29 @@ def test_a_turn_convtui_cannot_read_is_refused(offline: Offline) -> None:
     offline.assert_refused(offline.ana, "cannot be read")
 
 
+# --- who recorded the file -------------------------------------------------------------------
+
+
+def test_into_a_study_a_file_is_not_merged_until_the_organiser_says_whose_it_is(
+    offline: Offline,
+) -> None:
+    """The names in the file are its holder's word alone: the organiser's is needed."""
+    study, copy = fingerprint(offline.study), fingerprint(offline.copy)
+
+    done = invoke("sessions", "merge", str(offline.copy), "--db", str(offline.study))
+
+    assert_one_line_error(done, str(offline.copy), "--annotator", "ana, ben")
+    assert (fingerprint(offline.study), fingerprint(offline.copy)) == (study, copy)
+
+
+def test_a_session_of_someone_other_than_who_handed_the_file_in_is_refused(
+    offline: Offline,
+) -> None:
+    """ana hands in a file that also holds a session answering ben's assignment as ben: it
+    would count as his work. Before, the name in the file was taken as it stood."""
+    offline.assert_refused(offline.ben, "says ben recorded it, not ana", annotators=("ana",))
+
+
 # --- blobs and sizes ------------------------------------------------------------------------
 
 
@@ -284,7 +312,7 @@ def test_a_file_past_the_size_cap_is_refused_before_it_is_read(
     huge = tmp_path / "huge.db"
     with huge.open("wb") as handle:
         handle.write(b"SQLite format 3\x00")
-        handle.truncate(MAX_SOURCE_BYTES + 1)  # sparse: no disk is spent on it
+        handle.truncate(DEFAULT_MAX_BYTES + 1)  # sparse: no disk is spent on it
     before = fingerprint(offline.study)
 
     done = invoke("sessions", "merge", str(huge), "--db", str(offline.study))
