@@ -65,7 +65,8 @@ from convtui.sessions.merge_fidelity import (
 )
 from convtui.sessions.merge_limits import Budget, MergeLimits, check_counts, session_chunks
 from convtui.sessions.merge_source import private_copy
-from convtui.sessions.merge_undo import Change, begin, record
+from convtui.sessions.merge_study import check_study, link_assignments, links_to_set, study_name
+from convtui.sessions.merge_undo import begin, record
 from convtui.sessions.records import SessionRow
 from convtui.sessions.schema import SCHEMA_VERSION
 from convtui.sessions.store import Store
@@ -163,17 +164,17 @@ def _merge(
     where = f"{name} and {target.path}"
     # The caps first: counted in SQL, before any row is read into Python.
     check_counts(source, target, options.limits, name)
-    study = _check_study(source, target, where)
+    study = check_study(source, target, where)
     _check_runs(source, target, where)
     check_sizes(source, name)
     new_ids = [i for new, _ in session_chunks(source, target) for i in new]
     linked_sessions = check_links(source, target, study, name) if study else []
-    links = _links_to_set(source, target, study) if study else []
+    links = links_to_set(source, target, study) if study else []
     check_annotators(
         source,
         {*new_ids, *(link[2] for link in links)},
         options.annotators,
-        _study_name(target),
+        study_name(target),
         name,
     )
     check_sessions(source, {*new_ids, *linked_sessions}, name)
@@ -203,7 +204,7 @@ def _merge(
         with _unreadable(str(name)):
             _restore_fields(source, target, [s.id for s in new])
             _copy_typed(source, target, [s.id for s in new])
-            changes = _link_assignments(target, study, links) if study else []
+            changes = link_assignments(target, study, links) if study else []
             changes += finished_changes(target, fidelity)
             carried = copy_fidelity(source, target, fidelity)
         budget.check()
@@ -318,67 +319,6 @@ def _copy_typed(source: Store, target: Store, session_ids: list[str]) -> None:
             "VALUES (?, ?, ?, ?, ?)",
             found,
         )
-
-
-def _study_id(store: Store) -> str | None:
-    found = rows(store.db, "SELECT id FROM studies")
-    return found[0]["id"] if found else None
-
-
-def _study_name(store: Store) -> str | None:
-    found = rows(store.db, "SELECT name FROM studies")
-    return found[0]["name"] if found else None
-
-
-def _check_study(source: Store, target: Store, where: str) -> str | None:
-    """The study whose assignment links travel with the sessions, if the source has one:
-    the target must hold the same study (or none, and then no link travels)."""
-    mine, theirs = _study_id(source), _study_id(target)
-    if mine is None or theirs is None:
-        return None
-    if mine != theirs:
-        raise StoreError(f"{where} hold different studies ({mine}, {theirs}): not merged")
-    return mine
-
-
-def _links_to_set(source: Store, target: Store, study_id: str) -> list[tuple[str, str, str]]:
-    """The source's assignment links (task, annotator, session) whose assignment in the
-    target has no session yet: what the merge sets."""
-    found = []
-    for a in rows(
-        source.db,
-        "SELECT task_id, annotator, session_id FROM study_assignments "
-        "WHERE study_id = ? AND session_id IS NOT NULL ORDER BY task_id, annotator",
-        (study_id,),
-    ):
-        if rows(
-            target.db,
-            "SELECT 1 FROM study_assignments WHERE study_id = ? AND task_id = ? "
-            "AND annotator = ? AND session_id IS NULL",
-            (study_id, a["task_id"], a["annotator"]),
-        ):
-            found.append((a["task_id"], a["annotator"], a["session_id"]))
-    return found
-
-
-def _link_assignments(
-    target: Store, study_id: str, links: list[tuple[str, str, str]]
-) -> list[Change]:
-    """Set each of ``links`` where the target's assignment still has no session (another
-    writer may have opened it since it was read); returns the links set."""
-    changed = []
-    for task_id, annotator, session_id in links:
-        cursor = target.db.execute(
-            "UPDATE study_assignments SET session_id = ? WHERE study_id = ? AND task_id = ? "
-            "AND annotator = ? AND session_id IS NULL",
-            (session_id, study_id, task_id, annotator),
-        )
-        if cursor.rowcount:
-            key = {"study_id": study_id, "task_id": task_id, "annotator": annotator}
-            changed.append(
-                Change("study_assignments", key, {"session_id": None}, {"session_id": session_id})
-            )
-    return changed
 
 
 def merge_files(
