@@ -1,6 +1,7 @@
 """Printing for the headless commands: rich text on the terminal, one JSON object for
 scripts, and ``warning: …`` lines on stderr. Whatever they print shows the control characters
-of recorded text (a reply, a task, a name) instead of letting the terminal obey them."""
+of recorded text (a reply, a task, a name) instead of letting the terminal obey them, and its
+bidirectional overrides and zero-width characters as escapes (core/printable.py, visible)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any, TextIO
 from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderHook, RenderResult
 from rich.text import Text
 
-from convtui.core.printable import printable
+from convtui.core.printable import visible
 
 # The width of output that is not a terminal (a pipe, a file) when COLUMNS does not say:
 # rich's own default, 80, folded the report's tables into a pipe; whatever reads a pipe
@@ -34,7 +35,7 @@ def width_for(stream: TextIO) -> int | None:
 
 
 class _Shown:
-    """A renderable drawn as rich lays it out, its text shown through ``printable``; rich's
+    """A renderable drawn as rich lays it out, its text shown through ``visible``; rich's
     own control segments (cursor moves of a progress bar) pass as they are."""
 
     def __init__(self, renderable: ConsoleRenderable) -> None:
@@ -42,13 +43,15 @@ class _Shown:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         for segment in console.render(self.renderable, options):
-            yield segment if segment.control else segment._replace(text=printable(segment.text))
+            yield segment if segment.control else segment._replace(text=visible(segment.text))
 
 
 class _ShowControls(RenderHook):
     """Every table, panel and line a command prints, whatever view built it and from
     whatever text: rich passes ESC and the C1 codes through to the terminal, even when
-    colour is off. After layout, so a control shown as ``␛`` widens its line by a cell."""
+    colour is off, and the terminal obeys a bidirectional override. After layout, so a
+    control shown as ``␛`` widens its line by a cell and an override shown as ``\\u202e`` by
+    six (a table holding one is out of line)."""
 
     def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
         return [_Shown(renderable) for renderable in renderables]

@@ -12,7 +12,14 @@ from typing import Literal
 from sqlite_utils import Database
 
 from convtui.core.settings.config import SessionConfig
-from convtui.core.studies.spec import Assignment, StudyError, StudySpec, TaskFilter, token_matches
+from convtui.core.studies.spec import (
+    Assignment,
+    StudyError,
+    StudySpec,
+    TaskFilter,
+    check_distinct,
+    token_matches,
+)
 from convtui.sessions.codec import config_from_json, config_to_json
 from convtui.sessions.connection import narrowed, rows, writing
 from convtui.sessions.ids import new_id, utc_now
@@ -229,15 +236,17 @@ def set_token(store: Store, study_id: str, name: str, token_hash: str) -> None:
 def add_annotator(
     store: Store, study_id: str, name: str, token_hash: str, given: Iterable[Assignment]
 ) -> None:
-    """Enrol an annotator with the assignments ``given`` to them."""
+    """Enrol an annotator with the assignments ``given`` to them; refused when the study has
+    someone of that name or of one that prints alike."""
     db = store.db
     with writing(db):
-        if rows(
-            db,
-            "SELECT 1 FROM study_annotators WHERE study_id = ? AND name = ?",
-            (study_id, name),
-        ):
+        enrolled = [
+            r["name"]
+            for r in rows(db, "SELECT name FROM study_annotators WHERE study_id = ?", (study_id,))
+        ]
+        if name in enrolled:
             raise StudyError(f"the study already has an annotator {name!r}")
+        check_distinct([name], enrolled)
         _insert_annotator(db, study_id, name, token_hash, utc_now())
         db.conn.executemany(
             "INSERT INTO study_assignments (study_id, task_id, annotator, position) "

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from convtui.core.errors import ConvtuiError
-from convtui.core.printable import control_characters
+from convtui.core.printable import control_characters, invisible_characters, print_key
 from convtui.core.settings.config import ProtocolName, SessionConfig
 from convtui.core.settings.omega import FeedbackChoice, FeedbackConfig
 from convtui.core.settings.protocol import PlayRules
@@ -107,6 +107,7 @@ class StudySpec:
             checked_name("study name", spec.name)
             for name in spec.annotators:
                 checked_name("annotator name", name)
+            check_distinct(spec.annotators)
             return spec
         except ConvtuiError as exc:  # a bad Ω says so itself
             raise StudyError(f"{path}: {exc}") from None
@@ -226,8 +227,11 @@ def _text(data: Mapping[str, Any], key: str, default: str | None = None) -> str:
 
 def checked_name(kind: str, name: str) -> str:
     """``name`` without its outer spaces, refused when empty or when it holds a control
-    character: names are printed in terminals and the served page, headers and lists alike,
-    where an escape sequence would be obeyed (or shown escaped, which no one can type back)."""
+    character or one that prints as nothing (a zero-width space, a bidirectional override):
+    names are printed in terminals and the served page, headers and lists alike, where an
+    escape sequence would be obeyed, an override would reorder what follows, and a
+    zero-width character would make a second name that looks like the first; shown escaped
+    instead, neither is a name anyone can type back."""
     name = name.strip()
     if not name:
         raise StudyError(f"{kind} is empty: give it a name")
@@ -237,7 +241,29 @@ def checked_name(kind: str, name: str) -> str:
             f"{kind} {name!r} holds control characters ({', '.join(found)}): "
             "write it in printable characters only, on one line"
         )
+    hidden = invisible_characters(name)
+    if hidden:
+        raise StudyError(
+            f"{kind} {name!r} holds characters that print as nothing or reorder the text "
+            f"({', '.join(hidden)}): write it in visible characters only"
+        )
     return name
+
+
+def check_distinct(names: Sequence[str], taken: Sequence[str] = ()) -> None:
+    """Refuse two names that print alike (:func:`print_key`: the same but for case, width or
+    invisible characters), among ``names`` or between one of them and one of ``taken``: on
+    a screen nobody could tell whose token, sessions or progress a line is. One pass."""
+    seen = {print_key(name): name for name in taken}
+    for name in names:
+        key = print_key(name)
+        other = seen.get(key)
+        if other is not None:
+            raise StudyError(
+                f"annotator names {other!r} and {name!r} print alike: give each annotator a "
+                "name that looks like no other's"
+            )
+        seen[key] = name
 
 
 def _int(data: Mapping[str, Any], key: str, default: int) -> int:

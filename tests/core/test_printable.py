@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from convtui.core.printable import control_characters, printable
+from convtui.core.printable import (
+    control_characters,
+    invisible_characters,
+    print_key,
+    printable,
+    visible,
+)
 
 PAINTED = "\x1b[2J\x1b[H\x1b[32mALL TESTS PASSED\x1b]0;pwned\x07"
 
@@ -42,3 +48,33 @@ def test_control_characters_of_a_name_include_newline_and_tab() -> None:
     assert control_characters("ana") == []
     assert control_characters("an\x1ba\x1b\nb\tc") == ["␛", "\\n", "\\t"]
     assert control_characters("x\x9by") == ["\\x9b"]
+
+
+# Issue 48, point 6: what a terminal obeys or draws as nothing, shown as escapes.
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("ana\u202egnp.exe", "ana\\u202egnp.exe"),  # would print as "anaexe.png"
+        ("\u2066x\u2069 \u200e\u200f\u061c", "\\u2066x\\u2069 \\u200e\\u200f\\u061c"),
+        ("a\u200bn\u200c\u200da\u2060\ufeff", "a\\u200bn\\u200c\\u200da\\u2060\\ufeff"),
+        ("line\u2028next", "line\\u2028next"),
+        ("\x1b[2J\u202e", "␛[2J\\u202e"),  # control characters as printable shows them
+        ("def f():\n\treturn 'ünïcode ✓'\n", "def f():\n\treturn 'ünïcode ✓'\n"),
+        ("⚠\ufe0f", "⚠\ufe0f"),  # an emoji's variation selector is drawn with it
+    ],
+)
+def test_visible(text: str, shown: str) -> None:
+    assert visible(text) == shown
+
+
+def test_invisible_characters_of_a_name_include_the_default_ignorables() -> None:
+    assert invisible_characters("ana") == invisible_characters("Zoë Ōta") == []
+    assert invisible_characters("a\u200bn\u202ea\u200b") == ["\\u200b", "\\u202e"]
+    assert invisible_characters("\u3164ana\ufe0f") == ["\\u3164", "\\ufe0f"]  # Hangul filler
+
+
+def test_names_that_print_alike_share_a_key_and_others_do_not() -> None:
+    alike = ["ana", "Ana", "ANA", "ａｎａ", "a\u200bna", "\ufeffana"]
+    assert {print_key(name) for name in alike} == {"ana"}
+    assert print_key("Straße") == print_key("STRASSE")
+    assert len({print_key(name) for name in ("ana", "anna", "аna", "ana b")}) == 4  # а: Cyrillic
