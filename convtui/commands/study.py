@@ -5,6 +5,7 @@ store them (sessions/studies.py), and print what a person needs, each token only
 from __future__ import annotations
 
 import shlex
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -64,7 +65,7 @@ def init_command(spec_path: Path, db: Path, data: Path | None, as_json: bool) ->
     tokens = {name: new_token() for name in spec.annotators}
     with Store.open(db) as store:
         create_study(store, spec, config, given, {n: token_hash(t) for n, t in tokens.items()})
-    people = [(name, [a.task_id for a in given if a.annotator == name]) for name in spec.annotators]
+    people = list(tasks_of(given, spec.annotators).items())
     if as_json:
         print_json(
             {
@@ -93,6 +94,15 @@ def init_command(spec_path: Path, db: Path, data: Path | None, as_json: bool) ->
         screen.print(guidelines_line(spec.guidelines), soft_wrap=True)
     screen.print(token_table([(name, theirs, tokens[name]) for name, theirs in people]))
     screen.print(tokens_note(db), soft_wrap=True)
+
+
+def tasks_of(given: Sequence[Assignment], names: Sequence[str]) -> dict[str, list[str]]:
+    """Each of ``names``' tasks, in the order ``given`` deals them, in one pass over
+    ``given`` (a pass per annotator took a study of 100,000 annotators 18 s)."""
+    theirs: dict[str, list[str]] = {name: [] for name in names}
+    for a in given:
+        theirs[a.annotator].append(a.task_id)
+    return theirs
 
 
 def resolve_tasks(spec: StudySpec, spec_path: Path, data: Path | None) -> list[str]:
@@ -232,20 +242,24 @@ def study_progress(store: Store, study: StudyRow) -> StudyProgress:
     people = annotators(store, study.id)
     rows = assignments(store, study.id)
     tasks = study.spec.in_file_order(study_tasks(store, study.id))
+    # Counted in one pass over the assignments, not one per annotator and per task: a study
+    # of 100,000 annotators is 100,000 x their assignments otherwise.
+    states: dict[str, Counter[str]] = {name: Counter() for name, _active in people}
+    holders: dict[str, list[AssignmentRow]] = {t: [] for t in tasks}
+    for r in rows:
+        states.setdefault(r.annotator, Counter())[r.state] += 1
+        if r.state != "reassigned":
+            holders.setdefault(r.task_id, []).append(r)
     progress = [
         AnnotatorProgress(
             name,
             active,
-            sum(r.annotator == name for r in rows),
-            *(sum(r.annotator == name and r.state == s for r in rows) for s in _STATES),
+            states[name].total(),
+            *(states[name][s] for s in _STATES),
         )
         for name, active in people
     ]
-    per_task = [
-        TaskProgress(t, [r for r in rows if r.task_id == t and r.state != "reassigned"])
-        for t in tasks
-    ]
-    return StudyProgress(progress, per_task)
+    return StudyProgress(progress, [TaskProgress(t, holders[t]) for t in tasks])
 
 
 def status_command(db: Path, as_json: bool) -> None:
