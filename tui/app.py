@@ -14,6 +14,7 @@ from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
+from textual.widgets import Input
 from textual.worker import Worker, WorkerCancelled
 
 from convtui.core.catalog.loaders import TaskCatalog
@@ -32,6 +33,7 @@ from convtui.tui.screens.help import HelpModal, key_help
 from convtui.tui.screens.session import SessionScreen
 from convtui.tui.screens.task_picker import TaskPickerScreen
 from convtui.tui.settings import load_settings, save_setting, settings_path
+from convtui.tui.text_bounds import bound_field
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,13 @@ class ConvTuiApp(App):
             self.open_launched(self.launch.plan)
         else:
             self.open_without_plan()
+
+    @on(CommandPalette.Opened)
+    def _bound_palette(self) -> None:
+        # The palette (commands, themes) is Textual's: its query is held to a few words here.
+        if isinstance(self.screen, CommandPalette):
+            for field in self.screen.query(Input):
+                bound_field(field)
 
     def open_launched(self, plan: SessionPlan) -> None:
         """What the app shows when it opens on a session: that session."""

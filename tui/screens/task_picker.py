@@ -23,6 +23,7 @@ from textual.widgets.data_table import ColumnKey
 from convtui.core.catalog.search import TaskIndex
 from convtui.core.catalog.tasks import Task
 from convtui.tui import render
+from convtui.tui.text_bounds import bound_field
 
 #: Rows shown at once: enough to scroll through, few enough to refill on every keystroke.
 ROW_LIMIT = 200
@@ -133,7 +134,9 @@ class TaskPickerScreen(Screen[str | None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#task-search", Input).border_title = Content("search")
+        search = self.query_one("#task-search", Input)
+        search.border_title = Content("search")
+        bound_field(search)
         table = self.query_one("#task-results", DataTable)
         table.add_column("id", width=_ID_WIDTH, key="id")
         table.add_column("libraries", width=_LIBS_WIDTH, key="libs")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from array import array
 from collections.abc import Callable
 
 from textual.reactive import reactive
@@ -10,6 +11,7 @@ from textual.widgets import TextArea
 from textual.widgets.text_area import EditResult, Location
 
 from convtui.core.printable import printable
+from convtui.tui.text_bounds import MAX_FEEDBACK_CHARS, Notice, feedback_notice, fitted
 
 
 class FeedbackComposer(TextArea):
@@ -41,7 +43,9 @@ class FeedbackComposer(TextArea):
         self.border_title = "Your feedback"
         self.clock: Callable[[], float] = time.monotonic
         """What ``keystrokes`` are read from (the screen sets the app's clock)."""
-        self._keystrokes: list[float] = []
+        # Unboxed: a key held down for an hour is 8 bytes a key, not a float object each.
+        self._keystrokes = array("d")
+        self._limit_notice = Notice()
 
     def on_mount(self) -> None:
         # Served, every blink is a frame through the server to the page: with a study's tens
@@ -98,7 +102,7 @@ class FeedbackComposer(TextArea):
 
     def forget_keystrokes(self) -> None:
         """The words they typed were sent: the next keystrokes are for the next words."""
-        self._keystrokes.clear()
+        del self._keystrokes[:]
 
     def sent(self) -> None:
         self._draft = None
@@ -108,12 +112,19 @@ class FeedbackComposer(TextArea):
         self.forget_keystrokes()
 
     # TextArea makes every edit from the keyboard (keys, paste, cut) through these two, and
-    # none made by the program (``load_text``, ``insert``): the keystrokes are noted there
-    # (private methods of Textual's TextArea, which the project pins exactly).
+    # none made by the program (``load_text``, ``insert``): the keystrokes are noted there,
+    # and what is typed or pasted is held to MAX_FEEDBACK_CHARS (private methods of
+    # Textual's TextArea, which the project pins exactly).
     def _replace_via_keyboard(
         self, insert: str, start: Location, end: Location
     ) -> EditResult | None:
-        return self._keyed(super()._replace_via_keyboard(insert, start, end))
+        removed = len(self.get_text_range(start, end))
+        kept = fitted(insert, len(self.text), removed, MAX_FEEDBACK_CHARS)
+        if kept != insert:
+            self._limit_notice.show(self.app, feedback_notice(cut=bool(kept)))
+            if not kept:
+                return None
+        return self._keyed(super()._replace_via_keyboard(kept, start, end))
 
     def _delete_via_keyboard(self, start: Location, end: Location) -> EditResult | None:
         return self._keyed(super()._delete_via_keyboard(start, end))
