@@ -119,6 +119,16 @@ class ConvTuiApp(App):
             # (ctrl+q quits Firefox) is left to the palette's Quit there.
             drop_browser_keys(self._bindings)
 
+    # Served, the kernel holds the app to the server's memory limit (tui/web/lifeline.py):
+    # a MemoryError no handler took ends the app at once, with its status, rather than have
+    # it draw a traceback it has no memory for.
+    def _handle_exception(self, error: Exception) -> None:
+        if isinstance(error, MemoryError) and served_by_convtui():
+            from convtui.tui.web.lifeline import out_of_memory
+
+            out_of_memory()
+        super()._handle_exception(error)
+
     async def task_index(self) -> TaskIndex:
         """The picker's search index, built once in a thread (about 75 ms for 1,190 tasks:
         too long for the UI thread)."""

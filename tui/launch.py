@@ -351,9 +351,10 @@ def run_study_session(options: StudySessionOptions) -> int:
         if not has_screen():
             raise ConvtuiError("convtui session needs a terminal (stdin and stdout must be a TTY)")
         if served_by_textual():
-            from convtui.tui.web.lifeline import end_with_server
+            from convtui.tui.web.lifeline import end_with_server, hold_to_memory_limit
 
             end_with_server()
+            hold_to_memory_limit()
         models = open_models(config, ModelOptions(machine.model_name, machine.chat_template))
         executor = open_execution(
             machine.executor, python=machine.python, jobs=machine.jobs, isolation=machine.isolation

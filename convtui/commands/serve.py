@@ -14,6 +14,7 @@ from convtui.commands.study import open_study
 from convtui.core.errors import ConvtuiError
 from convtui.core.extras import install_hint
 from convtui.tui.launch import MachineOptions
+from convtui.tui.web.lifeline import DEFAULT_APP_MEMORY_MB, limit_apps_memory
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class ServeOptions:
     max_starting: int | None = None  # None: one per core
     connections: ConnectionLimits = ConnectionLimits()
     app_opens_per_minute: int = 10
+    # Each app's memory (MiB of data, RLIMIT_DATA) that the kernel allows; 0: no limit.
+    app_memory_mb: int = DEFAULT_APP_MEMORY_MB
 
 
 def serve_command(options: ServeOptions) -> None:
@@ -73,6 +76,7 @@ def serve_command(options: ServeOptions) -> None:
             "Annotators open it and give their token; Ctrl+C stops the server "
             "(every finished turn is already recorded).",
         ]
+        limit_apps_memory(options.app_memory_mb)  # before any app starts: they inherit it
         try:
             asyncio.run(serve_until_stopped(server, options.host, options.port, ready))
         except OSError as exc:

@@ -8,7 +8,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from support.raw_client import RawApp
 
@@ -35,15 +35,17 @@ class _Tee:
 
 @dataclass
 class ScreenApp(RawApp):
-    """A ``RawApp`` that keeps the screen its app draws (opened at ``RawApp.open``'s size)."""
+    """A ``RawApp`` that keeps the screen its app draws (opened at ``RawApp.open``'s size,
+    or at ``SIZE`` for a subclass that opens its app at another)."""
 
+    SIZE: ClassVar[tuple[int, int]] = (100, 30)
     screen: Any = field(default=None)
     _stream: Any = field(default=None)
 
     async def _read(self) -> None:
         import pyte
 
-        self.screen = pyte.Screen(100, 30)
+        self.screen = pyte.Screen(*self.SIZE)
         self._stream = pyte.ByteStream(self.screen)
         self.socket = _Tee(self.socket, self._stream.feed)
         await super()._read()

@@ -17,6 +17,8 @@ from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 
+from convtui.tui.web.lifeline import APP_MEMORY_MB, EXIT_OUT_OF_MEMORY
+
 log = logging.getLogger("convtui.serve")
 
 # How long an app has to quit when asked, then to end on SIGTERM, before SIGKILL.
@@ -38,6 +40,28 @@ START_WAIT_S = 30.0
 # The message a page gets while its app waits for others to start first: how many apps wait
 # before it (page.js shows its place in the line on the "opening" card).
 QUEUED = "convtui_queued"
+OUT_OF_MEMORY_REASON = (
+    "The app reached the memory the study allows it and was closed. Everything you sent "
+    "before is recorded; open it again to go on."
+)
+CRASHED_REASON = "The app stopped. Everything you sent before is recorded; open it again to go on."
+# Textual's web driver, whose input thread ends an app out of memory (tui/web/driver.py).
+DRIVER = "convtui.tui.web.driver:StudyWebDriver"
+# An app takes its input as it comes (Textual reads it in a thread of its own), so the pipe to
+# it only fills under a flood of keys faster than the app can handle them. While the server
+# waits for the pipe, it reads nothing more from the browser, not even the close of its tab:
+# an app that has taken none of its input for this long is ended, which bounds both the
+# memory its backlog of keys takes and how long it can outlive its socket (a flood of keys
+# once kept an app 33 s past its closed tab, growing by 50 MB a second).
+INPUT_WAIT_S = 3.0
+# An app ends within this many seconds of the server seeing its socket's end: the server waits
+# on the app's input at most INPUT_WAIT_S, then asks it to quit (written within 1 s), gives
+# it QUIT_GRACE_S, then SIGTERM and TERM_GRACE_S, then SIGKILL.
+ENDS_WITHIN_S = INPUT_WAIT_S + 1.0 + QUIT_GRACE_S + TERM_GRACE_S
+DROWNED_REASON = (
+    "This page sent the app far more than anyone types, faster than the app could take it, "
+    "so the app was closed. Everything you sent before is recorded."
+)
 
 
 class Peer:
@@ -103,9 +127,44 @@ class AppProcess(AppService):
         self._ending: asyncio.Task[None] | None = None
         self._sending_since: float | None = None
         self._drawn = asyncio.Event()
+        self._drowned = False  # ended for not taking its input: no quit is asked of it
+        self._watching: asyncio.Task[None] | None = None
 
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
-        return {**super()._build_environment(width, height), **self._extra_environment}
+        environment = {**super()._build_environment(width, height), **self._extra_environment}
+        environment["TEXTUAL_DRIVER"] = DRIVER
+        return environment
+
+    async def send_bytes(self, data: bytes) -> bool:
+        """The browser's keys, to the app; False when they were not taken."""
+        return await self._send(self.encode_packet(b"D", data))
+
+    async def send_meta(self, data: dict[str, str | int | bool | None]) -> bool:
+        """A resize, focus or quit, to the app; False when it was not taken."""
+        return await self._send(self.encode_packet(b"M", json.dumps(data).encode()))
+
+    async def _send(self, packet: bytes) -> bool:
+        """Write to the app's input, waiting at most INPUT_WAIT_S for it to be taken (an
+        app still starting gets START_WAIT_S) and ending the app that does not take it."""
+        if self._process is None or self._stdin is None or self._stdin.is_closing():
+            return False
+        try:
+            self._stdin.write(packet)
+            wait = INPUT_WAIT_S if self._drawn.is_set() else START_WAIT_S
+            await asyncio.wait_for(self._stdin.drain(), wait)
+        except TimeoutError:
+            if self._ending is None:
+                log.info(
+                    "%s: the app took none of its input for %.0f s (a flood of keys): ending it",
+                    self.annotator,
+                    INPUT_WAIT_S,
+                )
+                self._drowned = True
+                self.end_soon(DROWNED_REASON)
+            return False
+        except (RuntimeError, ConnectionError):  # the app has ended, or is ending
+            return False
+        return True
 
     async def on_data(self, payload: bytes) -> None:
         self._drawn.set()
@@ -160,6 +219,30 @@ class AppProcess(AppService):
         with contextlib.suppress(ConnectionError, asyncio.TimeoutError):
             await asyncio.wait_for(self.peer.send_str(json.dumps([QUEUED, ahead])), CLOSE_GRACE_S)
 
+    async def start(self, width: int, height: int) -> None:
+        await super().start(width, height)
+        self._watching = asyncio.get_running_loop().create_task(self._watch_exit())
+
+    async def _watch_exit(self) -> None:
+        """An app that ends by itself, other than by quitting (which it says first, and which
+        may be read after its end), is ended here: its page is told why and its socket
+        closed, not left on a screen that no longer answers."""
+        assert self._process is not None
+        status = await self._process.wait()
+        if self._ending is not None:
+            return
+        if status == EXIT_OUT_OF_MEMORY:
+            limit = os.environ.get(APP_MEMORY_MB, "?")
+            log.info(
+                "%s: the app reached its memory limit (%s MiB) and ended", self.annotator, limit
+            )
+            self.end_soon(OUT_OF_MEMORY_REASON)
+        elif status != 0:
+            log.info("%s: the app ended by itself (status %s)", self.annotator, status)
+            self.end_soon(CRASHED_REASON)
+        else:
+            self.end_soon()
+
     async def started(self, timeout: float) -> None:
         """Wait until the app has drawn its first screen, has ended, or ``timeout`` passed."""
         waits: list[asyncio.Future[object]] = [asyncio.ensure_future(self._drawn.wait())]
@@ -197,6 +280,13 @@ class AppProcess(AppService):
             return
         with contextlib.suppress(Exception):
             await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
+        if self._drowned:
+            # It takes no input, and Textual hears SIGTERM in its event loop, behind the
+            # keys it has not handled yet: neither would reach it in time.
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+            return
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.send_meta({"type": "quit"}), 1.0)
         for step, grace in ((None, QUIT_GRACE_S), (process.terminate, TERM_GRACE_S)):

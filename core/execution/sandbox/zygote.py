@@ -17,6 +17,7 @@ import gc
 import importlib
 import json
 import os
+import resource
 import select
 import shutil
 import signal
@@ -341,6 +342,7 @@ def _serve(proto_in: BinaryIO, proto_out: int, base: str, annex: _Annex | None) 
 
 def main() -> None:
     base, preload = sys.argv[1], [p for p in sys.argv[2].split(",") if p]
+    _lift_soft_data_limit()
     if sys.argv[3:4] == ["--namespaces"]:
         # First of all: the kernel gives a new user namespace only to a single-threaded
         # process, and nothing may be preloaded before /tmp is private.
@@ -365,6 +367,15 @@ def main() -> None:
     }
     _write_all(proto_out, (json.dumps(hello) + "\n").encode())
     _serve(proto_in, proto_out, base, _Annex())
+
+
+def _lift_soft_data_limit() -> None:
+    """The process that started this zygote may hold itself to less memory than a run may use
+    (`convtui serve` holds each app to a soft data limit, which its children inherit): a run
+    gets the limits its own request names (runner._confine) and no others, as anywhere else,
+    so the zygote starts from the hard limit."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    resource.setrlimit(resource.RLIMIT_DATA, (hard, hard))
 
 
 if __name__ == "__main__":
