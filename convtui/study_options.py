@@ -133,6 +133,17 @@ ServeAppOpensOpt = Annotated[
         "takes a core for about a second.",
     ),
 ]
+ServeAppMemoryOpt = Annotated[
+    int,
+    typer.Option(
+        "--app-memory-mb",
+        min=0,
+        metavar="MIB",
+        help="Memory each annotator's app may use (its data, a limit the kernel enforces; 0: "
+        "none). An app near it ends, its page says why, and every recorded turn is kept. "
+        "An app peaks near 140 MiB on a served model, 780 MiB when it loads the embedded one.",
+    ),
+]
 ServeIdleTimeoutOpt = Annotated[
     float,
     typer.Option(

@@ -23,6 +23,7 @@ from convtui.study_options import (
     ResamplesOpt,
     SeedOpt,
     ServeAllowHostOpt,
+    ServeAppMemoryOpt,
     ServeAppOpensOpt,
     ServeHostOpt,
     ServeIdleTimeoutOpt,
@@ -60,6 +61,7 @@ def serve(
     max_connections_per_network: ServeMaxPerNetworkOpt = 128,
     idle_timeout: ServeIdleTimeoutOpt = 10.0,
     max_app_opens: ServeAppOpensOpt = 10,
+    app_memory_mb: ServeAppMemoryOpt = 2048,
     data: DataOpt = None,
     model_name: ModelNameOpt = None,
     chat_template: ChatTemplateOpt = None,
@@ -82,7 +84,17 @@ def serve(
             max_connections, max_connections_per_network, idle_timeout, tuple(allow_host or ())
         )
         serve_command(
-            ServeOptions(db, host, port, machine, max_apps, max_starting, limits, max_app_opens)
+            ServeOptions(
+                db,
+                host,
+                port,
+                machine,
+                max_apps,
+                max_starting,
+                limits,
+                max_app_opens,
+                app_memory_mb,
+            )
         )
 
 

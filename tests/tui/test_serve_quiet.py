@@ -11,7 +11,7 @@ import logging
 import pytest
 
 from convtui.cli.study import serve
-from convtui.commands.serve import ConnectionLimits
+from convtui.commands.serve import ConnectionLimits, ServeOptions
 from convtui.tui.web.connections import Caps, network_of
 from convtui.tui.web.hosts import AllowedHosts
 from convtui.tui.web.quiet_log import LINES_PER_S, quiet_libraries
@@ -49,6 +49,8 @@ def test_the_command_lines_defaults_are_the_pools() -> None:
     assert given["max_connections"].default == caps.waiting == limits.waiting
     assert given["max_connections_per_network"].default == caps.per_network == limits.per_network
     assert given["idle_timeout"].default == caps.idle_s == limits.idle_s
+    assert given["app_memory_mb"].default == ServeOptions.app_memory_mb
+    assert given["max_app_opens"].default == ServeOptions.app_opens_per_minute
 
 
 def test_networks_are_what_an_attacker_cannot_vary_cheaply() -> None:
@@ -66,3 +68,14 @@ def test_hosts_answered_are_addresses_and_names_given() -> None:
         assert hosts.allows(ok), ok
     for refused in ("evil.example", "evil.example:8000", "", None, "localhost.evil.example"):
         assert not hosts.allows(refused), refused
+
+
+def test_the_servers_log_lines_show_bidi_and_escapes_rather_than_obey_them() -> None:
+    from convtui.tui.web.server import _VisibleFormatter
+
+    record = logging.LogRecord(
+        "convtui.serve", logging.INFO, __file__, 0, "%s: app opened", ("ana\u202egnp\x1b[2J",), None
+    )
+    line = _VisibleFormatter("%(message)s").format(record)
+    assert "\u202e" not in line and "\x1b" not in line
+    assert line == "ana\\u202egnp\u241b[2J: app opened"

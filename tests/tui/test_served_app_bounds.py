@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from support.browser import ServedStudy, served_study
-from support.cli import invoke
 from support.raw_client import RawApp, annotator_of, app_pids, wait_until
 from support.raw_screen import ScreenApp
 from support.sqlite_rows import fetchall
@@ -150,8 +149,6 @@ LOW_MEMORY_MB = 180
 
 
 def test_an_app_past_its_memory_limit_ends_says_so_and_loses_nothing(tmp_path: Path) -> None:
-    if "--app-memory-mb" not in invoke("serve", "--help").stdout:
-        pytest.skip("convtui serve has no --app-memory-mb yet (convtui/cli/study.py)")
     db = scripted_study(tmp_path)
     said = "please count them"
 

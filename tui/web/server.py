@@ -24,6 +24,7 @@ import textual_serve
 from aiohttp import WSMsgType, web
 from textual_serve.download_manager import DownloadManager
 
+from convtui.core.printable import visible
 from convtui.tui.settings import CONFIG_DIR, settings_path
 from convtui.tui.web.apps import ENDED, AppProcess, Apps, Full, Peer
 from convtui.tui.web.connections import Caps, ConnectionPool, network_of
@@ -58,8 +59,10 @@ MAX_FORM_BYTES = 4096
 # A browser posts a 4 KiB form in milliseconds; a body still arriving after this is not one.
 BODY_S = 5.0
 # An open app's socket is pinged this often; one that has not answered within half of it is
-# closed (aiohttp's heartbeat), so a browser that vanished without a goodbye frees its app.
-PING_S = 10.0
+# closed (aiohttp's heartbeat), so a browser that vanished without a goodbye frees its app
+# about 7 s later (measured: 14.6 s at 10, 5.6 s at 4). Browsers answer pings at once, even
+# from a background tab; a network stalled past 2.5 s costs the app, never a sent word.
+PING_S = 5.0
 WATCH = web.AppKey("token_watch", asyncio.Task)
 SWEEP = web.AppKey("connection_sweep", asyncio.Task)
 # What the first middleware learnt of a request: whose right token it carries, if any.
@@ -463,10 +466,18 @@ def _same_origin(request: web.Request) -> bool:
     return urlsplit(origin).netloc == request.host
 
 
+class _VisibleFormatter(logging.Formatter):
+    """Log lines with their names and texts (a study's, an annotator's, a library's message)
+    shown, not obeyed, by the terminal: no escape sequence or bidi override reaches it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return visible(super().format(record))
+
+
 def _log_to_stderr() -> None:
     """The server's log, a line per event, where the person who started it sees it."""
     handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    handler.setFormatter(_VisibleFormatter("%(asctime)s %(message)s", "%H:%M:%S"))
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False
@@ -512,7 +523,7 @@ async def serve_until_stopped(
     try:
         await GuardedSite(runner, server.connections, host, port).start()
         for line in on_ready:
-            print(line, flush=True)
+            print(visible(line), flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
