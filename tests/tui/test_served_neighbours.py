@@ -15,6 +15,7 @@ import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.client import HTTPConnection
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,20 @@ def test_idle_and_unfinished_connections_are_closed_and_few_are_held(tmp_path: P
 def test_a_signed_in_app_goes_on_while_an_attacker_holds_every_place(tmp_path: Path) -> None:
     flags = ("--max-connections", "30", "--max-connections-per-network", "30")
     with served(tmp_path, *flags) as study:
+        # A browser's keep-alive connection, one request answered, outlasts a crowd of
+        # connections that never asked anything: they are pushed out first.
+        url = urllib.parse.urlsplit(study.url)
+        browser = HTTPConnection(url.hostname or "", url.port, timeout=10)
+        crowd: list[socket.socket] = []
+        for _ in range(2):  # http.client never asks again on a new connection: one try each
+            browser.request("GET", "/page.css")
+            answer = browser.getresponse()
+            assert answer.status == 200 and answer.read()
+            crowd += [connect(study) for _ in range(60)]
+            time.sleep(0.3)
+        browser.close()
+        for raw in crowd:
+            raw.close()
 
         async def scenario() -> None:
             held = [connect(study) for _ in range(30)]

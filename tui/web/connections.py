@@ -76,6 +76,7 @@ class Guarded(asyncio.Protocol):
         self.network = "unknown"
         self.annotator: str | None = None
         self.busy = 0  # requests being handled on it now
+        self.answered = 0  # requests it has made that were handled
         self.idle_since = time.monotonic()
 
     # asyncio.Protocol, passed on to aiohttp's protocol once the connection is admitted.
@@ -113,6 +114,7 @@ class Guarded(asyncio.Protocol):
 
     def finished_request(self) -> None:
         self.busy -= 1
+        self.answered += 1
         self.idle_since = time.monotonic()
 
     def close(self) -> None:
@@ -195,18 +197,23 @@ class ConnectionPool:
         )
 
     def _evict(self, among: dict[Guarded, None]) -> bool:
-        for old in among:
-            if old.busy == 0:
-                self.tally.add(
-                    "closed to make room",
-                    f"closed the oldest idle connection from {old.network} to make room: "
-                    f"{self.caps.waiting} connections not yet signed in are allowed, "
-                    f"{self.caps.per_network} from one network",
-                )
-                self._drop(old)
-                old.close()
-                return True
-        return False
+        """Close the oldest idle connection in ``among`` that has never made a whole request
+        (someone holding a place), else the oldest idle one (a browser's keep-alive, which it
+        replaces by asking again on a new one); False when every one is in a request."""
+        old = next((c for c in among if c.busy == 0 and c.answered == 0), None)
+        if old is None:
+            old = next((c for c in among if c.busy == 0), None)
+        if old is None:
+            return False
+        self.tally.add(
+            "closed to make room",
+            f"closed the oldest idle connection from {old.network} to make room: "
+            f"{self.caps.waiting} connections not yet signed in are allowed, "
+            f"{self.caps.per_network} from one network",
+        )
+        self._drop(old)
+        old.close()
+        return True
 
     def sign_in(self, conn: Guarded, annotator: str) -> None:
         """A request on ``conn`` carried ``annotator``'s right token: it stops waiting, unless
