@@ -116,10 +116,11 @@ ServeMaxConnectionsOpt = Annotated[
 ServeMaxPerNetworkOpt = Annotated[
     int,
     typer.Option(
-        "--max-connections-per-network",
+        "--max-per-network",
         min=4,
-        help="Of those, from one network (one address; every loopback address is one, an "
-        "IPv6 /64 is one).",
+        help="Of the connections not yet signed in (--max-connections), most from one "
+        "network: one address; every loopback address is one, an IPv6 /64 is one. Behind a "
+        "proxy, give it --max-connections' value.",
     ),
 ]
 ServeAppOpensOpt = Annotated[

@@ -58,7 +58,7 @@ def serve(
     max_starting: ServeMaxStartingOpt = None,
     allow_host: ServeAllowHostOpt = None,
     max_connections: ServeMaxConnectionsOpt = 512,
-    max_connections_per_network: ServeMaxPerNetworkOpt = 128,
+    max_per_network: ServeMaxPerNetworkOpt = 128,
     idle_timeout: ServeIdleTimeoutOpt = 10.0,
     max_app_opens: ServeAppOpensOpt = 10,
     app_memory_mb: ServeAppMemoryOpt = 2048,
@@ -81,7 +81,7 @@ def serve(
 
         machine = executor.machine("all", data, model_name, chat_template)
         limits = ConnectionLimits(
-            max_connections, max_connections_per_network, idle_timeout, tuple(allow_host or ())
+            max_connections, max_per_network, idle_timeout, tuple(allow_host or ())
         )
         serve_command(
             ServeOptions(

@@ -64,7 +64,7 @@ someone else on the host holding ``N`` connections to the server, each a request
 never finished, reopened as fast as the server closes them (connection_attack.py, its own
 process, at most 500 new connections a second). The table has a row for each, and
 ``attacked_echo_p95_ratio`` is the attacked echo p95 over the quiet one, per level (medians
-of the runs). N above `serve --max-connections-per-network` (128) holds every place loopback
+of the runs). N above `serve --max-per-network` (128) holds every place loopback
 may hold, and keeps pushing its own oldest out.
 
 **Until it breaks** (``--until-breaks``): after the numbers asked for, twice the last, and so

@@ -47,7 +47,7 @@ def test_the_command_lines_defaults_are_the_pools() -> None:
     given = inspect.signature(serve).parameters
     caps, limits = Caps(), ConnectionLimits()
     assert given["max_connections"].default == caps.waiting == limits.waiting
-    assert given["max_connections_per_network"].default == caps.per_network == limits.per_network
+    assert given["max_per_network"].default == caps.per_network == limits.per_network
     assert given["idle_timeout"].default == caps.idle_s == limits.idle_s
     assert given["app_memory_mb"].default == ServeOptions.app_memory_mb
     assert given["max_app_opens"].default == ServeOptions.app_opens_per_minute

@@ -60,7 +60,7 @@ def open_files(pid: int) -> int:
 
 
 def test_idle_and_unfinished_connections_are_closed_and_few_are_held(tmp_path: Path) -> None:
-    flags = ("--max-connections", "40", "--max-connections-per-network", "20")
+    flags = ("--max-connections", "40", "--max-per-network", "20")
     with served(tmp_path, *flags, "--idle-timeout", "2") as study:
         # A request whose headers never finish, a byte a second: closed at the deadline.
         slow = connect(study)
@@ -92,7 +92,7 @@ def test_idle_and_unfinished_connections_are_closed_and_few_are_held(tmp_path: P
 
 
 def test_a_signed_in_app_goes_on_while_an_attacker_holds_every_place(tmp_path: Path) -> None:
-    flags = ("--max-connections", "30", "--max-connections-per-network", "30")
+    flags = ("--max-connections", "30", "--max-per-network", "30")
     with served(tmp_path, *flags) as study:
         # A browser's keep-alive connection, one request answered, outlasts a crowd of
         # connections that never asked anything: they are pushed out first.
