@@ -1,6 +1,8 @@
 """What a person's page does when the text or the study turns against it, in a real browser
 (Debian's chromium, headless, via Playwright) on a real `convtui serve`: a model reply that
-tries to paint the screen and retitle the tab is shown, not obeyed; the page runs under a
+tries to paint the screen and retitle the tab is shown, not obeyed, and a link in it is not
+followed on a click (xterm.js made every URL clickable and opened it in a new window); the
+page runs under a
 policy that allows no inline script, and breaks none of it; a token replaced while the app is
 open ends the app within seconds and the page says why. The scripted ``mock:`` model writes
 the reply, so nothing depends on what a model writes."""
@@ -14,14 +16,30 @@ import time
 from pathlib import Path
 
 import pytest
-from support.browser import ServedStudy, served_study, signed_in
+from support.browser import AnnotatorPage, ServedStudy, served_study, signed_in
 from support.raw_client import app_pids
 from support.studies import scripted_study
 
 pytestmark = pytest.mark.timeout(300)
 
 PAINT = "\x1b[2J\x1b[H\x1b[42mALL TESTS PASSED\x1b]0;pwned\x07"
-HOSTILE_CODE = f"```python\ndef task_func(*args, **kwargs):\n    return '{PAINT}'\n```"
+URL = "https://example.com/convtui-link"
+HOSTILE_CODE = f"```python\n# see {URL}\ndef task_func(*args, **kwargs):\n    return '{PAINT}'\n```"
+
+
+async def click_text(page: AnnotatorPage, text: str) -> None:
+    """Point at ``text`` on the terminal, then click it, as a person does."""
+    rows = (await page.text()).splitlines()
+    row = next(n for n, line in enumerate(rows) if text in line)
+    column = rows[row].index(text) + len(text) // 2
+    box = await page.page.locator(".xterm-screen").bounding_box()
+    assert box is not None
+    columns, lines = await page.page.evaluate("() => window.__convtui.size")
+    x = box["x"] + (column + 0.5) * box["width"] / columns
+    y = box["y"] + (row + 0.5) * box["height"] / lines
+    await page.page.mouse.move(x, y)
+    await asyncio.sleep(0.3)  # xterm.js finds the link under the pointer as it rests there
+    await page.page.mouse.click(x, y)
 
 
 def test_the_page_shows_hostile_text_obeys_no_inline_script_and_says_why_it_closed(
@@ -40,6 +58,18 @@ def test_the_page_shows_hostile_text_obeys_no_inline_script_and_says_why_it_clos
             assert PAINT.encode() not in received and b"\x1b]0;pwned" not in received
             assert await page.page.title() == title == "pilot · ana · convtui"
             assert "pwned" in shown
+            # A click on the link in the reply opens nothing and goes nowhere.
+            where = page.page.url
+            opened: list[str] = []
+            asked: list[str] = []
+            page.page.context.on("page", lambda popup: opened.append(popup.url))
+            page.page.on("dialog", lambda dialog: asked.append(dialog.message))
+            await click_text(page, URL)
+            await asyncio.sleep(1.5)  # a window opens within milliseconds of the click
+            assert opened == [] and asked == [] and page.page.url == where
+            assert len(page.page.context.pages) == 1
+            assert not [r for r in page.requests if "example.com" in r]
+            assert not await page.page.locator("body.-closed").count()  # the app goes on
             # No script of ours was refused by the page's policy (none is inline).
             assert not [m for m in page.console if "Content Security Policy" in m]
             # The organiser replaces her token: the app ends within seconds, saying why.
