@@ -57,6 +57,37 @@ InstructionsOpt = Annotated[
         "pre-processing.",
     ),
 ]
+AuditOpt = Annotated[
+    bool,
+    typer.Option(
+        "--audit",
+        help="With --suite codeif: run every instruction test on the reference solution and "
+        "on a placeholder answer (the signature, a body that does nothing) under --protocol "
+        "convtui, and class it: judges answers, cannot pass (and why), never runs, passes for "
+        "any answer, unconfirmed, not run (project not usable here). Reads today's files and "
+        "the -v0 ones beside them unless --data names one file.",
+    ),
+]
+ErrataOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--errata",
+        help="With --audit: write one CSV row per test (task, level, id, category, class, "
+        "defect, evidence, what --protocol convtui does) to this file.",
+        show_default=False,
+    ),
+]
+CompletionsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--completions",
+        help="With --audit: a folder of published completions (function/Experiments of "
+        "zhu-zhu-ding/CodeIF-Bench at commit 93b17ef, or a part of it; *.jsonl rows with "
+        "task_id and completion): each runs against its task's tests, and a test both "
+        "answers fail is confirmed where one passes it.",
+        show_default=False,
+    ),
+]
 SessionStartTaskOpt = Annotated[
     str | None,
     typer.Option(

@@ -4,6 +4,7 @@ report, and say whether enough of the tasks behaved as expected."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from convtui.benchmarks.output import console, print_json, warn
 from convtui.benchmarks.progress import progress_bar
@@ -30,8 +31,21 @@ def doctor_command(
     fail_under: float,
     as_json: bool,
     instructions: bool = False,
+    audit: bool = False,
+    errata: Path | None = None,
+    completions: Path | None = None,
 ) -> int:
     """Exit code 1 when fewer than ``fail_under`` of the checked tasks behaved as expected."""
+    if (errata is not None or completions is not None) and not audit:
+        raise ConvtuiError("--errata and --completions belong to the audit: add --audit")
+    if audit:
+        if selection.suite != "codeif":
+            raise ConvtuiError("--audit checks CodeIF-Bench tasks: add --suite codeif")
+        from convtui.benchmarks.commands.codeif_audit import audit_command
+
+        return audit_command(
+            selection, executor, as_json=as_json, errata=errata, completions=completions
+        )
     tasks = selection.tasks()
     if instructions:
         if selection.suite != "codeif":

@@ -58,9 +58,12 @@ from convtui.options import (
 )
 from convtui.play_options import (
     AnnotatorOpt,
+    AuditOpt,
     CheckCodeOpt,
     CheckFeedbackOpt,
     CheckTaskOpt,
+    CompletionsOpt,
+    ErrataOpt,
     FailUnderOpt,
     InstructionsOpt,
     ResumeOpt,
@@ -124,11 +127,15 @@ def doctor(
     fail_under: FailUnderOpt = 0.0,
     as_json: JsonOpt = False,
     instructions: InstructionsOpt = False,
+    audit: AuditOpt = False,
+    errata: ErrataOpt = None,
+    completions: CompletionsOpt = None,
 ) -> None:
     """Check the task environment: run ground-truth solutions and report what fails and why.
 
     Example: [bold]convtui doctor --stdlib-only[/bold]; CodeIF-Bench's instruction tests:
-    [bold]convtui doctor --suite codeif --instructions[/bold]"""
+    [bold]convtui doctor --suite codeif --instructions[/bold]; every instruction test
+    audited: [bold]convtui doctor --suite codeif --audit --errata errata.csv[/bold]"""
     with user_errors():
         from convtui.benchmarks.commands.doctor import doctor_command
 
@@ -139,6 +146,9 @@ def doctor(
             fail_under=fail_under,
             as_json=as_json,
             instructions=instructions,
+            audit=audit,
+            errata=errata,
+            completions=completions,
         )
     raise typer.Exit(exit_code)
 

@@ -34,6 +34,7 @@ from typing import Literal
 from convtui.core.catalog.repo_rows import as_held
 from convtui.core.catalog.tasks import Task, TestKind, TestSpec
 from convtui.core.codeif.instructions import BASE, Instruction, checked_by
+from convtui.core.codeif.repairs import repaired
 from convtui.core.execution.requests import task_imports, task_modules
 from convtui.core.execution.types import ExecRequest, ExecResult, Limits
 from convtui.core.projects.splice import named_as
@@ -87,15 +88,19 @@ def round_tests(given: Sequence[Instruction], kind: TestKind = "snippets") -> Te
     return TestSpec(kind, snippets=tuple(seen.items()))
 
 
-def project_round_tests(task: Task, given: Sequence[Instruction], *, preprocess: bool) -> TestSpec:
+def project_round_tests(
+    task: Task, given: Sequence[Instruction], *, preprocess: bool, repair: bool = True
+) -> TestSpec:
     """The pytest ids a repository task's round runs, each with the test it runs: under the
     authors' protocol what their copy of the project held under the id (another task's test
     of the same name: core/catalog/repo_rows.py ``as_held``), else the test as written; under
-    convtui's the task's own test, named as its id says."""
+    convtui's the task's own test, named as its id says, with the errata's repairs
+    (core/codeif/repairs.py; ``repair`` False: as written, what the audit checks)."""
     tests = round_tests(given, "pytest")
     if preprocess:
         return replace(tests, snippets=as_held(task, tests.snippets))
-    return replace(tests, snippets=tuple((n, named_as(c, n)) for n, c in tests.snippets))
+    snippets = repaired(task.id, tests.snippets) if repair else tests.snippets
+    return replace(tests, snippets=tuple((n, named_as(c, n)) for n, c in snippets))
 
 
 def round_request(
@@ -105,13 +110,17 @@ def round_request(
     *,
     preprocess: bool,
     limits: Limits | None = None,
+    repair: bool = True,
 ) -> ExecRequest:
     """The execution that checks ``code`` against every instruction in ``given``. With
     ``preprocess`` (the ``codeif`` protocol) the harness's time limit holds and the code is
     pre-processed, unless only the initial instruction is checked: the harness checks base
-    answers as extracted."""
+    answers as extracted. Without it (convtui's protocol) the tests get the errata's repairs
+    unless ``repair`` is False (the audit checks them as written)."""
     if task.site is not None:
-        return _project_round(task, code, given, preprocess=preprocess, limits=limits)
+        return _project_round(
+            task, code, given, preprocess=preprocess, limits=limits, repair=repair
+        )
     base_only = all(i.category == BASE for i in given)
     limits = limits or Limits()
     if preprocess:
@@ -119,6 +128,8 @@ def round_request(
         # the code's last line (pycodestyle's W292 reads inspect.getsource of it).
         code = (code if base_only else benchmark_preprocess(code)) + "\n"
     tests = round_tests(given)
+    if repair and not preprocess:
+        tests = replace(tests, snippets=repaired(task.id, tests.snippets))
     return ExecRequest(
         code=code,
         tests=tests,
@@ -137,6 +148,7 @@ def _project_round(
     *,
     preprocess: bool,
     limits: Limits | None,
+    repair: bool = True,
 ) -> ExecRequest:
     """A repository task's round: pytest in its project on the tests of every instruction
     given. The authors' repository harness (repo/test/run_pass@k.py) neither pre-processes
@@ -155,7 +167,7 @@ def _project_round(
     return project_request(
         task,
         code,
-        project_round_tests(task, given, preprocess=preprocess),
+        project_round_tests(task, given, preprocess=preprocess, repair=repair),
         limits=limits,
         indent=indent,
         skips_pass=preprocess,

@@ -177,6 +177,11 @@ def _bound_names(source: str) -> set[str]:
         return set()
 
 
+def bound_names(tree: ast.AST) -> set[str]:
+    """Every name the code binds anywhere (imports, definitions, assignments, arguments)."""
+    return _bound_names_of(tree)
+
+
 def _bound_names_of(tree: ast.AST) -> set[str]:
     """Every name the code binds anywhere (imports, definitions, assignments, arguments)."""
     bound: set[str] = set()

@@ -5,6 +5,7 @@ benchmark's pre-processing. Real executor, real tasks; counts taken from the dat
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 
@@ -57,3 +58,28 @@ def test_instructions_needs_the_codeif_suite() -> None:
     done = doctor("--instructions", "--ids", "1")
     assert done.returncode == 2
     assert "--suite codeif" in done.stderr and done.stderr.strip().count("\n") == 0
+
+
+def test_audit_classes_every_instruction_test_and_writes_the_errata(tmp_path) -> None:
+    errata = tmp_path / "errata.csv"
+    data = DATA / "CodeIF-Bench-L1-function.jsonl"
+    done = doctor(
+        "--suite", "codeif", "--audit", "--ids", "CodeIF/11", "--data", str(data),
+        "--json", "--errata", str(errata),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    task = load_catalog("codeif", DATA).get("CodeIF/11")
+    texts = [name for i in instructions(task) for name, _ in i.tests]
+    assert sorted(r["test"] for r in found["tests"]) == sorted(set(texts))
+    verdict = {r["test"]: r for r in found["tests"]}
+    assert {verdict[name]["verdict"] for name, _ in task.tests.snippets} == {"judges"}
+    raise_check = [r for r in found["tests"] if r["defect"] == "no-raise-check"]
+    assert raise_check and all(r["placeholder"] == "pass" for r in raise_check)
+    with errata.open() as handle:
+        assert len(list(csv.DictReader(handle))) == len(found["tests"])
+
+
+def test_errata_needs_the_audit() -> None:
+    done = doctor("--suite", "codeif", "--errata", "x.csv")
+    assert done.returncode == 2 and "--audit" in done.stderr

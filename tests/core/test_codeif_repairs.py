@@ -1,0 +1,122 @@
+"""Each repair kind of core/codeif/repairs.py on a task where it applies: the repaired test
+passes on an answer that meets its instruction and fails on one that does not, while the test
+as written could not tell them apart. The real executor: CodeIF/11 from ../shared/data with
+the committed errata (``else-raise``), and the small project tests/support/projects.py makes
+for the repository repairs (``dedent-source``, ``event-loop``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.data import data_file
+from support.projects import ADD, TASK, make_project
+
+from convtui.core.catalog.loaders import load_codeif
+from convtui.core.catalog.tasks import TestSpec
+from convtui.core.codeif.audit import placeholder
+from convtui.core.codeif.instructions import instructions
+from convtui.core.codeif.programs import round_request
+from convtui.core.codeif.repairs import Erratum, repaired
+from convtui.core.codeif.test_defects import text_digest
+from convtui.core.execution.executor import Executor
+from convtui.core.execution.types import ExecRequest, ExecResult, Limits
+from convtui.core.projects.checkout import Checkout
+
+RAISES = (
+    "def remove_occ(s, ch):\n"
+    "    if not isinstance(ch, str) or len(ch) != 1:\n"
+    "        raise ValueError('Second parameter must be a single character.')\n"
+    "    i = s.find(ch)\n"
+    "    if i >= 0:\n"
+    "        s = s[:i] + s[i + 1 :]\n"
+    "    j = s.rfind(ch)\n"
+    "    if j >= 0:\n"
+    "        s = s[:j] + s[j + 1 :]\n"
+    "    return s\n"
+)
+
+
+def _statuses(executor: Executor, request: ExecRequest) -> dict[str, str]:
+    return {t.name: t.status for t in executor.run(request).tests}
+
+
+def test_else_raise_fails_an_answer_that_raises_nothing(executor: Executor) -> None:
+    task = next(
+        t for t in load_codeif(data_file("CodeIF-Bench-L1-function.jsonl")) if t.id == "CodeIF/11"
+    )
+    given = [i for i in instructions(task) if i.category in ("Base", "Exception Handling")]
+    (name, _), *_ = given[1].tests
+    found = {
+        (protocol, answer): _statuses(
+            executor, round_request(task, code, given, preprocess=protocol == "codeif")
+        )[name]
+        for protocol in ("convtui", "codeif")
+        for answer, code in (("meets", RAISES), ("placeholder", placeholder(task)))
+    }
+    assert found[("convtui", "meets")] == "pass"
+    assert found[("convtui", "placeholder")] == "fail"
+    # The authors' protocol keeps their test, which passes an answer that raises nothing.
+    assert found[("codeif", "placeholder")] == "pass"
+
+
+ASYNC_ID = "tests/test_core.py::test_add_async"
+# Module-level, as CodeIF/1004's are (unittest would call an async method and pass it).
+ASYNC_TEST = "async def test_add_async():\n    assert Counter().add(2) == 2\n"
+SIMPLE_ID = "tests/test_core.py::CounterTest::test_add_is_simple"
+# As CodeIF-Bench's Code Complexity tests read a method, parsed by the standard library's
+# ast where theirs use radon (the small project's environment has no radon).
+SIMPLE_TEST = (
+    "def test_add_is_simple(self):\n"
+    "    import ast, inspect\n"
+    "    source = inspect.getsource(Counter.add)\n"
+    "    assert not any(isinstance(n, ast.If) for n in ast.walk(ast.parse(source)))\n"
+)
+BRANCHY = (
+    "def add(self, amount):\n"
+    "    if amount < 0:\n"
+    "        raise ValueError('negative')\n"
+    "    self.value += amount\n"
+    "    return self.value\n"
+)
+NOTHING = "def add(self, amount):\n    return None\n"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    found = tmp_path_factory.mktemp("projects")
+    make_project(found)
+    return found
+
+
+def _run(executor: Executor, root: Path, code: str, test: tuple[str, str], fix: str) -> str:
+    """The status of ``test`` on ``code`` in the small project, ``fix`` applied as the
+    errata would ("" for the test as written)."""
+    key = (TASK.id, test[0], text_digest(test[1]))
+    errata = {key: Erratum(*key, "found by the audit", fix)}
+    snippets = repaired(TASK.id, (test,), errata if fix else {})
+    tests = TestSpec("pytest", snippets=snippets)
+    request = ExecRequest(
+        code=code,
+        tests=tests,
+        project=Checkout(TASK, root).run(code, tests),
+        limits=Limits(wall_s=60),
+        task_id=TASK.id,
+    )
+    result: ExecResult = executor.run(request)
+    return {t.name: t.status for t in result.tests}[test[0]]
+
+
+def test_dedent_source_lets_radon_read_a_method(executor: Executor, root: Path) -> None:
+    test = (SIMPLE_ID, SIMPLE_TEST)
+    # IndentationError for any answer, this one that meets the instruction included.
+    assert _run(executor, root, ADD, test, "") == "fail"
+    assert _run(executor, root, ADD, test, "dedent-source") == "pass"
+    assert _run(executor, root, BRANCHY, test, "dedent-source") == "fail"
+
+
+def test_event_loop_runs_an_async_test(executor: Executor, root: Path) -> None:
+    test = (ASYNC_ID, ASYNC_TEST)
+    assert _run(executor, root, NOTHING, test, "") != "pass"  # never ran
+    assert _run(executor, root, ADD, test, "event-loop") == "pass"
+    assert _run(executor, root, NOTHING, test, "event-loop") == "fail"
