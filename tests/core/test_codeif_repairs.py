@@ -1,8 +1,8 @@
 """Each repair kind of core/codeif/repairs.py on a task where it applies: the repaired test
 passes on an answer that meets its instruction and fails on one that does not, while the test
-as written could not tell them apart. The real executor: CodeIF/11 from ../shared/data with
-the committed errata (``else-raise``), and the small project tests/support/projects.py makes
-for the repository repairs (``dedent-source``, ``event-loop``)."""
+as written could not tell them apart. The real executor and the committed errata: CodeIF/11
+from ../shared/data (``else-raise``), v0's CodeIF/24 (``import-stdlib``), and the small
+project tests/support/projects.py makes (``dedent-source``, ``event-loop``)."""
 
 from __future__ import annotations
 
@@ -60,6 +60,29 @@ def test_else_raise_fails_an_answer_that_raises_nothing(executor: Executor) -> N
     assert found[("codeif", "placeholder")] == "pass"
 
 
+def test_import_stdlib_lets_a_test_read_the_source(executor: Executor) -> None:
+    """v0's CodeIF/24 Annotation Coverage test calls inspect.getsource without importing
+    inspect: a NameError for every answer, until the errata's import-stdlib repair."""
+    task = next(
+        t
+        for t in load_codeif(data_file("CodeIF-Bench-L1-function-v0.jsonl"))
+        if t.id == "CodeIF/24"
+    )
+    given = [i for i in instructions(task) if i.category in ("Base", "Annotation Coverage")]
+    (name, _), *_ = given[1].tests
+    annotated = task.ground_truth.replace("(binary):", "(binary: str) -> int:")
+    found = {
+        (protocol, answer): _statuses(
+            executor, round_request(task, code, given, preprocess=protocol == "codeif")
+        )[name]
+        for protocol in ("convtui", "codeif")
+        for answer, code in (("meets", annotated), ("reference", task.ground_truth))
+    }
+    assert found[("convtui", "meets")] == "pass"
+    assert found[("convtui", "reference")] == "fail"
+    assert found[("codeif", "meets")] == "error"  # the authors' test as written
+
+
 ASYNC_ID = "tests/test_core.py::test_add_async"
 # Module-level, as CodeIF/1004's are (unittest would call an async method and pass it).
 ASYNC_TEST = "async def test_add_async():\n    assert Counter().add(2) == 2\n"
@@ -72,14 +95,9 @@ SIMPLE_TEST = (
     "    source = inspect.getsource(Counter.add)\n"
     "    assert not any(isinstance(n, ast.If) for n in ast.walk(ast.parse(source)))\n"
 )
-BRANCHY = (
-    "def add(self, amount):\n"
-    "    if amount < 0:\n"
-    "        raise ValueError('negative')\n"
-    "    self.value += amount\n"
-    "    return self.value\n"
-)
-NOTHING = "def add(self, amount):\n    return None\n"
+# Meets neither instruction: it branches, and it returns nothing.
+WRONG = "def add(self, amount):\n    if amount < 0:\n        return None\n    return None\n"
+REPAIRED = {SIMPLE_ID: "dedent-source", ASYNC_ID: "event-loop"}
 
 
 @pytest.fixture(scope="module")
@@ -89,34 +107,32 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return found
 
 
-def _run(executor: Executor, root: Path, code: str, test: tuple[str, str], fix: str) -> str:
-    """The status of ``test`` on ``code`` in the small project, ``fix`` applied as the
-    errata would ("" for the test as written)."""
-    key = (TASK.id, test[0], text_digest(test[1]))
-    errata = {key: Erratum(*key, "found by the audit", fix)}
-    snippets = repaired(TASK.id, (test,), errata if fix else {})
-    tests = TestSpec("pytest", snippets=snippets)
+def _run(executor: Executor, root: Path, code: str, fixes: dict[str, str]) -> dict[str, str]:
+    """The status of each test of REPAIRED on ``code`` in the small project, with ``fixes``
+    (id -> repair) applied as the errata would ({} for the tests as written)."""
+    tests = ((SIMPLE_ID, SIMPLE_TEST), (ASYNC_ID, ASYNC_TEST))
+    errata = {
+        (TASK.id, name, text_digest(code)): Erratum(TASK.id, name, text_digest(code), "d", fix)
+        for name, code in tests
+        if (fix := fixes.get(name))
+    }
+    spec = TestSpec("pytest", snippets=repaired(TASK.id, tests, errata))
     request = ExecRequest(
         code=code,
-        tests=tests,
-        project=Checkout(TASK, root).run(code, tests),
+        tests=spec,
+        project=Checkout(TASK, root).run(code, spec),
         limits=Limits(wall_s=60),
         task_id=TASK.id,
     )
     result: ExecResult = executor.run(request)
-    return {t.name: t.status for t in result.tests}[test[0]]
+    return {t.name: t.status for t in result.tests}
 
 
-def test_dedent_source_lets_radon_read_a_method(executor: Executor, root: Path) -> None:
-    test = (SIMPLE_ID, SIMPLE_TEST)
-    # IndentationError for any answer, this one that meets the instruction included.
-    assert _run(executor, root, ADD, test, "") == "fail"
-    assert _run(executor, root, ADD, test, "dedent-source") == "pass"
-    assert _run(executor, root, BRANCHY, test, "dedent-source") == "fail"
-
-
-def test_event_loop_runs_an_async_test(executor: Executor, root: Path) -> None:
-    test = (ASYNC_ID, ASYNC_TEST)
-    assert _run(executor, root, NOTHING, test, "") != "pass"  # never ran
-    assert _run(executor, root, ADD, test, "event-loop") == "pass"
-    assert _run(executor, root, NOTHING, test, "event-loop") == "fail"
+def test_repository_repairs_judge_answers(executor: Executor, root: Path) -> None:
+    """dedent-source: radon (here ast) reads a method's source; event-loop: an async test
+    runs. As written, neither passes on the reference, which meets both instructions."""
+    as_written = _run(executor, root, ADD, {})
+    assert as_written[SIMPLE_ID] == "fail"  # IndentationError for any answer
+    assert as_written[ASYNC_ID] != "pass"  # never ran
+    assert _run(executor, root, ADD, REPAIRED) == {SIMPLE_ID: "pass", ASYNC_ID: "pass"}
+    assert _run(executor, root, WRONG, REPAIRED) == {SIMPLE_ID: "fail", ASYNC_ID: "fail"}
