@@ -102,7 +102,8 @@ def _by_defect(data: str, rows: Sequence[AuditRow]):
     table = Table(
         title=f"{data}: defects found",
         header_style="bold",
-        caption="convtui: what --protocol convtui does (a repair, or left out of its scores)",
+        caption="convtui: the repair --protocol convtui makes; 'left out': a test to leave out "
+        "of its scores, which scoring does not do yet",
     )
     for name in ("level", "defect", "class", "convtui", "tests"):
         table.add_column(name, justify="right" if name == "tests" else "left")

@@ -48,12 +48,10 @@ def audit_files(data: Path | None) -> list[Path]:
 def audit_tasks(data: Path | None, ids: str | None) -> list[tuple[str, Task]]:
     """(data file name, task) for every task ``ids`` selects, file by file."""
     out: list[tuple[str, Task]] = []
+    wanted = TaskCatalog([t for p in codeif_files(data) for t in load_codeif(p)]).select(ids)
+    chosen = {t.id for t in wanted}
     for path in audit_files(data):
-        tasks = load_codeif(path)
-        chosen = TaskCatalog(tasks).select(ids) if ids else tasks
-        if ids and not chosen:
-            continue
-        out += [(path.name, task) for task in chosen]
+        out += [(path.name, t) for t in load_codeif(path) if t.id in chosen]
     return out
 
 

@@ -82,3 +82,16 @@ def test_the_committed_errata_name_the_tests_they_repair() -> None:
     assert Path(ERRATA).is_file()
     repairs = {e.action for e in errata().values()}
     assert "else-raise" in repairs
+
+
+def test_an_audit_selects_tasks_of_every_level_in_todays_and_the_first_files() -> None:
+    from convtui.benchmarks.runs.codeif_audit import audit_tasks
+
+    data_file("CodeIF-Bench-L2-repo-v0.jsonl")
+    found = audit_tasks(None, "CodeIF/29,CodeIF/2008")
+    assert sorted(found) == sorted(
+        (f"CodeIF-Bench-{name}.jsonl", task)
+        for name in ("L1-function", "L1-function-v0", "L2-repo", "L2-repo-v0")
+        for task in load_codeif(data_file(f"CodeIF-Bench-{name}.jsonl"))
+        if task.id in ("CodeIF/29", "CodeIF/2008")
+    )
