@@ -28,6 +28,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, get_args
 
 from convtui.benchmarks.reports import interval_cells
+from convtui.benchmarks.reports.codeif_left_out import (
+    left_out_by_category,
+    left_out_json,
+    left_out_table,
+)
 from convtui.benchmarks.runs.codeif import AUTHORS_CONVERSATION
 from convtui.core.catalog.loaders import TaskCatalog
 from convtui.core.codeif import authors_dynamic
@@ -36,6 +41,7 @@ from convtui.core.codeif.authors_dynamic import PAIR_METRICS, ScriptTurn, pair_r
 from convtui.core.codeif.conversation import MODES, Mode, PlayedRound
 from convtui.core.codeif.data_file import catalog_for_run
 from convtui.core.codeif.instructions import BASE, CATEGORIES, instructions
+from convtui.core.codeif.leave_out import left_out, without
 from convtui.core.codeif.metrics import (
     MetricsDefinition,
     Round,
@@ -118,6 +124,9 @@ class CodeifSession:
     script_turns: tuple[ScriptTurn, ...] = ()
     level: str = ""  # Task.level: the levels are scored apart, never pooled
     prompting: str = "direct"  # the run's --prompting: cot runs are scored apart
+    # Instructions --protocol convtui leaves out of its scores (core/codeif/leave_out.py):
+    # category -> why; their rounds are not in ``rounds``.
+    left_out: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def authors_dynamic(self) -> bool:
@@ -151,6 +160,7 @@ class CodeifSession:
                 }
                 for r in self.rounds
             ],
+            "left_out": dict(self.left_out),
             "scores": self._scores(),
         }
 
@@ -253,6 +263,7 @@ class CodeifGroup:
                 c: {"rounds": n, "ia": ia} | self._category_interval(c)
                 for c, (n, ia) in self.categories.items()
             },
+            "left_out": left_out_json(self.sessions),
         }
 
     # Intervals in JSON are on the values' own scale: shares (IFE a count), 4 digits.
@@ -308,6 +319,9 @@ def read_codeif(
             # A replay checks every instruction each round, as the person's conversation did.
             checks: Mode = "person" if mode == REPLAY else mode  # type: ignore[assignment]
             played = rebuild(turns, instructions(task), checks)
+        protocol = fields.get("protocol", "convtui")
+        rounds = tuple(p.as_round() for p in played)
+        left = left_out(task) if protocol == "convtui" else {}
         sessions.append(
             CodeifSession(
                 session_id=s.session_id,
@@ -315,15 +329,16 @@ def read_codeif(
                 task_id=s.task_id,
                 model=s.model,
                 mode=mode,
-                protocol=fields.get("protocol", "convtui"),
+                protocol=protocol,
                 status=s.status,
-                rounds=tuple(p.as_round() for p in played),
+                rounds=without(rounds, left) if left else rounds,
                 metrics=definition,
                 data=digest,
                 conversation=conversation,
                 script_turns=script_turns,
                 level=task.level,
                 prompting=fields.get("prompting", "direct"),
+                left_out=left,
             )
         )
     return tuple(sessions)
@@ -663,6 +678,8 @@ def codeif_tables(groups: Sequence[CodeifGroup], method: str = "") -> list:
         tables.append(round_table(dynamic, "ife", title, method))
     tables += [pair_table(g, method) for g in groups if g.labels]
     tables.append(category_table(groups, method))
+    if any(left_out_by_category(g.sessions) for g in groups):
+        tables.append(left_out_table(groups))
     return tables
 
 

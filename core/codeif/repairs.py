@@ -144,6 +144,7 @@ class Erratum:
     digest: str
     defect: str
     action: str
+    evidence: str = ""
 
 
 @cache
@@ -153,7 +154,7 @@ def errata(path: Path = ERRATA) -> Mapping[tuple[str, str, str], Erratum]:
         return {}
     with path.open(newline="", encoding="utf-8") as handle:
         rows = [
-            Erratum(r["task"], r["test"], r["digest"], r["defect"], r["convtui"])
+            Erratum(r["task"], r["test"], r["digest"], r["defect"], r["convtui"], r["evidence"])
             for r in csv.DictReader(handle)
             if r["defect"]
         ]
