@@ -77,12 +77,11 @@ def serve(
 
     Example: [bold]convtui serve --db study.db --port 8000[/bold]"""
     with user_errors():
-        from convtui.commands.serve import ConnectionLimits, ServeOptions, serve_command
+        from convtui.commands.serve import ServeOptions, serve_command
+        from convtui.tui.web.connections import Caps
 
         machine = executor.machine("all", data, model_name, chat_template)
-        limits = ConnectionLimits(
-            max_connections, max_per_network, idle_timeout, tuple(allow_host or ())
-        )
+        caps = Caps(max_connections, max_per_network, idle_s=idle_timeout)
         serve_command(
             ServeOptions(
                 db,
@@ -91,9 +90,10 @@ def serve(
                 machine,
                 max_apps,
                 max_starting,
-                limits,
+                caps,
                 max_app_opens,
                 app_memory_mb,
+                tuple(allow_host or ()),
             )
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
@@ -14,17 +14,9 @@ from convtui.commands.study import open_study
 from convtui.core.errors import ConvtuiError
 from convtui.core.extras import install_hint
 from convtui.tui.launch import MachineOptions
+from convtui.tui.web.connections import Caps
 from convtui.tui.web.lifeline import DEFAULT_APP_MEMORY_MB, limit_apps_memory
-
-
-@dataclass(frozen=True)
-class ConnectionLimits:
-    """What `serve` tells its connection pool (tui/web/connections.py) and Host check."""
-
-    waiting: int = 512
-    per_network: int = 128
-    idle_s: float = 10.0
-    allow_hosts: tuple[str, ...] = ()
+from convtui.tui.web.limits import APP_OPENS_PER_MINUTE
 
 
 @dataclass(frozen=True)
@@ -35,15 +27,16 @@ class ServeOptions:
     machine: MachineOptions  # passed on to each annotator's app
     max_apps: int = 32
     max_starting: int | None = None  # None: one per core
-    connections: ConnectionLimits = ConnectionLimits()
-    app_opens_per_minute: int = 10
+    connections: Caps = field(default_factory=Caps)  # tui/web/connections.py
+    app_opens_per_minute: int = APP_OPENS_PER_MINUTE
     # Each app's memory (MiB of data, RLIMIT_DATA) that the kernel allows; 0: no limit.
     app_memory_mb: int = DEFAULT_APP_MEMORY_MB
+    # Names besides addresses, localhost and this machine's a request's Host may give.
+    allow_hosts: tuple[str, ...] = ()
 
 
 def serve_command(options: ServeOptions) -> None:
     try:
-        from convtui.tui.web.connections import Caps
         from convtui.tui.web.gate import StudyGate
         from convtui.tui.web.hosts import AllowedHosts
         from convtui.tui.web.server import AppCommand, StudyServer, serve_until_stopped
@@ -52,7 +45,6 @@ def serve_command(options: ServeOptions) -> None:
             f"convtui serve needs the study extra ({exc.name} is missing): {install_hint('study')}"
         ) from None
     console = Console(stderr=True, highlight=False)
-    limits = options.connections
     with open_study(options.db) as (store, study):
         command = AppCommand(options.db.resolve(), sys.executable, options.machine.as_flags())
         server = StudyServer(
@@ -60,8 +52,8 @@ def serve_command(options: ServeOptions) -> None:
             command,
             max_apps=options.max_apps,
             max_starting=options.max_starting,
-            caps=Caps(limits.waiting, limits.per_network, idle_s=limits.idle_s),
-            hosts=AllowedHosts.for_server((options.host, *limits.allow_hosts)),
+            caps=options.connections,
+            hosts=AllowedHosts.for_server((options.host, *options.allow_hosts)),
             app_opens_per_minute=options.app_opens_per_minute,
         )
         url = f"http://{_url_host(options.host)}:{options.port}/"
