@@ -18,10 +18,13 @@ def convtui(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def score_only(completions: Path, data: Path, db: Path) -> subprocess.CompletedProcess[str]:
-    """``bench codeif --score-only`` of ``completions`` (tasks from ``data``) under the authors'
-    protocol, recorded in ``db``; on success its JSON summary (``run_id`` …) is on stdout."""
+def score_only(
+    completions: Path, data: Path, db: Path, protocol: str = "codeif"
+) -> subprocess.CompletedProcess[str]:
+    """``bench codeif --score-only`` of ``completions`` (tasks from ``data``) under
+    ``protocol`` (the authors' by default), recorded in ``db``; on success its JSON summary
+    (``run_id`` …) is on stdout."""
     return convtui(
         "bench", "codeif", "--score-only", str(completions), "--data", str(data),
-        "--protocol", "codeif", "--db", str(db), "--json",
+        "--protocol", protocol, "--db", str(db), "--json",
     )  # fmt: skip

@@ -65,7 +65,10 @@ from convtui.sessions.results import (
     static_outcomes,
 )
 
-if TYPE_CHECKING:  # the class only: importing stats imports numpy
+if TYPE_CHECKING:  # the classes only: importing stats imports numpy
+    from rich.table import Table
+
+    from convtui.benchmarks.reports.codeif_standings import Standings
     from convtui.core.metrics.stats import Bootstrap
 
 
@@ -179,6 +182,9 @@ def report_command(
     if codeif[0]:
         for table in codeif_tables(codeif[0], method):
             print_table(screen, table)
+        if bootstrap is not None:
+            for table in codeif_ranking_tables(codeif[0], bootstrap):
+                print_table(screen, table)
         for note in metrics_notes(codeif[0]).values():
             screen.print(note, soft_wrap=True)
     if correlate:
@@ -237,8 +243,24 @@ def report_json(
     data = {**report.to_json(), "static": [c.to_json() for c in static]}
     if codeif[0]:
         data["codeif"] = codeif_json(*codeif)
+        if bootstrap is not None:
+            data["codeif"]["standings"] = codeif_standings(codeif[0], bootstrap).to_json()
     data["uncertainty"] = bootstrap.to_json() if bootstrap else None
     return data
+
+
+def codeif_standings(groups: Sequence[CodeifGroup], bootstrap: Bootstrap) -> Standings:
+    """The CodeIF-Bench models ranked per cell and each model's protocol shift (numpy is
+    imported only here)."""
+    from convtui.benchmarks.reports.codeif_standings import standings
+
+    return standings(groups, bootstrap)
+
+
+def codeif_ranking_tables(groups: Sequence[CodeifGroup], bootstrap: Bootstrap) -> list[Table]:
+    from convtui.benchmarks.reports.codeif_standings import ranking_tables
+
+    return ranking_tables(codeif_standings(groups, bootstrap), bootstrap.method())
 
 
 def add_intervals(

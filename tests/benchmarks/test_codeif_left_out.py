@@ -24,7 +24,7 @@ def test_convtui_leaves_out_what_cannot_judge_and_codeif_keeps_it(tmp_path) -> N
     for protocol in ("convtui", "codeif"):
         done = codeif(db, "--ids", TASK, "--protocol", protocol, "--model", model)
         assert done.returncode == 0, done.stderr
-    done = report(db, "--json", "--out", str(tmp_path), "--no-intervals")
+    done = report(db, "--json", "--out", str(tmp_path), "--resamples", "200")
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)["codeif"]
     groups = {g["protocol"]: g for g in found["groups"]}
@@ -37,3 +37,9 @@ def test_convtui_leaves_out_what_cannot_judge_and_codeif_keeps_it(tmp_path) -> N
     assert [r["round"] for r in kept] == list(range(1, len(kept) + 1))
     assert LEFT in {r["instruction"] for r in sessions["codeif"]["rounds"]}
     assert LEFT not in groups["convtui"]["ia_by_category"]
+    # One model under both protocols: its shift, paired by task (one: no interval), no ranking.
+    standings = found["standings"]
+    assert standings["rankings"] == []
+    (shift,) = standings["protocol_shifts"]
+    assert (shift["first"], shift["second"], shift["tasks"]) == ("convtui", "codeif", 1)
+    assert "reason" in shift["ca"]["difference"]
