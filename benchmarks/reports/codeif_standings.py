@@ -274,8 +274,14 @@ def _delta(shift: Shift | None, metric: str) -> str:
         return "—"
     d = shift.comparisons[metric].difference
     if d.low is None or d.high is None:
-        return f"{100 * d.value:+.1f}\nn/a"
-    return f"{100 * d.value:+.1f}\n{100 * d.low:+.1f}–{100 * d.high:+.1f}"
+        return f"{_points(d.value)}\nn/a"
+    return f"{_points(d.value)}\n{_points(d.low)}–{_points(d.high)}"
+
+
+def _points(share: float) -> str:
+    """``+1.9``; a value that rounds to zero is ``0.0``, never ``-0.0``."""
+    text = f"{100 * share:+.1f}"
+    return "0.0" if text in ("+0.0", "-0.0") else text
 
 
 def _caption(ranking: Ranking, method: str) -> str:
