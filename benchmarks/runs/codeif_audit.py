@@ -23,9 +23,10 @@ from convtui.core.codeif.audit import (
     instruction_tests,
     placeholder,
 )
-from convtui.core.codeif.instructions import BASE, CATEGORIES, instructions
+from convtui.core.codeif.instructions import BASE, CATEGORIES, Instruction, instructions
 from convtui.core.codeif.programs import first_python_block, round_request
 from convtui.core.codeif.repairs import REPAIRS
+from convtui.core.codeif.test_defects import syntax_error
 from convtui.core.execution.backend import ExecutionBackend
 from convtui.core.execution.types import ExecRequest, ExecResult, Limits
 from convtui.core.projects.checkout import task_problem
@@ -78,7 +79,22 @@ def published_completions(folder: Path) -> dict[str, list[str]]:
 
 def _request(task: Task, code: str) -> ExecRequest:
     return round_request(
-        task, code, instructions(task), preprocess=False, limits=AUDIT_LIMITS, repair=False
+        task, code, audited_instructions(task), preprocess=False, limits=AUDIT_LIMITS, repair=False
+    )
+
+
+def audited_instructions(task: Task) -> tuple[Instruction, ...]:
+    """``task``'s instructions as the audit runs them: in a repository task, without the
+    tests whose text does not compile. Put into its module, such a test stops pytest from
+    collecting it, so that no other test there would run (CodeIF/1018, /2020, /3006; v0's
+    /1002 holds a lone surrogate no file can be written with); it is classed from its text
+    (``syntax-error``) all the same. A function task's asserts run apart: nothing to do."""
+    found = instructions(task)
+    if task.site is None:
+        return found
+    return tuple(
+        replace(i, tests=tuple((n, c) for n, c in i.tests if not c or syntax_error(c) is None))
+        for i in found
     )
 
 

@@ -95,3 +95,41 @@ def test_an_audit_selects_tasks_of_every_level_in_todays_and_the_first_files() -
         for task in load_codeif(data_file(f"CodeIF-Bench-{name}.jsonl"))
         if task.id in ("CodeIF/29", "CodeIF/2008")
     )
+
+
+def test_a_repository_test_that_does_not_parse_leaves_its_module_to_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Put into its module, a test whose text does not compile stops pytest from collecting
+    it, and every other test there would never run (CodeIF/1018, /2020, /3006 in their
+    projects). The audit runs the others without it and classes it from its text."""
+    from dataclasses import replace
+
+    from support.projects import ADD, TASK, make_project
+
+    from convtui.benchmarks.runs.codeif_audit import run_audit
+    from convtui.core.catalog.tasks import Requirement, TestSpec
+    from convtui.core.execution.executor import Executor
+
+    make_project(tmp_path)
+    monkeypatch.setenv("CONVTUI_PROJECTS_DIR", str(tmp_path))
+    broken = "tests/test_core.py::CounterTest::test_add_broken"
+    judging = "tests/test_core.py::CounterTest::test_add_returns"
+    judging_text = "def test_add_returns(self):\n    assert Counter().add(0) == 0\n"
+
+    def requirement(category: str, name: str, text: str) -> Requirement:
+        return Requirement(category, "words", TestSpec("pytest", snippets=((name, text),)))
+
+    task = replace(
+        TASK,
+        ground_truth=ADD,
+        requirements=(
+            requirement("Code Standard", broken, "def test_add_broken(self):\n    (\n"),
+            requirement("Edge Case Handling", judging, judging_text),
+        ),
+    )
+    with Executor(jobs=1) as running:
+        rows = {r.test: r for r in run_audit([("tiny.jsonl", task)], running)}
+    assert (rows[broken].verdict, rows[broken].defect) == ("cannot-pass", "syntax-error")
+    found = rows[judging]
+    assert (found.verdict, found.reference, found.placeholder) == ("judges", "pass", "fail")
