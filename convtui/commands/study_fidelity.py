@@ -34,13 +34,7 @@ from convtui.core.execution.types import ExecRequest, ExecResult
 from convtui.core.feedback.simulators import Simulator
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.registry import open_backend
-from convtui.core.models.types import (
-    CallPurpose,
-    ChatMessage,
-    Completion,
-    GenerationParams,
-    ModelError,
-)
+from convtui.core.models.types import ChatMessage, Completion, GenerationParams, ModelError
 from convtui.core.play.in_flight import InFlight
 from convtui.core.play.journaled import journaled_call
 from convtui.core.play.loop import CachedExecute, cached_execute, choose_policy
@@ -62,7 +56,7 @@ from convtui.core.studies.fidelity_states import (
     state_facts,
     target_config,
 )
-from convtui.core.turns.journal import request_hash
+from convtui.core.turns.journal import CallPurpose, request_hash
 from convtui.sessions import Store
 from convtui.sessions.studies.fidelity import (
     FeedbackRow,

@@ -10,14 +10,12 @@ from collections.abc import Callable
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import (
     CallInfo,
-    CallKind,
-    CallPurpose,
     ChatMessage,
     Completion,
     GenerationParams,
     ModelError,
 )
-from convtui.core.turns.journal import CallJournal, CallRequest, request_hash
+from convtui.core.turns.journal import CallJournal, CallKind, CallPurpose, CallRequest, request_hash
 
 
 async def journaled_call(

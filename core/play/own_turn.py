@@ -12,11 +12,11 @@ from convtui.core.feedback.prompts import feedback_message, render
 from convtui.core.feedback.simulators import FeedbackRequest, VerbalFeedback
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.extract import extract_code
-from convtui.core.models.types import CallPurpose, ChatMessage, Completion, GenerationParams
+from convtui.core.models.types import ChatMessage, Completion, GenerationParams
 from convtui.core.play.events import Emit, Executed, ReplyReady, ReplyStreamed
 from convtui.core.play.policy import Played, TurnContext
 from convtui.core.settings.config import SessionConfig
-from convtui.core.turns.journal import request_hash
+from convtui.core.turns.journal import CallPurpose, request_hash
 from convtui.core.turns.record import Turn
 
 

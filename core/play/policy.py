@@ -16,17 +16,11 @@ from convtui.core.catalog.tasks import Task
 from convtui.core.feedback.evaluate import Execute
 from convtui.core.feedback.simulators import User
 from convtui.core.models.base import ModelBackend
-from convtui.core.models.types import (
-    CallKind,
-    CallPurpose,
-    ChatMessage,
-    Completion,
-    GenerationParams,
-)
+from convtui.core.models.types import ChatMessage, Completion, GenerationParams
 from convtui.core.play.events import Emit
 from convtui.core.play.journaled import journaled_call
 from convtui.core.settings.config import ClosingStatus, SessionConfig
-from convtui.core.turns.journal import CallJournal
+from convtui.core.turns.journal import CallJournal, CallKind, CallPurpose
 from convtui.core.turns.record import Turn
 
 

@@ -13,7 +13,7 @@ from convtui.core.execution.types import ExecResult
 from convtui.core.models.types import (
     Attempt,
     CallKind,
-    CallPurpose,
+    CallPurpose,  # defined with the model types (CallInfo), imported from here by most callers
     ChatMessage,
     Completion,
     GenerationParams,

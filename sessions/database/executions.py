@@ -104,7 +104,7 @@ def load_executions(db: Database, ids: Iterable[int]) -> dict[int, ExecResult]:
 
 
 class StoreExecutionCache:
-    """``ExecutionCache`` (core/settings/config.py) over the executions table."""
+    """``ExecutionCache`` (core/turns/journal.py) over the executions table."""
 
     def __init__(self, connections: Connections) -> None:
         self._connections = connections

@@ -15,13 +15,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from convtui.core.models.types import (
-    Attempt,
-    CallPurpose,
-    ChatMessage,
-    Completion,
-)
-from convtui.core.turns.journal import CallRequest
+from convtui.core.models.types import Attempt, ChatMessage, Completion
+from convtui.core.turns.journal import CallPurpose, CallRequest
 from convtui.sessions.database.blobs import get_texts, put_text, put_texts
 from convtui.sessions.database.codec import (
     attempt_columns,
@@ -133,7 +128,7 @@ def abandon_started(db: Database, *, run_id: str | None, session_id: str | None)
 
 
 class StoreJournal:
-    """``CallJournal`` (core/settings/config.py) for one session.
+    """``CallJournal`` (core/turns/journal.py) for one session.
 
     ``find`` reuses a finished call with the same request for the same turn and purpose — what
     a resumed run needs. With ``share_across_sessions`` it reuses one from any session (same

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from convtui.core.models.types import Attempt, CallPurpose, Completion
+from convtui.core.models.types import Attempt, Completion
 from convtui.core.studies.fidelity import NO_FEEDBACK, PERSON
 from convtui.core.studies.fidelity_states import (
     Persona,
@@ -32,7 +32,7 @@ from convtui.core.studies.fidelity_states import (
     is_state,
     state_id,
 )
-from convtui.core.turns.journal import CallRequest
+from convtui.core.turns.journal import CallPurpose, CallRequest
 from convtui.core.turns.record import Turn
 from convtui.sessions.database.blobs import get_texts, put_text, put_texts
 from convtui.sessions.database.codec import (
@@ -83,7 +83,7 @@ def read_states(store: Store) -> list[State]:
 
 
 class FidelityJournal:
-    """``CallJournal`` (core/settings/config.py) for the calls made for one state: a
+    """``CallJournal`` (core/turns/journal.py) for the calls made for one state: a
     simulator's (``role`` ``simulator``) or a target's (``target``) on behalf of ``source``.
 
     ``find`` reuses any finished call with the same request, purpose and position, whichever

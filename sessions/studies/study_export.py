@@ -148,7 +148,7 @@ def feedback_given(turn: Turn) -> list[tuple[FeedbackSource, str]]:
     """The feedback about ``turn``'s code, in the order the next prompt states it: the
     compiler's, the tests' (None when Ω has no EF), then the verbal feedback, if any words
     were given, labelled by whether a simulator wrote them (an edited draft is a person's:
-    core/settings/config.py ``Turn``)."""
+    core/turns/record.py ``Turn``)."""
     given: list[tuple[FeedbackSource, str]] = [("compilation", turn.compile_feedback)]
     if turn.execution_feedback is not None:
         given.append(("execution", turn.execution_feedback))
