@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 # What ``sessions export --format`` writes: jsonl, one object per session; convcodebench,
 # static log sets, a folder per model and Ω; codeif, CodeIF-Bench's completions file, one
-# object per round (sessions/codeif_export.py).
+# object per round (sessions/exchange/codeif_export.py).
 ExportFormat = Literal["jsonl", "convcodebench", "codeif"]
 # What ``compare --by`` splits the sessions by, and which sessions ``compare --kind`` reads:
 # live BigCodeBench runs or static replays (benchmarks/reports/compare.py).

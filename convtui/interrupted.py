@@ -18,8 +18,8 @@ INTERRUPTED_EXIT = 130  # 128 + SIGINT, as a shell reports a command stopped by 
 def kept(db: Path) -> str:
     """The newest run of ``db`` in a few words: its id, sessions finished, turns recorded."""
     from convtui.sessions import Store
-    from convtui.sessions.connection import rows
-    from convtui.sessions.records import FINAL_SESSION_STATES
+    from convtui.sessions.database.connection import rows
+    from convtui.sessions.database.records import FINAL_SESSION_STATES
 
     final = sorted(FINAL_SESSION_STATES)
     marks = ", ".join("?" * len(final))

@@ -188,7 +188,7 @@ MergeUndoOpt = Annotated[
         "since; refused when something recorded since builds on it.",
     ),
 ]
-# The caps' defaults are sessions/merge_limits.py's DEFAULT_MAX_*, written out here so that
+# The caps' defaults are sessions/merging/merge_limits.py's DEFAULT_MAX_*, written out here so that
 # --help does not load the store (tests/test_cli_sessions.py keeps the two the same).
 MergeMaxSessionsOpt = Annotated[
     int, typer.Option("--max-sessions", min=0, help="Most sessions one file may add.")

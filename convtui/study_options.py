@@ -156,7 +156,7 @@ ServeIdleTimeoutOpt = Annotated[
     ),
 ]
 # What `study export --format` writes: parquet, one row per turn and a dataset card
-# (sessions/study_share.py). A Literal, so a second format is one more value here.
+# (sessions/studies/study_share.py). A Literal, so a second format is one more value here.
 StudyExportFormat = Literal["parquet"]
 StudyExportFormatOpt = Annotated[
     StudyExportFormat,

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from convtui.core.execution.types import ExecResult
 from convtui.core.models.types import GenerationParams
-from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.turns.record import Turn
 from convtui.sessions import SessionRow, Store
 
 TASKS = [f"BigCodeBench/{i}" for i in range(40)]

@@ -26,8 +26,8 @@ from convtui.core.execution.requests import Solution
 from convtui.core.models.extract import ExtractMode
 from convtui.core.settings.config import ContextMode, ProtocolName
 from convtui.core.settings.omega import PartialRule
-from convtui.sessions.log_sets import UserFilter
-from convtui.sessions.records import UserKind
+from convtui.sessions.database.records import UserKind
+from convtui.sessions.reading.log_sets import UserFilter
 from convtui.tui.controller import USER_MODES
 
 SUITE = (*SUITES, "all")

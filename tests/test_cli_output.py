@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 
 from convtui.cli import app
 from convtui.core.execution.types import ExecResult, TestOutcome
-from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.turns.record import Turn
 from convtui.sessions import Store
 
 # The Ω labels of the nine columns report's tables have for ``--feedback all``.

@@ -15,8 +15,9 @@ from support.recorded import compiled_turn
 
 from convtui.core.execution.types import ExecResult, TestOutcome
 from convtui.core.models.types import ChatMessage
-from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.turns.record import Turn
 from convtui.sessions import Store
 
 CONFIG = SessionConfig(
@@ -216,7 +217,7 @@ def test_list_keeps_id_task_status_turns_and_first_pass_whole_in_80_columns(db, 
     from rich.console import Console
 
     from convtui.commands.session_views import session_table
-    from convtui.sessions.browse import list_sessions
+    from convtui.sessions.reading.browse import list_sessions
 
     with Store.open(db) as store:
         found = list_sessions(store)
@@ -290,7 +291,7 @@ def test_ids_stored_by_older_versions_still_list_and_resolve(tmp_path):
 
 
 def test_resume_takes_the_prefix_that_list_shows(db: Path, bigcodebench) -> None:
-    from convtui.sessions.browse import unique_prefix_length
+    from convtui.sessions.reading.browse import unique_prefix_length
     from convtui.tui.launch import resumed_plan
 
     sid = session_ids(db)["BigCodeBench/2"]  # still running: resumable

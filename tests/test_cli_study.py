@@ -17,7 +17,7 @@ from support.data import needs_bigcodebench
 
 from convtui.core.studies.spec import token_hash
 from convtui.sessions import Store
-from convtui.sessions.studies import (
+from convtui.sessions.studies.study_rows import (
     assignments,
     load_study,
     next_assignment,

@@ -20,7 +20,7 @@ from support.cli import assert_one_line_error, convtui
 from support.data import needs_bigcodebench
 
 from convtui.sessions import Store
-from convtui.sessions.studies import load_study
+from convtui.sessions.studies.study_rows import load_study
 
 pytestmark = needs_bigcodebench
 

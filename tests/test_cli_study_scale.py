@@ -16,10 +16,10 @@ from support.studies import study_spec, write_study
 
 import convtui.commands.study as study_command
 import convtui.core.studies.spec as spec_module
-import convtui.sessions.studies as studies_module
+import convtui.sessions.studies.study_rows as studies_module
 from convtui.core.studies.spec import StudySpec
 from convtui.sessions import Store
-from convtui.sessions.studies import load_study, who_holds
+from convtui.sessions.studies.study_rows import load_study, who_holds
 
 
 def counting_hashes(monkeypatch) -> list[str]:

@@ -15,10 +15,10 @@ from support.studies import study_spec, write_study
 
 from convtui.commands.study_report_views import TIMES_NOTE, TURNS_NOTE
 from convtui.core.execution.types import ExecResult
-from convtui.core.settings.config import Turn
+from convtui.core.turns.record import Turn
 from convtui.sessions import Store
-from convtui.sessions.human_times import HumanTurnTimes
-from convtui.sessions.studies import load_study, start_assignment
+from convtui.sessions.database.human_times import HumanTurnTimes
+from convtui.sessions.studies.study_rows import load_study, start_assignment
 
 TASKS = ("BigCodeBench/0", "BigCodeBench/1")
 

@@ -140,47 +140,66 @@ def test_the_store_imports_no_front_end_and_prints_nothing():
     sessions import included: no front end, no command line, no rich."""
     loaded = loaded_after(
         "import importlib, pkgutil\nimport convtui.sessions as store\n"
-        "for found in pkgutil.iter_modules(store.__path__):\n"
-        "    importlib.import_module(f'convtui.sessions.{found.name}')"
+        "for found in pkgutil.walk_packages(store.__path__, 'convtui.sessions.'):\n"
+        "    importlib.import_module(found.name)"
     )
-    assert "convtui.sessions.ccw_import" in loaded
+    assert "convtui.sessions.exchange.ccw_import" in loaded
     assert not under(loaded, {"convtui.tui", "convtui.benchmarks", "textual", "rich", "typer"})
     assert not under(loaded, COMMAND_LINE)
 
 
-CORE = Path(__file__).parents[1] / "core"
+ROOT = Path(__file__).parents[1]
+CORE = ROOT / "core"
+SESSIONS = ROOT / "sessions"
 
 
-def core_package_imports() -> dict[str, set[str]]:
-    """Which of core/'s subpackages each one imports (at run time: imports under
-    ``if TYPE_CHECKING`` do not count, imports inside functions do)."""
+def run_time_imports(path: Path) -> list[str]:
+    """The modules ``path`` imports at run time, absolute: imports under ``if TYPE_CHECKING``
+    do not count, imports inside functions do."""
+    tree = ast.parse(path.read_text())
+    typing_only = {
+        id(node)
+        for branch in ast.walk(tree)
+        if isinstance(branch, ast.If) and "TYPE_CHECKING" in ast.unparse(branch.test)
+        for node in ast.walk(branch)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.append(node.module)
+            found.extend(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+    return found
+
+
+def package_imports(root: Path, package: str) -> dict[str, set[str]]:
+    """Which of ``root``'s subpackages (imported as ``package.<name>``) each one imports; the
+    modules at ``root``'s top are left out."""
     imports: dict[str, set[str]] = defaultdict(set)
-    for path in CORE.rglob("*.py"):
-        parts = path.relative_to(CORE).parts
+    prefix = package.split(".")
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root).parts
         if len(parts) < 2:
             continue
-        tree = ast.parse(path.read_text())
-        typing_only = {
-            id(node)
-            for branch in ast.walk(tree)
-            if isinstance(branch, ast.If) and "TYPE_CHECKING" in ast.unparse(branch.test)
-            for node in ast.walk(branch)
-        }
-        for node in ast.walk(tree):
-            if id(node) in typing_only or not isinstance(node, ast.ImportFrom):
-                continue
-            name = (node.module or "").split(".")
-            inside = name[:2] == ["convtui", "core"] and len(name) > 2
-            if inside and (CORE / name[2]).is_dir() and name[2] != parts[0]:
-                imports[parts[0]].add(name[2])
+        for module in run_time_imports(path):
+            name = module.split(".")
+            inside = name[: len(prefix)] == prefix and len(name) > len(prefix)
+            sub = name[len(prefix)] if inside else ""
+            if inside and (root / sub).is_dir() and sub != parts[0]:
+                imports[parts[0]].add(sub)
     return imports
 
 
-def test_core_subpackages_form_layers_without_a_cycle():
-    """A subpackage that imports another is above it: no two import each other, directly or
-    round a longer loop (a reader can take core/ from the bottom up)."""
-    imports = core_package_imports()
-    assert "settings" in imports and "execution" in imports["settings"]  # the walk sees imports
+def core_package_imports() -> dict[str, set[str]]:
+    """Which of core/'s subpackages each one imports (at run time)."""
+    return package_imports(CORE, "convtui.core")
+
+
+def loops_among(imports: dict[str, set[str]]) -> list[list[str]]:
+    """The import loops among subpackages, each as the path that closes it."""
 
     def loop_from(start: str) -> list[str] | None:
         path, seen = [start], set()
@@ -197,5 +216,52 @@ def test_core_subpackages_form_layers_without_a_cycle():
                 path.append(nxt)
         return None
 
-    loops = [found for start in sorted(imports) if (found := loop_from(start))]
+    return [found for start in sorted(imports) if (found := loop_from(start))]
+
+
+def test_core_subpackages_form_layers_without_a_cycle():
+    """A subpackage that imports another is above it: no two import each other, directly or
+    round a longer loop (a reader can take core/ from the bottom up)."""
+    imports = core_package_imports()
+    assert "settings" in imports and "execution" in imports["settings"]  # the walk sees imports
+    loops = loops_among(imports)
     assert not loops, " ; ".join(" -> ".join(loop) for loop in loops)
+
+
+def test_sessions_subpackages_form_layers_without_a_cycle():
+    """sessions/ is grouped by job the same way: the store at the bottom, what reads,
+    exchanges, merges and studies above it, no two importing each other round a loop; and
+    each subpackage says in its docstring what it holds and what it may import."""
+    imports = package_imports(SESSIONS, "convtui.sessions")
+    assert "database" in imports["reading"]  # the walk sees imports
+    loops = loops_among(imports)
+    assert not loops, " ; ".join(" -> ".join(loop) for loop in loops)
+    assert not imports["database"]  # the store builds on core/ alone
+    for package in (p for p in SESSIONS.iterdir() if (p / "__init__.py").is_file()):
+        doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text()))
+        assert doc and "May import" in doc, package.name
+
+
+def test_sessions_keeps_at_most_eight_modules_at_its_top():
+    top = [p.name for p in SESSIONS.glob("*.py") if p.name != "__init__.py"]
+    assert len(top) <= 8, top
+
+
+@pytest.mark.parametrize(
+    ("folder", "forbidden"),
+    [
+        ("core", ("convtui.sessions", "convtui.tui", "convtui.benchmarks", *COMMAND_LINE)),
+        ("sessions", ("convtui.tui", "convtui.benchmarks", "textual", "typer", *COMMAND_LINE)),
+    ],
+)
+def test_lower_layers_never_import_upwards(folder, forbidden):
+    """Read from the source, so an import inside a function that no test calls counts too:
+    core/ imports no store, no front end and no command line; sessions/ no front end and no
+    command line."""
+    upward = sorted(
+        f"{path.relative_to(ROOT)}: {module}"
+        for path in (ROOT / folder).rglob("*.py")
+        for module in run_time_imports(path)
+        if any(module == name or module.startswith(f"{name}.") for name in forbidden)
+    )
+    assert not upward, upward

@@ -32,9 +32,11 @@ from convtui.core.execution.types import ExecRequest, ExecResult
 from convtui.core.feedback.render import NO_SYNTAX_ERRORS, compile_feedback
 from convtui.core.models.extract import extract_code
 from convtui.core.models.types import ChatMessage, Completion
-from convtui.core.settings.config import SessionStatus, Turn, request_hash
-from convtui.core.turns.journaled import journaled_call
-from convtui.core.turns.loop import CachedExecute, cached_execute
+from convtui.core.play.journaled import journaled_call
+from convtui.core.play.loop import CachedExecute, cached_execute
+from convtui.core.settings.config import SessionStatus
+from convtui.core.turns.journal import request_hash
+from convtui.core.turns.record import Turn
 from convtui.tui import messages as msg
 from convtui.tui.controller import STREAM_INTERVAL_S, SessionController
 from convtui.tui.human import Answer, PersonUser

@@ -21,14 +21,15 @@ from convtui.core.execution.backend import ExecutionBackend
 from convtui.core.execution.types import ExecRequest, ExecResult
 from convtui.core.feedback.simulators import FeedbackRequest, Simulator, User, VerbalFeedback
 from convtui.core.models.types import ModelError
+from convtui.core.play import loop as core
 from convtui.core.projects.checkout import exec_request
 from convtui.core.services import Models
-from convtui.core.settings.config import ClosingStatus, SessionConfig, SessionStatus, Turn, UserMode
-from convtui.core.turns import loop as core
+from convtui.core.settings.config import ClosingStatus, SessionConfig, SessionStatus, UserMode
+from convtui.core.turns.record import Turn
 from convtui.sessions import Store
-from convtui.sessions.human_times import HumanTurnTimes
-from convtui.sessions.records import UserKind
-from convtui.sessions.studies import start_assignment
+from convtui.sessions.database.human_times import HumanTurnTimes
+from convtui.sessions.database.records import UserKind
+from convtui.sessions.studies.study_rows import start_assignment
 from convtui.tui import messages as msg
 from convtui.tui.human import Answer, PersonUser, ShownSimulator
 from convtui.tui.refusal import Refusal

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from convtui.core.feedback.simulators import Ask, FeedbackRequest, Simulator, VerbalFeedback
 from convtui.core.printable import printable
 from convtui.core.settings.config import ClosingStatus
-from convtui.sessions.human_times import HumanTurnTimes
+from convtui.sessions.database.human_times import HumanTurnTimes
 
 
 @dataclass(frozen=True)

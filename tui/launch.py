@@ -28,8 +28,13 @@ from convtui.core.settings.config import (
 from convtui.core.settings.omega import FeedbackChoice
 from convtui.core.settings.protocol import PlayRules
 from convtui.sessions import AmbiguousIdError, NotFoundError, Store
-from convtui.sessions.browse import resolve_session_id
-from convtui.sessions.studies import AssignmentRow, annotators, load_study, next_assignment
+from convtui.sessions.reading.browse import resolve_session_id
+from convtui.sessions.studies.study_rows import (
+    AssignmentRow,
+    annotators,
+    load_study,
+    next_assignment,
+)
 from convtui.tui.controller import AppServices, SessionError, SessionPlan, StudyRef, UserMode
 from convtui.tui.runner import AsyncRunner
 from convtui.tui.web.lifeline import SERVER_PID

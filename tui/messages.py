@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from convtui.core.execution.types import ExecResult
-from convtui.core.settings.config import SessionStatus, Turn
-from convtui.sessions.browse import CallLine
-from convtui.sessions.typed import TypedFeedback
+from convtui.core.settings.config import SessionStatus
+from convtui.core.turns.record import Turn
+from convtui.sessions.database.typed import TypedFeedback
+from convtui.sessions.reading.browse import CallLine
 from convtui.tui.refusal import Refusal
 
 

@@ -15,7 +15,7 @@ from convtui.core.codeif.conversation import rounds_limit
 from convtui.core.codeif.instructions import instructions
 from convtui.core.plural import counted
 from convtui.core.printable import printable
-from convtui.sessions.browse import SessionSummary, list_sessions
+from convtui.sessions.reading.browse import SessionSummary, list_sessions
 from convtui.tui import render
 from convtui.tui.codeif_controller import MODE as CODEIF_MODE
 from convtui.tui.screens.session import SessionScreen

@@ -19,7 +19,8 @@ class Refusal:
     words: str
     """What the person sent with it ("" when they sent no words, or a simulator spoke)."""
     kept_for: int | None
-    """The turn whose unsent words now hold them (sessions/typed.py); None when not kept."""
+    """The turn whose unsent words now hold them (sessions/database/typed.py); None when not
+    kept."""
     ended: SessionStatus | None
     """How the session ended in the store, when it has; None while it goes on."""
     status: SessionStatus = "running"

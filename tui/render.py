@@ -19,7 +19,7 @@ from textual.highlight import HighlightTheme, highlight
 
 from convtui.core.plural import counted
 from convtui.core.printable import printable
-from convtui.sessions.browse import CallLine
+from convtui.sessions.reading.browse import CallLine
 from convtui.tui.viewmodels import TurnView
 
 GLYPHS = {

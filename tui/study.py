@@ -19,7 +19,7 @@ from textual.screen import Screen
 from convtui.core.errors import ConvtuiError
 from convtui.core.studies.guidelines import Guidelines
 from convtui.sessions import Store
-from convtui.sessions.studies import assignments, load_study
+from convtui.sessions.studies.study_rows import assignments, load_study
 from convtui.tui import messages as msg
 from convtui.tui.app import ConvTuiApp, Launch
 from convtui.tui.controller import AppServices, SessionPlan, StudyRef

@@ -2,8 +2,8 @@
 says when they change.
 
 Every call of a turn (the code call, ConvCodeWorld's repairs and stale-EF call, the
-simulator) is a ``model_calls`` row from the moment it starts (sessions/journal.py), so the
-list of a live turn grows as the turn makes them; ``sessions.browse.session_calls`` reads
+simulator) is a ``model_calls`` row from the moment it starts (sessions/database/journal.py), so the
+list of a live turn grows as the turn makes them; ``sessions.reading.browse.session_calls`` reads
 them, as ``convtui sessions show`` does.
 
 Runs on the app's runner thread (SQLite is never read on the event loop)."""
@@ -19,9 +19,9 @@ from convtui.core.models.types import (
     CallPurpose,
     Completion,
 )
-from convtui.core.settings.config import CallJournal, CallRequest
+from convtui.core.turns.journal import CallJournal, CallRequest
 from convtui.sessions import Store
-from convtui.sessions.browse import CallLine, session_calls
+from convtui.sessions.reading.browse import CallLine, session_calls
 
 TurnCalls = dict[int, tuple[CallLine, ...]]
 

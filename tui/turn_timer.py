@@ -1,5 +1,5 @@
 """The person's time on each turn, as the session screen sees it (recorded with the turn:
-sessions/human_times.py).
+sessions/database/human_times.py).
 
 The screen says when a turn first waits for the person (its code and test results are on
 screen: phase ``awaiting_feedback``), the composer notes every keystroke that changes its text,
@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable, Sequence
 
 from convtui.core.studies.person_times import typing_seconds
-from convtui.sessions.human_times import HumanTurnTimes
-from convtui.sessions.ids import utc_of
+from convtui.sessions.database.human_times import HumanTurnTimes
+from convtui.sessions.database.ids import utc_of
 
 
 class TurnTimer:

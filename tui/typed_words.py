@@ -1,5 +1,5 @@
-"""The composer's unsent words on their way to the store (sessions/typed.py), so that a closed
-browser tab, a killed server or a crash loses none of them.
+"""The composer's unsent words on their way to the store (sessions/database/typed.py), so that a
+closed browser tab, a killed server or a crash loses none of them.
 
 The screen reports every change of the composer; once typing pauses it asks for the write to
 make, if any, and makes it in a worker thread. No widgets here: this is the bookkeeping that

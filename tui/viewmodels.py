@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from convtui.core.execution.types import ExecResult
-from convtui.core.settings.config import Turn, TurnFeedback
+from convtui.core.turns.record import Turn, TurnFeedback
 
 
 @dataclass(frozen=True)

@@ -45,13 +45,13 @@ from convtui.core.codeif.programs import CodeifProtocol
 from convtui.core.errors import ConvtuiError
 from convtui.core.execution.backend import ExecutionBackend
 from convtui.core.execution.isolation import verdict_warning
+from convtui.core.play.loop import cached_execute
 from convtui.core.plural import counted
 from convtui.core.projects.checkout import FETCH_HINT, task_problem
 from convtui.core.services import open_models
 from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import FeedbackConfig
 from convtui.core.settings.protocol import build_config
-from convtui.core.turns.loop import cached_execute
 from convtui.sessions import Store
 
 

@@ -1,8 +1,8 @@
 """Wiring for ``convtui compare``: read the sessions of one database or several (live
-BigCodeBench runs through sessions/results.py, static replays as ``report`` reads them), keep
-the selection, make the sides, compare them (benchmarks/reports/compare.py) and print. With
-``--plan``, size a comparison without any database (benchmarks/reports/compare_plan.py).
-Nothing is written."""
+BigCodeBench runs through sessions/reading/results.py, static replays as ``report`` reads them),
+keep the selection, make the sides, compare them (benchmarks/reports/compare.py) and print. With
+``--plan``, size a comparison without any database (benchmarks/reports/compare_plan.py). Nothing is
+written."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from convtui.core.errors import ConvtuiError
 from convtui.core.metrics.stats import Bootstrap
 from convtui.core.plural import counted
 from convtui.sessions import Store
-from convtui.sessions.results import run_outcomes, run_turn_passes
+from convtui.sessions.reading.results import run_outcomes, run_turn_passes
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ from convtui.benchmarks.reports.static_report import (
 from convtui.core.errors import ConvtuiError
 from convtui.core.plural import noun
 from convtui.sessions import Store
-from convtui.sessions.results import (
+from convtui.sessions.reading.results import (
     SessionOutcome,
     run_outcomes,
     run_turn_passes,

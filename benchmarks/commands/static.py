@@ -27,9 +27,9 @@ from convtui.core.services import open_models
 from convtui.core.settings.config import ContextMode, ProtocolName, SessionConfig
 from convtui.core.settings.omega import FeedbackChoice
 from convtui.sessions import Store
-from convtui.sessions.ccw_import import import_logs
-from convtui.sessions.copying import copy_sessions
-from convtui.sessions.log_sets import LogSet, LogSetFilter, find_log_sets
+from convtui.sessions.exchange.ccw_import import import_logs
+from convtui.sessions.merging.copying import copy_sessions
+from convtui.sessions.reading.log_sets import LogSet, LogSetFilter, find_log_sets
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 

@@ -52,7 +52,7 @@ from convtui.core.codeif.metrics import (
 )
 from convtui.core.codeif.records import rebuild
 from convtui.sessions import Store
-from convtui.sessions.results import benchmark_sessions
+from convtui.sessions.reading.results import benchmark_sessions
 
 if TYPE_CHECKING:  # the class only: importing stats imports numpy (see interval_cells)
     from convtui.core.metrics.stats import Estimate

@@ -39,10 +39,11 @@ from convtui.core.feedback.render import compile_feedback
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.extract import extract_code
 from convtui.core.models.types import ChatMessage, Completion, ModelError
-from convtui.core.settings.config import SessionConfig, SessionStatus, request_hash
-from convtui.core.turns.journaled import journaled_call
+from convtui.core.play.journaled import journaled_call
+from convtui.core.settings.config import SessionConfig, SessionStatus
+from convtui.core.turns.journal import request_hash
 from convtui.sessions import Store
-from convtui.sessions.records import RunMode, SessionRow
+from convtui.sessions.database.records import RunMode, SessionRow
 
 # Every CodeIF run's selection starts so. Readers pick CodeIF runs by runs.benchmark; the
 # prefix is what m007 read to fill that column for the runs recorded before it.

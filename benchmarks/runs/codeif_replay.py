@@ -23,10 +23,11 @@ from convtui.core.codeif.conversation import RoundPlan
 from convtui.core.codeif.instructions import instructions
 from convtui.core.codeif.records import round_plan, round_source
 from convtui.core.errors import ConvtuiError
-from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.config import SessionConfig
+from convtui.core.turns.record import Turn
 from convtui.sessions import SessionRow, Store
-from convtui.sessions.copying import copy_sessions
-from convtui.sessions.results import app_sessions
+from convtui.sessions.merging.copying import copy_sessions
+from convtui.sessions.reading.results import app_sessions
 
 TASK_PREFIX = "CodeIF/"
 

@@ -1,14 +1,14 @@
 """``convtui bench codeif --score-only FILE``: score completions written elsewhere.
 
-The file is in CodeIF-Bench's completions layout (sessions/codeif_export.py): JSON lines (or
-one JSON array) of ``task_id``, ``requirement`` and ``completion``, as ``sessions export
---format codeif`` writes and as the benchmark's own inference scripts write once their base
-answers (no ``requirement``) are put before the follow-ups; or a folder holding the base
-answers (``base.jsonl``) and the follow-ups (``n_round.jsonl``), the layout the export writes
-per run and the authors' scripts read. Each task's records, in file
-order, are the rounds of one static conversation: the first answers the initial instruction,
-round i is checked against every instruction given up to it, through the executor exactly as
-``bench codeif`` checks a model's answer (programs.round_request). No model is called.
+The file is in CodeIF-Bench's completions layout (sessions/exchange/codeif_export.py): JSON lines
+(or one JSON array) of ``task_id``, ``requirement`` and ``completion``, as ``sessions export
+--format codeif`` writes and as the benchmark's own inference scripts write once their base answers
+(no ``requirement``) are put before the follow-ups; or a folder holding the base answers
+(``base.jsonl``) and the follow-ups (``n_round.jsonl``), the layout the export writes per run and
+the authors' scripts read. Each task's records, in file order, are the rounds of one static
+conversation: the first answers the initial instruction, round i is checked against every
+instruction given up to it, through the executor exactly as ``bench codeif`` checks a model's answer
+(programs.round_request). No model is called.
 
 Each round is recorded as the turn bench codeif would have recorded (records.round_turn), in
 a run whose selection names the data file's digest and the file scored
@@ -46,7 +46,8 @@ from convtui.core.feedback.render import compile_feedback
 from convtui.core.models.extract import extract_code
 from convtui.core.settings.config import SessionConfig, SessionStatus
 from convtui.sessions import Store
-from convtui.sessions.codeif_export import (
+from convtui.sessions.database.records import SessionRow
+from convtui.sessions.exchange.codeif_export import (
     BASE_FILE,
     COMPLETION,
     FOLLOW_UP_FILE,
@@ -55,7 +56,6 @@ from convtui.sessions.codeif_export import (
     TASK_ID,
     convtui_task_id,
 )
-from convtui.sessions.records import SessionRow
 
 # The keys of the authors' repository-level completions (repo/Experiments): the task's dotted
 # name and the instruction's category.

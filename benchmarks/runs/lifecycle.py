@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import SessionRow, Store, run_config_hash
-from convtui.sessions.records import Benchmark, RunMode
+from convtui.sessions.database.records import Benchmark, RunMode
 
 # How long a run stays this process's without a renewal. Renewed after every recorded turn
 # and every finished session, so only a process that stopped making progress loses it.

@@ -11,17 +11,18 @@ from convtui.core.catalog.tasks import Task
 from convtui.core.execution.backend import ExecutionBackend
 from convtui.core.feedback.simulators import Simulator
 from convtui.core.models.base import ModelBackend
-from convtui.core.settings.config import SessionConfig, Turn
-from convtui.core.settings.omega import FeedbackConfig
-from convtui.core.turns.loop import (
+from convtui.core.play.loop import (
     SessionEnded,
     SessionLoop,
     TurnCompleted,
     TurnStarted,
     cached_execute,
 )
+from convtui.core.settings.config import SessionConfig
+from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.turns.record import Turn
 from convtui.sessions import Store
-from convtui.sessions.records import SessionRow
+from convtui.sessions.database.records import SessionRow
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ async def run_live(
 ) -> LiveResult:
     """Play the run's pending sessions, ``concurrency`` at a time. With ``replay`` (a static
     run) each session is played against its reference session's recorded turns and no user
-    is asked (core/turns/replay.py)."""
+    is asked (core/play/replay.py)."""
     by_id = {t.id: t for t in tasks}
     cache = store.execution_cache()
     execute = cached_execute(executor, cache)

@@ -1,7 +1,7 @@
 """``convtui bench static``: replay log sets against a target model (ConvCodeBench).
 
-Each log set (sessions/log_sets.py) becomes one static run: a session per reference session,
-linked to it, played by the turn loop with the reference's turns as input (core/turns/replay.py).
+Each log set (sessions/reading/log_sets.py) becomes one static run: a session per reference session,
+linked to it, played by the turn loop with the reference's turns as input (core/play/replay.py).
 The run is keyed by the target's config and the exact reference sessions, so the same command
 after a kill finds it again and continues, reusing every finished model call."""
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from convtui.benchmarks.runs.lifecycle import NewRun
 from convtui.core.errors import ConvtuiError
 from convtui.core.settings.config import ContextMode, ProtocolName, SessionConfig
-from convtui.sessions.log_sets import LogSet
+from convtui.sessions.reading.log_sets import LogSet
 
 
 @dataclass(frozen=True)

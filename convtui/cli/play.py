@@ -388,7 +388,7 @@ def bench_static(
     with user_errors(), _interruptible(db):
         from convtui.benchmarks.commands.static import StaticOptions, bench_static_command
         from convtui.benchmarks.settings import RunTarget, TaskSelection
-        from convtui.sessions.log_sets import LogSetFilter
+        from convtui.sessions.reading.log_sets import LogSetFilter
 
         exit_code = bench_static_command(
             StaticOptions(

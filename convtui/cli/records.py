@@ -232,8 +232,8 @@ def sessions_merge(
     Example: [bold]convtui sessions merge ana.db --annotator ana --db study.db[/bold]"""
     with user_errors():
         from convtui.commands.merge import merge_command, undo_command
-        from convtui.sessions.merge import MergeOptions
-        from convtui.sessions.merge_limits import MergeLimits
+        from convtui.sessions.merging.merge import MergeOptions
+        from convtui.sessions.merging.merge_limits import MergeLimits
 
         if undo:
             undo_command(list(sources or ()), db, dry_run=dry_run, as_json=as_json)

@@ -1,5 +1,5 @@
 """Wiring for ``convtui sessions import DIR``: import the log sets of a folder in
-ConvCodeWorld's static layout into the store (sessions/ccw_import.py ``import_logs``, which
+ConvCodeWorld's static layout into the store (sessions/exchange/ccw_import.py ``import_logs``, which
 ``bench static --logs DIR`` calls too) and say what was imported."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 from convtui.benchmarks.output import console, print_json
 from convtui.core.plural import counted
 from convtui.sessions import Store
-from convtui.sessions.ccw_import import ImportedSet, import_logs
+from convtui.sessions.exchange.ccw_import import ImportedSet, import_logs
 
 
 def import_command(folder: Path, db: Path, as_json: bool, data: Path | None = None) -> None:

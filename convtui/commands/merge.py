@@ -11,8 +11,8 @@ from rich.markup import escape
 from convtui.benchmarks.output import console, print_json
 from convtui.core.errors import ConvtuiError
 from convtui.core.plural import counted, noun
-from convtui.sessions.merge import MergeOptions, MergeResult, merge_files
-from convtui.sessions.merge_undo import UndoResult, undo_last
+from convtui.sessions.merging.merge import MergeOptions, MergeResult, merge_files
+from convtui.sessions.merging.merge_undo import UndoResult, undo_last
 
 
 def merge_command(

@@ -20,9 +20,9 @@ from rich.text import Text
 
 from convtui.benchmarks.views import seconds, status_text
 from convtui.core.plural import counted
-from convtui.core.settings.config import Turn
-from convtui.sessions.browse import CallLine, SessionDetail, SessionSummary
-from convtui.sessions.human_times import HumanTurnTimes
+from convtui.core.turns.record import Turn
+from convtui.sessions.database.human_times import HumanTurnTimes
+from convtui.sessions.reading.browse import CallLine, SessionDetail, SessionSummary
 
 if TYPE_CHECKING:  # the command module opens stores; a view only reads its result
     from convtui.commands.sessions import ExportResult

@@ -26,7 +26,16 @@ from convtui.core.errors import ConvtuiError
 from convtui.core.plural import counted
 from convtui.core.settings.config import SessionStatus
 from convtui.sessions import Store
-from convtui.sessions.browse import (
+from convtui.sessions.database.connection import refuse_foreign_file
+from convtui.sessions.database.records import UserKind
+from convtui.sessions.exchange.codeif_export import plan_codeif
+from convtui.sessions.exchange.export import (
+    WrittenLogSet,
+    export_convcodebench,
+    export_jsonl,
+    select_for_export,
+)
+from convtui.sessions.reading.browse import (
     SessionDetail,
     SessionSummary,
     list_sessions,
@@ -35,16 +44,7 @@ from convtui.sessions.browse import (
     sessions_by_id,
     unique_prefix_length,
 )
-from convtui.sessions.codeif_export import plan_codeif
-from convtui.sessions.connection import refuse_foreign_file
-from convtui.sessions.export import (
-    WrittenLogSet,
-    export_convcodebench,
-    export_jsonl,
-    select_for_export,
-)
-from convtui.sessions.records import UserKind
-from convtui.sessions.transcript import session_record
+from convtui.sessions.reading.transcript import session_record
 
 STATUSES: tuple[str, ...] = get_args(SessionStatus)
 

@@ -1,6 +1,6 @@
 """Wiring for ``convtui study init|status|token|add-annotator|reassign``: read the study file,
 resolve its tasks through the catalog, deal the assignment and the tokens (core/studies/spec.py),
-store them (sessions/studies.py), and print what a person needs, each token only once."""
+store them (sessions/studies/study_rows.py), and print what a person needs, each token only once."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from convtui.core.studies.spec import (
     token_hash,
 )
 from convtui.sessions import Store
-from convtui.sessions.studies import (
+from convtui.sessions.studies.study_rows import (
     AssignmentRow,
     StudyRow,
     add_annotator,

@@ -1,5 +1,5 @@
-"""``convtui study export``: a study's transcripts written for sharing (sessions/study_share.py),
-and a line or a JSON object saying what was written."""
+"""``convtui study export``: a study's transcripts written for sharing
+(sessions/studies/study_share.py), and a line or a JSON object saying what was written."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from rich.text import Text
 from convtui.benchmarks.output import console, print_json
 from convtui.commands.study import open_study
 from convtui.core.plural import counted
-from convtui.sessions.study_share import StudyExport, export_study
+from convtui.sessions.studies.study_share import StudyExport, export_study
 from convtui.study_options import StudyExportFormat
 
 

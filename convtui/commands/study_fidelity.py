@@ -8,9 +8,9 @@ simulators.py, the novice's or expert's) or ConvCodeWorld's (``--simulator-promp
 convcodeworld``: core/ccw/turn.py, its simulator alone); then each feedback source (the
 person's words, an assisted session's draft, each simulator's, and none at all: the control)
 is handed to each ``--target`` for one turn, the turn a static replay plays
-(core/turns/replay_turn.py: the session's protocol builds its prompt), whose code runs
+(core/play/replay_turn.py: the session's protocol builds its prompt), whose code runs
 through the executor and its cache. Everything is written as it happens
-(sessions/fidelity.py), so the same command again asks and runs nothing, and a killed one
+(sessions/studies/fidelity.py), so the same command again asks and runs nothing, and a killed one
 goes on where it stopped.
 
 The tables come from core/studies/fidelity.py and feedback_words.py; printed by
@@ -35,7 +35,11 @@ from convtui.core.feedback.simulators import Simulator
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.registry import open_backend
 from convtui.core.models.types import ChatMessage, Completion, GenerationParams, ModelError
-from convtui.core.settings.config import CallPurpose, ProtocolName, request_hash
+from convtui.core.play.in_flight import InFlight
+from convtui.core.play.journaled import journaled_call
+from convtui.core.play.loop import CachedExecute, cached_execute, choose_policy
+from convtui.core.play.policy import TurnContext
+from convtui.core.settings.config import ProtocolName
 from convtui.core.studies.feedback_words import FeedbackText, WordsReport, words_report
 from convtui.core.studies.fidelity import NO_FEEDBACK, PERSON, FeedbackOutcome, fidelity
 from convtui.core.studies.fidelity_rows import FidelityReport
@@ -52,12 +56,9 @@ from convtui.core.studies.fidelity_states import (
     state_facts,
     target_config,
 )
-from convtui.core.turns.in_flight import InFlight
-from convtui.core.turns.journaled import journaled_call
-from convtui.core.turns.loop import CachedExecute, cached_execute, choose_policy
-from convtui.core.turns.policy import TurnContext
+from convtui.core.turns.journal import CallPurpose, request_hash
 from convtui.sessions import Store
-from convtui.sessions.fidelity import (
+from convtui.sessions.studies.fidelity import (
     FeedbackRow,
     FidelityJournal,
     abandon_started_calls,

@@ -3,7 +3,7 @@
 on the same tasks, the annotators' agreement on the tasks several of them did, and each
 annotator's time per turn (core/studies/person_times.py).
 
-The store is read in sessions/study_results.py, the replays are ``bench static``'s
+The store is read in sessions/studies/study_results.py, the replays are ``bench static``'s
 (benchmarks/commands/static.py ``replay_log_sets``: recorded in the study database, so the
 same report again replays nothing), the scores are ``convtui report``'s and core/metrics/scores.py's
 (convtui/commands/study_scores.py), the agreement core/studies/agreement.py's. Printed by
@@ -43,14 +43,14 @@ from convtui.core.studies.agreement import Agreement, agreement
 from convtui.core.studies.outcomes import TaskOutcome, live_scores
 from convtui.core.studies.person_times import TimeSummary, summarize
 from convtui.sessions import Store
-from convtui.sessions.log_sets import LogSet, LogSetFilter
-from convtui.sessions.results import session_turn_passes
-from convtui.sessions.studies import StudyRow
-from convtui.sessions.study_results import (
+from convtui.sessions.reading.log_sets import LogSet, LogSetFilter
+from convtui.sessions.reading.results import session_turn_passes
+from convtui.sessions.studies.study_results import (
     annotator_log_sets,
     finished_sessions,
     simulated_log_sets,
 )
+from convtui.sessions.studies.study_rows import StudyRow
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from convtui.core.studies.score_stats import (
     versus,
     with_holm,
 )
-from convtui.sessions.log_sets import LogSet
+from convtui.sessions.reading.log_sets import LogSet
 
 U = TypeVar("U", TaskOutcome, Replayed)
 # task -> what is scored of that task's session (a live outcome, or a replayed session).

@@ -5,6 +5,6 @@
 - :mod:`convtui.core.ccw.turn`: ``ProgramOfThought.forward`` for one feedback turn, as a
   generator of model calls with no I/O.
 
-The turn loop plays them through :mod:`convtui.core.turns.ccw_policies` (journaled calls,
+The turn loop plays them through :mod:`convtui.core.play.ccw_policies` (journaled calls,
 events, the execution); nothing here imports the loop.
 """

@@ -104,7 +104,8 @@ from convtui.core.execution.requests import task_imports, task_modules
 from convtui.core.execution.types import ExecRequest, ExecResult, Limits
 from convtui.core.feedback.render import compile_feedback
 from convtui.core.models.types import ChatMessage
-from convtui.core.settings.config import SessionStatus, Turn
+from convtui.core.settings.config import SessionStatus
+from convtui.core.turns.record import Turn
 
 # Their script's limit for one instruction's script (``subprocess.run(..., timeout=10)``).
 SCRIPT_TIMEOUT_S = 10

@@ -18,7 +18,8 @@ from convtui.core.codeif.programs import own_verdicts, verdicts
 from convtui.core.execution.types import ExecResult
 from convtui.core.feedback.render import NO_SYNTAX_ERRORS
 from convtui.core.models.types import ChatMessage, Completion
-from convtui.core.settings.config import SessionStatus, Turn, TurnFeedback
+from convtui.core.settings.config import SessionStatus
+from convtui.core.turns.record import Turn, TurnFeedback
 
 SOURCE = "codeif"  # Turn.received.user_source: codeif:<kind>:<category>
 

@@ -19,8 +19,9 @@ from convtui.core.feedback.render import (
     execution_feedback,
 )
 from convtui.core.projects.checkout import exec_request
-from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import ExecutionFeedback
+from convtui.core.turns.record import Turn
 
 Execute = Callable[[ExecRequest], Awaitable[ExecResult]]
 # ConvCodeWorld's rule, applied to every feedback a model is sent.

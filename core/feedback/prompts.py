@@ -9,7 +9,7 @@ from importlib import resources
 from string import Template
 
 from convtui.core.feedback.render import PASSED_ALL_TEST_RUNS
-from convtui.core.settings.config import Turn
+from convtui.core.turns.record import Turn
 
 
 @functools.cache

@@ -16,7 +16,7 @@ VerbalFeedback = Literal["none", "novice", "expert"]
 # Which tests EF:partial shows (core/feedback/render.py): ConvCodeWorld's rule or ours.
 PartialRule = Literal["ccw", "first-tests"]
 # Whose verbal feedback recorded sessions hold: people's, a simulated persona's, or none
-# (``bench static --user``; sessions/log_sets.py filters log sets by it).
+# (``bench static --user``; sessions/reading/log_sets.py filters log sets by it).
 FeedbackSource = Literal["human", "novice", "expert", "none"]
 _EXECUTION: tuple[ExecutionFeedback, ...] = ("none", "partial", "full")
 _VERBAL: tuple[VerbalFeedback, ...] = ("none", "novice", "expert")

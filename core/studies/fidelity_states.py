@@ -2,7 +2,7 @@
 user a person?"), as pure data: which recorded turns are states, what a simulator is shown on
 one (exactly what the person saw), the turns a target is handed with each feedback in the
 person's place, who each source is, and the facts the words are read against
-(core/studies/feedback_words.py). The store reads the turns (sessions/fidelity.py); the
+(core/studies/feedback_words.py). The store reads the turns (sessions/studies/fidelity.py); the
 command plays the calls (convtui/commands/study_fidelity.py).
 
 A state is a turn of a human or assisted session that carries a person's words: its
@@ -24,10 +24,11 @@ from convtui.core.ccw.template import templates_sha256
 from convtui.core.ccw.turn import TurnInputs
 from convtui.core.feedback.prompts import template
 from convtui.core.feedback.simulators import FeedbackRequest
-from convtui.core.settings.config import ProtocolName, SessionConfig, Turn
+from convtui.core.settings.config import ProtocolName, SessionConfig
 from convtui.core.settings.protocol import build_config
 from convtui.core.studies.feedback_words import StateFacts
 from convtui.core.studies.fidelity import NO_FEEDBACK, PERSON
+from convtui.core.turns.record import Turn
 
 Persona = Literal["novice", "expert"]
 PERSONAS: tuple[Persona, ...] = ("novice", "expert")
@@ -106,7 +107,7 @@ def feedback_request(task: Task, turn: Turn) -> FeedbackRequest:
 def handed(state: State, text: str | None) -> tuple[Turn, ...]:
     """The session's turns with ``text`` as the verbal feedback of the state's turn in place of
     the person's (None: no verbal feedback, the control): what a target's next turn is built
-    from, as a static replay hands a reference's turns on (core/turns/replay_turn.py)."""
+    from, as a static replay hands a reference's turns on (core/play/replay_turn.py)."""
     source = "none" if text is None else "fidelity"
     last = replace(state.turn, verbal_feedback=text, feedback_source=source, feedback_draft=None)
     return (*state.turns[:-1], last)

@@ -3,7 +3,7 @@ read once at ``study init`` and kept with the study, text and SHA-256 together.
 
 The app shows the stored text, never the file: the file may have changed or gone since,
 and the served app must not open paths the database names. The digest is what a dataset
-card cites (sessions/study_card.py) so that a dataset says which instructions its
+card cites (sessions/studies/study_card.py) so that a dataset says which instructions its
 annotators had.
 
 What is read is shown to every annotator and exported, so the path is confined: relative to

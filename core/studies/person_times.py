@@ -1,6 +1,6 @@
 """A person's time per turn: how typing time is counted from keystrokes, and how a study
 report sums up an annotator's times. Pure functions; the app takes the keystrokes
-(tui/turn_timer.py), the store keeps the times (sessions/human_times.py)."""
+(tui/turn_timer.py), the store keeps the times (sessions/database/human_times.py)."""
 
 from __future__ import annotations
 

@@ -35,9 +35,10 @@ from pathlib import Path
 from convtui.benchmarks.runs.lifecycle import NewRun, open_run
 from convtui.core.catalog.loaders import load_catalog
 from convtui.core.execution.types import ExecResult, TestOutcome
-from convtui.core.settings.config import SessionStatus, Turn
+from convtui.core.settings.config import SessionStatus
 from convtui.core.settings.omega import FeedbackConfig
 from convtui.core.settings.protocol import build_config
+from convtui.core.turns.record import Turn
 from convtui.sessions import Store
 
 TURNS = 11

@@ -34,7 +34,7 @@ from support.browser import AnnotatorPage, browser, served_study  # noqa: E402
 
 from convtui.core.studies.spec import StudySpec, assign, token_hash  # noqa: E402
 from convtui.sessions import Store  # noqa: E402
-from convtui.sessions.studies import create_study  # noqa: E402
+from convtui.sessions.studies.study_rows import create_study  # noqa: E402
 
 WRONG_CODE = "```python\ndef task_func(*args, **kwargs):\n    return None\n```"
 # Enough that no annotator runs out in a long run (about 10 sessions each in 5 minutes here).

@@ -72,7 +72,7 @@ def time_init(study_file: Path, db: Path, tree: str | None) -> tuple[float, dict
 
 def time_lookups_in_process(db: Path, tokens: Path) -> float:
     from convtui.sessions import Store
-    from convtui.sessions.studies import load_study, who_holds
+    from convtui.sessions.studies.study_rows import load_study, who_holds
 
     wanted = json.loads(tokens.read_text())
     with Store.open(db) as store:

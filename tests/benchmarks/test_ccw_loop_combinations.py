@@ -34,10 +34,10 @@ from convtui.core.catalog.tasks import Task
 from convtui.core.execution.types import ExecResult, TestOutcome
 from convtui.core.feedback.render import compile_feedback
 from convtui.core.models.mock import MockBackend
-from convtui.core.settings.config import Turn
+from convtui.core.play.loop import SessionLoop, TurnCompleted, cached_execute
 from convtui.core.settings.omega import FeedbackConfig
 from convtui.core.settings.protocol import build_config
-from convtui.core.turns.loop import SessionLoop, TurnCompleted, cached_execute
+from convtui.core.turns.record import Turn
 
 
 def _executed(result: Result) -> ExecResult:

@@ -13,9 +13,9 @@ from support.fault_server import FakeServer, ok, status, text_ok
 from convtui.core.feedback.simulators import Simulator
 from convtui.core.models import open_backend
 from convtui.core.models.retry import Retrier, RetryPolicy
+from convtui.core.play.loop import SessionLoop, TurnCompleted, cached_execute
 from convtui.core.settings.omega import FeedbackConfig
 from convtui.core.settings.protocol import build_config
-from convtui.core.turns.loop import SessionLoop, TurnCompleted, cached_execute
 
 pytestmark = needs_bigcodebench
 

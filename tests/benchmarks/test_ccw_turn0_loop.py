@@ -26,10 +26,10 @@ from convtui.core.execution.executor import Executor
 from convtui.core.models import open_backend
 from convtui.core.models.mock import MockBackend
 from convtui.core.models.types import ChatMessage
-from convtui.core.settings.config import Turn
+from convtui.core.play.loop import SessionLoop, TurnCompleted, cached_execute
 from convtui.core.settings.omega import FeedbackConfig
 from convtui.core.settings.protocol import build_config
-from convtui.core.turns.loop import SessionLoop, TurnCompleted, cached_execute
+from convtui.core.turns.record import Turn
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = needs_bigcodebench

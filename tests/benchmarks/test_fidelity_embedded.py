@@ -29,7 +29,7 @@ from support.study_pilot import AppFactory, annotate
 from support.study_play import FAILS
 
 from convtui.core.studies.spec import StudySpec
-from convtui.sessions.fidelity import FIDELITY_TABLES
+from convtui.sessions.studies.fidelity import FIDELITY_TABLES
 
 pytestmark = [needs_bigcodebench, pytest.mark.slow]
 

@@ -21,10 +21,11 @@ from convtui.benchmarks.runs.lifecycle import (
     play_run,
 )
 from convtui.core.models.types import GenerationParams
-from convtui.core.settings.config import CallRequest, SessionConfig
+from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.turns.journal import CallRequest
 from convtui.sessions import RunLeasedError, SessionRow, Store
-from convtui.sessions.connection import writing
+from convtui.sessions.database.connection import writing
 
 TASKS = [f"BigCodeBench/{n}" for n in range(5)]
 CONFIG = SessionConfig(

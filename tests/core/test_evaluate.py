@@ -14,7 +14,7 @@ from support.data import needs_bigcodebench
 from convtui.core.catalog.tasks import Task
 from convtui.core.execution.executor import Executor
 from convtui.core.feedback.evaluate import Evaluation, FeedbackSettings, evaluate, render_execution
-from convtui.core.turns.loop import cached_execute
+from convtui.core.play.loop import cached_execute
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = needs_bigcodebench

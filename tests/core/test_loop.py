@@ -19,9 +19,10 @@ from convtui.core.feedback.simulators import (
 )
 from convtui.core.models.base import ModelBackend
 from convtui.core.models.types import ChatMessage, Completion
-from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.play.loop import _status_after, build_prompt, feedback_message
+from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import FeedbackConfig
-from convtui.core.turns.loop import _status_after, build_prompt, feedback_message
+from convtui.core.turns.record import Turn
 
 # A ground truth with lines long enough to leak, for the simulators' leak checks.
 TASK = replace(

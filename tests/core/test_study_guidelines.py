@@ -50,7 +50,7 @@ def test_a_study_file_without_guidelines_has_none(tmp_path) -> None:
 
 def test_the_stored_spec_gives_the_same_guidelines_back(tmp_path) -> None:
     spec = StudySpec.from_toml(study(tmp_path))
-    # As the store writes it (sessions/studies.py): the spec as JSON, no simulator given.
+    # As the store writes it (sessions/studies/study_rows.py): the spec as JSON, no simulator given.
     written = asdict(spec) | {"tasks": list(spec.tasks), "annotators": list(spec.annotators)}
     stored = json.loads(json.dumps({k: v for k, v in written.items() if v is not None}))
     assert StudySpec.from_mapping(stored) == spec

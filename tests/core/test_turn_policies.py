@@ -18,13 +18,14 @@ from support.recorded import ADD_ONE
 
 from convtui.core.execution.types import ExecRequest, ExecResult, TestOutcome
 from convtui.core.models.mock import MockBackend
+from convtui.core.play.ccw_policies import BcbTurn0, CcwTurn
+from convtui.core.play.loop import SessionLoop, TurnCompleted, cached_execute, choose_policy
+from convtui.core.play.own_turn import ConvtuiTurn
+from convtui.core.play.replay_turn import ReplayTurn
 from convtui.core.projects.checkout import exec_request
-from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import FeedbackConfig
-from convtui.core.turns.ccw_policies import BcbTurn0, CcwTurn
-from convtui.core.turns.loop import SessionLoop, TurnCompleted, cached_execute, choose_policy
-from convtui.core.turns.own_turn import ConvtuiTurn
-from convtui.core.turns.replay_turn import ReplayTurn
+from convtui.core.turns.record import Turn
 
 FENCE = "```"
 # Shaped like a BigCodeBench task: its turn 0 reads the prompt, code prompt and complete prompt.

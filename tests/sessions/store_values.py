@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from convtui.core.execution.types import ExecResult, TestOutcome
 from convtui.core.models.types import Attempt, ChatMessage, Completion, GenerationParams
-from convtui.core.settings.config import SessionConfig, Turn, request_hash
+from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import FeedbackConfig
 from convtui.core.settings.protocol import ProtocolName, build_config
+from convtui.core.turns.journal import request_hash
+from convtui.core.turns.record import Turn
 
 MODEL = "local:smollm2"
 

@@ -13,7 +13,8 @@ from dataclasses import replace
 from store_values import MODEL, completion, config, prompt, turn
 
 from convtui.core.models.types import Attempt
-from convtui.core.settings.config import CallRequest, Turn, request_hash
+from convtui.core.turns.journal import CallRequest, request_hash
+from convtui.core.turns.record import Turn
 from convtui.sessions import SessionRow, Store
 
 PARAMS = config().params

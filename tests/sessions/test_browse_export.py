@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 from store_values import MODEL, config, turn
 
-from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.turns.record import Turn
 from convtui.sessions import NotFoundError, Store
-from convtui.sessions.browse import list_sessions, load_session, resolve_session_id
-from convtui.sessions.errors import AmbiguousIdError, ExportError
-from convtui.sessions.export import export_convcodebench, export_jsonl
-from convtui.sessions.static_logs import MANIFEST
+from convtui.sessions.database.errors import AmbiguousIdError, ExportError
+from convtui.sessions.exchange.export import export_convcodebench, export_jsonl
+from convtui.sessions.exchange.static_logs import MANIFEST
+from convtui.sessions.reading.browse import list_sessions, load_session, resolve_session_id
 
 PARTIAL_NOVICE = FeedbackConfig("partial", "novice")
 

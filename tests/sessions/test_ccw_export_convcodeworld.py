@@ -11,11 +11,11 @@ from pathlib import Path
 from store_values import logged_config, turn
 
 from convtui.core.feedback.render import failure_details
-from convtui.core.settings.config import Turn, TurnFeedback
 from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.turns.record import Turn, TurnFeedback
 from convtui.sessions import Store
-from convtui.sessions.ccw_import import import_logs
-from convtui.sessions.export import export_convcodebench
+from convtui.sessions.exchange.ccw_import import import_logs
+from convtui.sessions.exchange.export import export_convcodebench
 
 STEM = "bigcodebench_acme_coder-1b_CF_EF_UNIT_SEF_by_gpt-4o"
 

@@ -18,12 +18,12 @@ from convtui.core.feedback.evaluate import FeedbackSettings, render_execution
 from convtui.core.feedback.render import failure_details
 from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import Store
-from convtui.sessions.ccw_files import parse_turn_file
-from convtui.sessions.ccw_import import import_logs
-from convtui.sessions.ccw_verdicts import result_from_eval
-from convtui.sessions.errors import ImportFormatError
-from convtui.sessions.export import export_convcodebench
-from convtui.sessions.static_logs import MANIFEST
+from convtui.sessions.database.errors import ImportFormatError
+from convtui.sessions.exchange.ccw_files import parse_turn_file
+from convtui.sessions.exchange.ccw_import import import_logs
+from convtui.sessions.exchange.ccw_verdicts import result_from_eval
+from convtui.sessions.exchange.export import export_convcodebench
+from convtui.sessions.exchange.static_logs import MANIFEST
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "ccw_static"
 

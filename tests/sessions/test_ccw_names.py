@@ -34,17 +34,17 @@ from support.cli import invoke
 from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import Store
-from convtui.sessions.ccw_files import (
+from convtui.sessions.database.errors import ExportError, ImportFormatError
+from convtui.sessions.exchange.ccw_files import (
     file_model_name,
     name_problem,
     paired_name,
     parse_turn0_file,
     turn0_file,
 )
-from convtui.sessions.ccw_import import import_logs
-from convtui.sessions.errors import ExportError, ImportFormatError
-from convtui.sessions.export import WrittenLogSet, export_convcodebench
-from convtui.sessions.static_logs import MANIFEST
+from convtui.sessions.exchange.ccw_import import import_logs
+from convtui.sessions.exchange.export import WrittenLogSet, export_convcodebench
+from convtui.sessions.exchange.static_logs import MANIFEST
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 OPENAI_LISTED = {"gpt-4o", "gpt-4-turbo-2024-04-09", "gpt-4-0613", "gpt-4o-mini"}

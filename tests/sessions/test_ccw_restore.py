@@ -16,9 +16,9 @@ from support.data import needs_bigcodebench
 from support.recorded import compiled_turn
 
 from convtui.core.execution.types import ExecResult, TestOutcome
-from convtui.core.settings.config import Turn
 from convtui.core.settings.omega import FeedbackConfig
 from convtui.core.settings.protocol import build_config
+from convtui.core.turns.record import Turn
 from convtui.sessions import Store
 
 pytestmark = needs_bigcodebench

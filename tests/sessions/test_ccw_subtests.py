@@ -1,7 +1,8 @@
 """Imported ConvCodeWorld logs keep BigCodeBench's one ``details`` entry per failing subtest,
-in the reference's order: the import files each key under its test (sessions/ccw_verdicts.py)
-so that EF:full renders exactly what the reference showed, and the entries survive the store,
-``sessions show``, the JSONL transcript and an export -> import round trip.
+in the reference's order: the import files each key under its test
+(sessions/exchange/ccw_verdicts.py) so that EF:full renders exactly what the reference showed, and
+the entries survive the store, ``sessions show``, the JSONL transcript and an export -> import round
+trip.
 
 BigCodeBench keys its details ``test.id().split(".")[-1]`` over unittest's ``failures +
 errors`` (bigcode-project/bigcodebench: bigcodebench/eval/__init__.py, ``unsafe_execute``);
@@ -31,12 +32,12 @@ from convtui.core.feedback.evaluate import FeedbackSettings, render_execution
 from convtui.core.feedback.render import declared_test_names, failure_details
 from convtui.core.settings.omega import FeedbackConfig
 from convtui.sessions import Store
-from convtui.sessions.browse import load_session
-from convtui.sessions.ccw_import import import_logs
-from convtui.sessions.ccw_verdicts import result_from_eval
-from convtui.sessions.export import export_convcodebench
-from convtui.sessions.static_logs import MANIFEST
-from convtui.sessions.transcript import session_record
+from convtui.sessions.exchange.ccw_import import import_logs
+from convtui.sessions.exchange.ccw_verdicts import result_from_eval
+from convtui.sessions.exchange.export import export_convcodebench
+from convtui.sessions.exchange.static_logs import MANIFEST
+from convtui.sessions.reading.browse import load_session
+from convtui.sessions.reading.transcript import session_record
 
 SAMPLES = "bigcodebench/sanitized_calibrated_samples/instruct"
 TURN0 = "acme--coder-1b--bigcodebench-instruct--vllm-0-1-sanitized-calibrated"

@@ -1,4 +1,4 @@
-"""The fidelity tables (m013, sessions/fidelity.py): a file made before the migration opens
+"""The fidelity tables (m013, sessions/studies/fidelity.py): a file made before the migration opens
 with them empty and its sessions unchanged; the fixture of this schema holds a simulator's
 feedback and a target's turn; the journal reuses a finished call without writing, and a call
 left ``started`` by a killed process is abandoned."""
@@ -12,9 +12,10 @@ from support.fidelity import dump
 from support.store_fixtures import FIXTURES, fixture_script
 
 from convtui.core.models.types import ChatMessage, Completion, GenerationParams
-from convtui.core.settings.config import CallRequest, request_hash
+from convtui.core.turns.journal import CallRequest, request_hash
 from convtui.sessions import Store
-from convtui.sessions.fidelity import (
+from convtui.sessions.database.schema import applied_migrations
+from convtui.sessions.studies.fidelity import (
     FidelityJournal,
     abandon_started_calls,
     feedback_rows,
@@ -22,7 +23,6 @@ from convtui.sessions.fidelity import (
     read_states,
     target_turn_rows,
 )
-from convtui.sessions.schema import applied_migrations
 
 
 def test_a_file_made_before_the_migration_opens_with_empty_tables(tmp_path: Path) -> None:

@@ -16,8 +16,8 @@ from support.cli import assert_one_line_error, invoke
 from support.store_fixtures import FIXTURES, fixture_script
 
 from convtui.sessions import Store
-from convtui.sessions.human_times import HumanTurnTimes
-from convtui.sessions.schema import applied_migrations
+from convtui.sessions.database.human_times import HumanTurnTimes
+from convtui.sessions.database.schema import applied_migrations
 
 TASK = "BigCodeBench/0"
 SAID = replace(turn(0), verbal_feedback="Sort it first.", feedback_source="human")

@@ -1,4 +1,4 @@
-"""Opening a store does not load pandas or numpy (sessions/lean_sqlite_utils.py): a served
+"""Opening a store does not load pandas or numpy (sessions/database/lean_sqlite_utils.py): a served
 study runs one app per annotator, and each would carry them. Checked in a fresh interpreter,
 since this one has imported them long ago; and sqlite-utils still writes and reads rows."""
 

@@ -146,7 +146,7 @@ def test_an_annotators_offline_copy_brings_its_sessions_and_their_assignments_ba
     """The study database is copied to an annotator's machine, they answer an assignment
     there, and the copy is merged back: the session arrives and answers that assignment in
     the study database too; another study's database is refused."""
-    from convtui.sessions.studies import assignments, next_assignment, start_assignment
+    from convtui.sessions.studies.study_rows import assignments, next_assignment, start_assignment
 
     spec = study_spec(
         tasks=("BigCodeBench/0", "BigCodeBench/1"),

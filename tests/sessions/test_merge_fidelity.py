@@ -22,10 +22,10 @@ from support.scripted import script
 from support.study_play import FAILS
 
 from convtui.sessions import Store
-from convtui.sessions.codec import text_hash
-from convtui.sessions.errors import StoreError
-from convtui.sessions.fidelity import FIDELITY_TABLES
-from convtui.sessions.merge import merge_store
+from convtui.sessions.database.codec import text_hash
+from convtui.sessions.database.errors import StoreError
+from convtui.sessions.merging.merge import merge_store
+from convtui.sessions.studies.fidelity import FIDELITY_TABLES
 
 pytestmark = needs_bigcodebench
 

@@ -21,15 +21,15 @@ from support.store_fixtures import FIXTURES
 from support.studies import study_spec, write_study
 
 from convtui.sessions import Store
-from convtui.sessions.errors import StoreError
-from convtui.sessions.ids import new_id
-from convtui.sessions.merge import merge_store
-from convtui.sessions.merge_limits import (
+from convtui.sessions.database.errors import StoreError
+from convtui.sessions.database.ids import new_id
+from convtui.sessions.merging.merge import merge_store
+from convtui.sessions.merging.merge_limits import (
     DEFAULT_MAX_SESSIONS,
     Budget,
     MergeLimits,
 )
-from convtui.sessions.studies import start_assignment
+from convtui.sessions.studies.study_rows import start_assignment
 
 TASKS = ("BigCodeBench/0", "BigCodeBench/1")
 # The newest store fixture: a run's sessions with turns, a person's session, and what study

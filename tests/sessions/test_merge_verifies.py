@@ -19,10 +19,10 @@ from support.store_fixtures import FIXTURES
 from support.studies import study_spec, write_study
 
 from convtui.sessions import Store
-from convtui.sessions.codec import text_hash
-from convtui.sessions.merge_checks import MAX_BLOB_CHARS
-from convtui.sessions.merge_limits import DEFAULT_MAX_BYTES
-from convtui.sessions.studies import assignments, start_assignment
+from convtui.sessions.database.codec import text_hash
+from convtui.sessions.merging.merge_checks import MAX_BLOB_CHARS
+from convtui.sessions.merging.merge_limits import DEFAULT_MAX_BYTES
+from convtui.sessions.studies.study_rows import assignments, start_assignment
 
 TASKS = ("BigCodeBench/0", "BigCodeBench/1")
 

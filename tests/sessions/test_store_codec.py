@@ -11,8 +11,8 @@ from store_values import config, result
 from convtui.core.execution.types import Limits
 from convtui.core.models.types import ChatMessage, GenerationParams
 from convtui.core.settings.omega import FeedbackConfig
-from convtui.sessions import codec
-from convtui.sessions.ids import new_id, utc_after, utc_now
+from convtui.sessions.database import codec
+from convtui.sessions.database.ids import new_id, utc_after, utc_now
 
 
 def test_a_session_config_round_trips_through_json() -> None:

@@ -19,7 +19,7 @@ from support.omegas import omegas
 from support.threads import run_together
 
 from convtui.sessions import Store
-from convtui.sessions.results import run_outcomes
+from convtui.sessions.reading.results import run_outcomes
 
 WRITER = Path(__file__).resolve().parent / "store_writer.py"
 TASKS = [f"BigCodeBench/{i}" for i in range(30)]

@@ -8,9 +8,9 @@ import pytest
 from store_values import result, turn
 
 from convtui.core.execution.types import ExecResult, TestIssue, TestOutcome
-from convtui.core.settings.config import ExecutionCache
+from convtui.core.turns.journal import ExecutionCache
 from convtui.sessions import Store
-from convtui.sessions.codec import result_hash
+from convtui.sessions.database.codec import result_hash
 
 CODE = "def task_func(xs):\n    return sum(xs)\n"
 

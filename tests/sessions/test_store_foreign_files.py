@@ -10,7 +10,7 @@ import pytest
 
 from convtui.core.settings.config import SessionConfig
 from convtui.sessions import Store
-from convtui.sessions.errors import StoreError
+from convtui.sessions.database.errors import StoreError
 
 
 @pytest.mark.parametrize(

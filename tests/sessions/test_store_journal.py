@@ -7,9 +7,9 @@ from dataclasses import replace
 from store_values import MODEL, attempts, completion, config, prompt, turn
 from support.omegas import omegas
 
-from convtui.core.settings.config import CallJournal, CallRequest, request_hash
+from convtui.core.turns.journal import CallJournal, CallRequest, request_hash
 from convtui.sessions import Store
-from convtui.sessions.journal import load_attempts
+from convtui.sessions.database.journal import load_attempts
 
 PARAMS = config().params
 KEY = request_hash(MODEL, prompt(0), PARAMS)
@@ -136,7 +136,7 @@ def test_a_turns_calls_keep_their_position_and_kind_and_a_reuse_its_own_position
     """ConvCodeWorld's turns make several calls (repairs, the simulator) as raw prompts: each
     row says where in the turn it was made and how it was sent; the second of two identical
     repair prompts is answered from the first (as DSPy's cache answered the reference)."""
-    from convtui.core.settings.config import text_request_hash
+    from convtui.core.turns.journal import text_request_hash
 
     journal = store.journal(session_id)
     key = text_request_hash(MODEL, "Previous Code: ...", PARAMS)

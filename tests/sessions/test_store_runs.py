@@ -12,7 +12,7 @@ from support.omegas import omegas
 
 from convtui.core.settings.omega import ALL_CONFIGS, FeedbackConfig
 from convtui.sessions import RunLeasedError, Store, run_config_hash
-from convtui.sessions.results import list_runs, run_outcomes
+from convtui.sessions.reading.results import list_runs, run_outcomes
 
 TASKS = ["BigCodeBench/0", "BigCodeBench/1", "BigCodeBench/2"]
 

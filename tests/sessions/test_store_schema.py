@@ -12,7 +12,7 @@ from support.store_fixtures import FIXTURES, fixture_script
 from support.threads import run_together
 
 from convtui.sessions import Store, StoreError
-from convtui.sessions.schema import SCHEMA_VERSION, applied_migrations
+from convtui.sessions.database.schema import SCHEMA_VERSION, applied_migrations
 
 TABLES = {
     "blobs",

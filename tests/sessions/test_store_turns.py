@@ -8,7 +8,7 @@ import pytest
 from store_values import completion, turn
 
 from convtui.core.execution.types import ExecResult
-from convtui.core.settings.config import Turn
+from convtui.core.turns.record import Turn
 from convtui.sessions import NotFoundError, Store
 
 
@@ -151,7 +151,7 @@ def test_an_assisted_turn_keeps_the_draft_and_whether_it_was_edited(
 
 
 def test_the_feedback_a_turns_calls_were_given_round_trips(store: Store, session_id: str) -> None:
-    from convtui.core.settings.config import TurnFeedback
+    from convtui.core.turns.record import TurnFeedback
 
     given = TurnFeedback(
         compilation="No syntax errors",

@@ -12,7 +12,7 @@ from store_values import config, turn
 from support.store_fixtures import FIXTURES, fixture_script
 
 from convtui.sessions import NotFoundError, Store
-from convtui.sessions.merge import merge_store
+from convtui.sessions.merging.merge import merge_store
 
 
 def interactive(store: Store) -> str:

@@ -1,4 +1,4 @@
-"""A study's rows in a real SQLite file (sessions/studies.py): written once per database,
+"""A study's rows in a real SQLite file (sessions/studies/study_rows.py): written once per database,
 read back as written, tokens checked against their hashes only, assignments followed through
 their sessions, and an annotator who leaves handing on what they had not finished."""
 
@@ -20,7 +20,7 @@ from convtui.core.studies.spec import (
     token_hash,
 )
 from convtui.sessions import Store
-from convtui.sessions.studies import (
+from convtui.sessions.studies.study_rows import (
     add_annotator,
     annotators,
     assignments,

@@ -15,7 +15,7 @@ from support.cli import assert_one_line_error, invoke
 from support.studies import study_spec, write_study
 
 from convtui.sessions import Store
-from convtui.sessions.studies import load_study, start_assignment
+from convtui.sessions.studies.study_rows import load_study, start_assignment
 
 TASKS = ("BigCodeBench/0", "BigCodeBench/1")
 PARQUET = "data/transcripts.parquet"

@@ -14,7 +14,7 @@ from support.studies import study_spec, write_study
 
 from convtui.core.studies.guidelines import Guidelines
 from convtui.sessions import Store
-from convtui.sessions.studies import load_study, start_assignment
+from convtui.sessions.studies.study_rows import load_study, start_assignment
 
 TASKS = ("BigCodeBench/0", "BigCodeBench/1")
 # CRLF line endings and a non-ASCII letter: the file is their bytes, unchanged.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from convtui.core.catalog.tasks import Task, TestSpec
 from convtui.core.execution.types import ExecResult
-from convtui.core.settings.config import Turn
+from convtui.core.turns.record import Turn
 
 # A task no dataset holds (its tests are never run: the executor is stubbed where it is used).
 _HEADER = "def task_func(x):\n"

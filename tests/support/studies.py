@@ -11,7 +11,7 @@ from typing import Any
 from convtui.core.settings.config import SessionConfig
 from convtui.core.studies.spec import StudySpec, assign, token_hash
 from convtui.sessions import Store
-from convtui.sessions.studies import create_study
+from convtui.sessions.studies.study_rows import create_study
 
 PILOT_TASKS = tuple(f"BigCodeBench/{n}" for n in (2, 3, 8, 13, 16, 19))
 PILOT = StudySpec(

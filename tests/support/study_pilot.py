@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from convtui.sessions import Store
-from convtui.sessions.studies import load_study
+from convtui.sessions.studies.study_rows import load_study
 from convtui.tui.web.gate import StudyGate
 
 TUI_TESTS = Path(__file__).resolve().parents[1] / "tui"

@@ -14,9 +14,9 @@ from pathlib import Path
 from convtui.core.catalog.tasks import Task
 from convtui.core.execution.executor import Executor
 from convtui.core.models.registry import open_backend
-from convtui.core.turns.loop import SessionEnded, SessionLoop, TurnCompleted, cached_execute
+from convtui.core.play.loop import SessionEnded, SessionLoop, TurnCompleted, cached_execute
 from convtui.sessions import Store
-from convtui.sessions.studies import load_study, start_assignment
+from convtui.sessions.studies.study_rows import load_study, start_assignment
 from support.people import Says
 from support.scripted import script
 

@@ -9,8 +9,9 @@ from dataclasses import replace
 
 from convtui.core.execution.types import ExecResult
 from convtui.core.models.types import GenerationParams
-from convtui.core.settings.config import SessionConfig, Turn
+from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.turns.record import Turn
 from convtui.sessions import SessionRow, Store
 
 Verdicts = Mapping[str, tuple[bool, ...]]  # task id -> its verdict at turn 0, 1, ...

@@ -15,8 +15,9 @@ from convtui.core.catalog.tasks import Task
 from convtui.core.execution.executor import Executor
 from convtui.core.models.registry import open_backend
 from convtui.core.models.types import Completion
-from convtui.core.settings.config import CallRequest, SessionConfig, request_hash
-from convtui.core.turns.loop import SessionLoop, TurnCompleted, build_prompt, cached_execute
+from convtui.core.play.loop import SessionLoop, TurnCompleted, build_prompt, cached_execute
+from convtui.core.settings.config import SessionConfig
+from convtui.core.turns.journal import CallRequest, request_hash
 from convtui.sessions import Store
 
 SESSION_ID = "01snapsh0tsess10n000000000"

@@ -10,7 +10,7 @@ from tui_harness import AppFactory, awaiting_feedback, play
 
 from convtui.core.codeif.conversation import rounds_limit
 from convtui.core.codeif.instructions import instructions
-from convtui.sessions.browse import list_sessions
+from convtui.sessions.reading.browse import list_sessions
 from convtui.tui.palette import StoredSessions
 from convtui.tui.widgets.status_line import StatusLine
 from convtui.tui.widgets.timeline import TurnTimeline

@@ -18,7 +18,7 @@ from textual.containers import ScrollableContainer
 from textual.pilot import Pilot
 from tui_harness import AppFactory, awaiting_feedback, fenced, write_script
 
-from convtui.sessions import store as store_module
+from convtui.sessions.database import store as store_module
 from convtui.tui import render
 from convtui.tui.app import ConvTuiApp
 from convtui.tui.screens.session import SessionScreen

@@ -25,7 +25,7 @@ from tui_harness import (
     wait_until,
 )
 
-from convtui.sessions.studies import AssignmentRow
+from convtui.sessions.studies.study_rows import AssignmentRow
 from convtui.tui.app import Launch, make_app
 from convtui.tui.controller import SessionPlan
 from convtui.tui.screens.assignments import AssignmentsModal

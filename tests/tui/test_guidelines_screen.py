@@ -19,7 +19,7 @@ from tui_harness import AppFactory, awaiting_feedback, from_palette, study_app, 
 
 from convtui.core.studies.guidelines import Guidelines
 from convtui.sessions import Store
-from convtui.sessions.studies import assignments, load_study
+from convtui.sessions.studies.study_rows import assignments, load_study
 from convtui.tui.screens.guidelines import GuidelinesModal
 from convtui.tui.screens.help import HelpModal
 from convtui.tui.screens.session import SessionScreen

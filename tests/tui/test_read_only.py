@@ -10,7 +10,7 @@ from textual.pilot import Pilot
 from tui_harness import AppFactory, play, rows, wait_until
 
 from convtui.sessions import Store
-from convtui.sessions.ccw_import import import_logs
+from convtui.sessions.exchange.ccw_import import import_logs
 from convtui.tui.screens.session_keys import FINISHED
 from convtui.tui.widgets.composer import FeedbackComposer
 from convtui.tui.widgets.timeline import TurnTimeline

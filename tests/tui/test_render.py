@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from convtui.core.execution.types import ExecResult, TestOutcome
-from convtui.core.settings.config import TurnFeedback
+from convtui.core.turns.record import TurnFeedback
 from convtui.tui import render
 from convtui.tui.viewmodels import TurnView, result_view
 

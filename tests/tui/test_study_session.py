@@ -25,7 +25,7 @@ from tui_harness import (
 )
 
 from convtui.sessions import Store
-from convtui.sessions.studies import assignments, load_study, start_assignment
+from convtui.sessions.studies.study_rows import assignments, load_study, start_assignment
 from convtui.tui.controller import StudyRef
 from convtui.tui.launch import MachineOptions, next_plan, session_config, study_ref
 from convtui.tui.screens.assignments import AssignmentsModal

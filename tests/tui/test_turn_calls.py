@@ -29,10 +29,10 @@ from tui_harness import (
 
 from convtui.core.catalog.loaders import TaskCatalog
 from convtui.core.execution.executor import Executor
-from convtui.core.settings.config import TurnFeedback
 from convtui.core.settings.omega import parse_feedback
 from convtui.core.settings.protocol import build_config
-from convtui.sessions.browse import CallLine
+from convtui.core.turns.record import TurnFeedback
+from convtui.sessions.reading.browse import CallLine
 from convtui.tui import render
 from convtui.tui.app import Launch, make_app
 from convtui.tui.controller import SessionPlan

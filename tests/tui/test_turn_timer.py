@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tui_harness import Clock
 
-from convtui.sessions.human_times import HumanTurnTimes
+from convtui.sessions.database.human_times import HumanTurnTimes
 from convtui.tui.turn_timer import TurnTimer
 
 # 2026-05-09T07:00:00Z, as seconds since the epoch.

@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from convtui.core.printable import printable
-from convtui.sessions.studies import AssignmentRow
+from convtui.sessions.studies.study_rows import AssignmentRow
 from convtui.tui import render
 from convtui.tui.screens.detail import DetailModal
 

@@ -93,7 +93,7 @@ class SessionScreen(SessionFlow):
         self._persona = f"{plan.user} simulator"
         config = plan.config
         # convcodeworld asks its simulated user inside each feedback turn
-        # (core/turns/ccw_policies.py).
+        # (core/play/ccw_policies.py).
         self._user_inside_turn = (
             config.protocol == "convcodeworld" and config.feedback.verbal != "none"
         )

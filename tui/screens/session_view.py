@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from convtui.core.codeif.instructions import Instruction
 from convtui.core.codeif.records import round_source
-from convtui.sessions.browse import CallLine
+from convtui.sessions.reading.browse import CallLine
 from convtui.tui import render
 from convtui.tui.controller import AppServices, SessionPlan
 from convtui.tui.screens.session_keys import BUSY, FINISHED

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from convtui.sessions import Store
-from convtui.sessions.studies import StudyRow, who_holds
+from convtui.sessions.studies.study_rows import StudyRow, who_holds
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from convtui.core.printable import printable
-from convtui.sessions.browse import CallLine
+from convtui.sessions.reading.browse import CallLine
 from convtui.tui import render
 
 

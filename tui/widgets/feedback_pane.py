@@ -12,8 +12,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from convtui.core.printable import printable
-from convtui.core.settings.config import TurnFeedback
-from convtui.sessions.browse import CallLine
+from convtui.core.turns.record import TurnFeedback
+from convtui.sessions.reading.browse import CallLine
 from convtui.tui import render
 from convtui.tui.viewmodels import TurnView
 from convtui.tui.widgets.call_list import CallList

@@ -17,9 +17,9 @@ from convtui.core.feedback.simulators import Simulator
 from convtui.core.models import ACCEPTED_SPECS, CallInfo, ChatMessage, ModelError, open_backend
 from convtui.core.models.mock import MockBackend
 from convtui.core.models.types import GenerationParams
+from convtui.core.play.loop import SessionEnded, SessionLoop, TurnCompleted
 from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import FeedbackConfig
-from convtui.core.turns.loop import SessionEnded, SessionLoop, TurnCompleted
 from convtui.sessions import Store
 
 HELLO = (ChatMessage("system", "Be brief."), ChatMessage("user", "Say hello to the world."))

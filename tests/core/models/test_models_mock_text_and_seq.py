@@ -235,7 +235,7 @@ def test_a_backend_that_only_speaks_chat_gets_the_prompt_as_one_user_message():
 def test_a_text_request_never_shares_a_request_hash_with_a_chat_request():
     """The journal finds calls by request hash: a raw prompt and the same words as one chat
     message are different requests (no chat template on one)."""
-    from convtui.core.settings.config import request_hash, text_request_hash
+    from convtui.core.turns.journal import request_hash, text_request_hash
 
     text = text_request_hash("m", PROMPT, PARAMS)
     assert text == text_request_hash("m", PROMPT, PARAMS)
