@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, get_args
 import typer
 
 from convtui.core.settings.config import ProtocolName
+from convtui.core.settings.persona import PERSONAS, Persona
 
 
 def models_option(flag: str, help: str) -> Any:
@@ -206,8 +207,6 @@ StudyPlotOpt = Annotated[
         show_default=False,
     ),
 ]
-# The simulated users' personas (core/studies/fidelity_states.py), light enough for --help.
-Persona = Literal["novice", "expert"]
 FidelityDbOpt = Annotated[
     Path,
     typer.Option(
@@ -241,7 +240,7 @@ def one_of(kind: Any) -> Callable[[str], str]:
     return check
 
 
-persona_choice = one_of(Persona)
+persona_choice = one_of(Persona)  # core/settings/persona.py, light enough for --help
 
 
 FidelityPersonaOpt = Annotated[
@@ -249,7 +248,7 @@ FidelityPersonaOpt = Annotated[
     typer.Option(
         "--persona",
         parser=persona_choice,
-        metavar="novice|expert",
+        metavar="|".join(PERSONAS),
         help="The simulators' persona: novice or expert (sees the reference solution); "
         "repeat for both. Default: the one each session's feedback setting names, the part "
         "the person played.",

@@ -24,7 +24,9 @@ from convtui.core.models.types import ModelError
 from convtui.core.play import loop as core
 from convtui.core.projects.checkout import exec_request
 from convtui.core.services import Models
+from convtui.core.settings.config import USER_MODES as USER_MODES  # the app's mode list
 from convtui.core.settings.config import ClosingStatus, SessionConfig, SessionStatus, UserMode
+from convtui.core.settings.persona import Persona, is_persona
 from convtui.core.turns.record import Turn
 from convtui.sessions import Store
 from convtui.sessions.database.human_times import HumanTurnTimes
@@ -35,8 +37,6 @@ from convtui.tui.human import Answer, PersonUser, ShownSimulator
 from convtui.tui.refusal import Refusal
 from convtui.tui.runner import AsyncRunner
 from convtui.tui.turn_calls import WatchedJournal, read_calls
-
-USER_MODES: tuple[UserMode, ...] = ("human", "novice", "expert", "assist:novice", "assist:expert")
 
 # Streamed text reaches the screen at most this often; the full reply follows anyway.
 STREAM_INTERVAL_S = 0.05
@@ -85,7 +85,7 @@ class SessionPlan:
 
     @property
     def user_kind(self) -> UserKind:
-        if self.user in ("novice", "expert"):
+        if is_persona(self.user):
             return "simulator"
         if self.config.feedback.verbal == "none":
             return "none"
@@ -423,18 +423,19 @@ class SessionController:
     def _user(self) -> User | None:
         config, mode = self.config, self.plan.user
         verbal = config.feedback.verbal
-        if mode in ("novice", "expert"):
+        if is_persona(mode):
             return ShownSimulator(self._simulator(mode), self._on_simulating, self._on_simulated)
         drafter = None
-        if mode.startswith("assist:") and verbal != "none":
-            drafter = self._simulator(mode.split(":", 1)[1])
+        kind = mode.removeprefix("assist:")
+        if kind != mode and verbal != "none" and is_persona(kind):
+            drafter = self._simulator(kind)
         self._person = PersonUser(self._on_feedback_wanted, drafter)
         self._person.on_drafting = self._on_simulating
         return self._person
 
-    def _simulator(self, kind: str) -> Simulator:
+    def _simulator(self, kind: Persona) -> Simulator:
         backend = self.services.models.user
-        return Simulator(kind, backend, self.config.simulator_params)  # type: ignore[arg-type]
+        return Simulator(kind, backend, self.config.simulator_params)
 
     def _on_feedback_wanted(self, request: FeedbackRequest, draft: str | None) -> None:
         ask = msg.FeedbackWanted(

@@ -40,11 +40,11 @@ from convtui.core.play.journaled import journaled_call
 from convtui.core.play.loop import CachedExecute, cached_execute, choose_policy
 from convtui.core.play.policy import TurnContext
 from convtui.core.settings.config import ProtocolName
+from convtui.core.settings.persona import Persona
 from convtui.core.studies.feedback_words import FeedbackText, WordsReport, words_report
 from convtui.core.studies.fidelity import NO_FEEDBACK, PERSON, FeedbackOutcome, fidelity
 from convtui.core.studies.fidelity_rows import FidelityReport
 from convtui.core.studies.fidelity_states import (
-    Persona,
     SimulatorIdentity,
     State,
     ccw_simulator_inputs,

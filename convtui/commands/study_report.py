@@ -39,6 +39,7 @@ from convtui.commands.study_scores import (
     static_terms,
 )
 from convtui.core.metrics.stats import Bootstrap
+from convtui.core.settings.persona import STUDY_BASELINE
 from convtui.core.studies.agreement import Agreement, agreement
 from convtui.core.studies.outcomes import TaskOutcome, live_scores
 from convtui.core.studies.person_times import TimeSummary, summarize
@@ -238,7 +239,7 @@ def record_simulated_command(study: StudyRow, tasks: Sequence[str], db: Path) ->
     """The command that records an expert simulated user on the study's tasks under its
     model, protocol, execution feedback and budget, into the study database."""
     config = study.config
-    omega = replace(config.feedback, verbal="expert").label
+    omega = replace(config.feedback, verbal=STUDY_BASELINE).label
     bcb = "BigCodeBench/"
     ids = ",".join(t.removeprefix(bcb) for t in tasks)
     suite = [] if all(t.startswith(bcb) for t in tasks) else ["--suite", "all"]

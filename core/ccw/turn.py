@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, get_args
 
 from convtui.core.ccw.template import (
     NO_SYNTAX_ERRORS,
@@ -34,6 +34,7 @@ from convtui.core.ccw.template import (
     predict,
     simulated_user_feedback,
 )
+from convtui.core.errors import ConvtuiError
 from convtui.core.feedback.render import (
     CompileResult,
     compile_feedback,
@@ -68,6 +69,19 @@ Purpose = Literal["generate", "repair", "stale_ef", "simulate"]
 Coverage = Literal["none", "partial", "full"]
 _R = TypeVar("_R")
 UserKind = Literal["none", "novice", "expert"]
+USER_KINDS: tuple[UserKind, ...] = get_args(UserKind)
+
+
+def user_kind(verbal: str) -> UserKind:
+    """Ω's verbal part (``none`` or a persona) as CCW's ``user_expertise``: the reference has
+    these two simulated users alone, so any other persona is refused with one line."""
+    for kind in USER_KINDS:
+        if verbal == kind:
+            return kind
+    raise ConvtuiError(
+        f"protocol convcodeworld plays only the simulated users {' and '.join(USER_KINDS[1:])}, "
+        f"not {verbal}: use protocol convtui"
+    )
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Simulated users: a novice and an expert who give verbal feedback on the model's code.
+"""Simulated users: a novice and an expert who give verbal feedback on the model's code (each
+persona's prompts are its files in core/prompts/, what it sees is core/settings/persona.py's data).
 
 When they speak follows ConvCodeWorld (docs/harness-notes.md#simulated-users): the novice sees
 only the task, the code and the compiler/test feedback, and with execution feedback on stays
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Protocol
 
 from convtui.core.catalog.tasks import Task
 from convtui.core.feedback.prompts import render
@@ -25,6 +26,7 @@ from convtui.core.models.types import (
     GenerationParams,
 )
 from convtui.core.settings.config import ClosingStatus
+from convtui.core.settings.persona import Persona, sees_reference
 
 # Lines of the ground truth at least this long (after trimming) count as leaked when they
 # appear in the expert's reply; shorter ones ("return df", "else:") are too common to mean it.
@@ -115,9 +117,11 @@ def _feedback_block(request: FeedbackRequest, *, with_compile: bool) -> str:
 
 @dataclass
 class Simulator:
-    """A novice or expert played by a model through ``backend``."""
+    """A persona played by a model through ``backend``: one that sees the reference plays as
+    the expert, any other as the novice (core/settings/persona.py); its words are its prompt
+    files, ``<kind>_system``, ``<kind>_user`` and, seeing the reference, ``<kind>_no_leak``."""
 
-    kind: Literal["novice", "expert"]
+    kind: Persona
     backend: ModelBackend
     params: GenerationParams = field(default_factory=GenerationParams)
 
@@ -125,8 +129,12 @@ class Simulator:
     def source(self) -> str:
         return f"simulator:{self.kind}:{self.backend.spec}"
 
+    @property
+    def sees_reference(self) -> bool:
+        return sees_reference(self.kind)
+
     def wants_to_speak(self, request: FeedbackRequest) -> bool:
-        if self.kind == "expert":
+        if self.sees_reference:
             return True
         if request.execution_feedback is not None:
             return request.execution_feedback != PASSED_ALL_TEST_RUNS
@@ -134,9 +142,9 @@ class Simulator:
 
     def messages(self, request: FeedbackRequest) -> tuple[ChatMessage, ...]:
         task = request.task
-        if self.kind == "novice":
+        if not self.sees_reference:
             user = render(
-                "novice_user",
+                f"{self.kind}_user",
                 prompt=task.prompt,
                 code=request.code,
                 feedback=_feedback_block(request, with_compile=True),
@@ -149,7 +157,7 @@ class Simulator:
                 execution_feedback=(shown if shown not in (None, PASSED_ALL_TEST_RUNS) else None),
             )
             user = render(
-                "expert_user",
+                f"{self.kind}_user",
                 prompt=task.prompt,
                 reference=task.ground_truth,
                 code=request.code,
@@ -162,15 +170,15 @@ class Simulator:
             return None
         messages = self.messages(request)
         call = await ask("simulate", messages, self.params, self.backend)
-        text = postprocess(call.text, expert=self.kind == "expert")
+        text = postprocess(call.text, expert=self.sees_reference)
         notes: list[str] = []
-        if self.kind == "expert" and leaked_lines(text, request.task):
+        if self.sees_reference and leaked_lines(text, request.task):
             count = len(leaked_lines(text, request.task))
-            notes.append(f"expert feedback copied {count} ground-truth line(s); asked again")
+            notes.append(f"{self.kind} feedback copied {count} ground-truth line(s); asked again")
             retry = (
                 *messages,
                 ChatMessage("assistant", call.text),
-                ChatMessage("user", render("expert_no_leak")),
+                ChatMessage("user", render(f"{self.kind}_no_leak")),
             )
             call = await ask("simulate", retry, self.params, self.backend)
             text = postprocess(call.text, expert=True)
@@ -178,7 +186,8 @@ class Simulator:
             if leaked:
                 text = redact(text, leaked)
                 notes.append(
-                    f"expert feedback still copied {len(leaked)} ground-truth line(s); redacted"
+                    f"{self.kind} feedback still copied {len(leaked)} ground-truth line(s); "
+                    "redacted"
                 )
         if not text:
             return None

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from convtui.core.ccw import drive as ccw_drive
 from convtui.core.ccw.sanitize import turn0_code
-from convtui.core.ccw.turn import ModelCall, TurnInputs, TurnOutcome
+from convtui.core.ccw.turn import ModelCall, TurnInputs, TurnOutcome, user_kind
 from convtui.core.ccw.turn0 import turn0_call
 from convtui.core.feedback.evaluate import FeedbackSettings, evaluate, render_execution
 from convtui.core.models.base import ModelBackend
@@ -145,7 +145,7 @@ class CcwTurn:
             previous_passed=previous.passed,
             execution=settings.execution,
             execution_feedback=ef,
-            user=config.feedback.verbal,
+            user=user_kind(config.feedback.verbal),
             iteration=idx,
             max_tokens=config.params.max_tokens,
         )

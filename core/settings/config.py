@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from convtui.core.execution.types import Limits
 from convtui.core.models.extract import ExtractMode
@@ -14,6 +14,7 @@ from convtui.core.models.types import (
     GenerationParams,
 )
 from convtui.core.settings.omega import FeedbackConfig, PartialRule
+from convtui.core.settings.persona import PERSONAS
 
 ContextMode = Literal["markov", "full"]
 # Whose rules a session follows: ConvCodeWorld's reference exactly, or our own design
@@ -23,11 +24,19 @@ __all__ = ["ContextMode", "ExtractMode", "PartialRule", "ProtocolName"]  # for t
 SessionStatus = Literal[
     "planned", "running", "solved", "exhausted", "stalled", "failed", "accepted", "abandoned"
 ]
-# Who gives a played session's verbal feedback: a person, a simulated novice or expert, or a
-# simulator that drafts for the person (``session --user``); and where a recorded session's
-# came from (``sessions list --user``). Declared here, where the app, the store and
-# ``convtui --help`` (which must stay light) all read them.
-UserMode = Literal["human", "novice", "expert", "assist:novice", "assist:expert"]
+# Who gives a played session's verbal feedback: a person, a simulated persona, or a
+# simulator of a persona that drafts for the person (``session --user``); and where a
+# recorded session's came from (``sessions list --user``). Declared here, where the app, the
+# store and ``convtui --help`` (which must stay light) all read them; derived from the
+# personas (persona.py). "assist:<persona>" has no Literal a type checker can derive, so
+# UserMode is a Literal at run time (typer's choices and --help) and str to mypy: a value
+# from outside is checked against USER_MODES.
+ASSIST_MODES: tuple[str, ...] = tuple(f"assist:{p}" for p in PERSONAS)
+USER_MODES: tuple[str, ...] = ("human", *PERSONAS, *ASSIST_MODES)
+if TYPE_CHECKING:
+    UserMode: TypeAlias = str
+else:
+    UserMode = Literal[USER_MODES]
 UserKind = Literal["human", "simulator", "assist", "none"]
 # A person may end a session early: ``accepted`` (the code is good enough although tests fail)
 # or ``abandoned`` (gave up). Neither counts as solved in any metric: that takes passing tests.

@@ -7,20 +7,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import product
-from typing import Literal
+from typing import Literal, get_args
 
 from convtui.core.errors import ConvtuiError
+from convtui.core.settings.persona import PERSONAS, Persona, is_persona
 
 ExecutionFeedback = Literal["none", "partial", "full"]
-VerbalFeedback = Literal["none", "novice", "expert"]
+VerbalFeedback = Literal["none", Persona]
 # Which tests EF:partial shows (core/feedback/render.py): ConvCodeWorld's rule or ours.
 PartialRule = Literal["ccw", "first-tests"]
 # Whose verbal feedback recorded sessions hold: people's, a simulated persona's, or none
 # (``bench static --user``; sessions/reading/log_sets.py filters log sets by it).
-FeedbackSource = Literal["human", "novice", "expert", "none"]
-_EXECUTION: tuple[ExecutionFeedback, ...] = ("none", "partial", "full")
-_VERBAL: tuple[VerbalFeedback, ...] = ("none", "novice", "expert")
-_FORMAT_HINT = "write it like CF,EF:partial,VF:novice (EF: partial|full, VF: novice|expert) or all"
+FeedbackSource = Literal["human", Persona, "none"]
+_EXECUTION: tuple[ExecutionFeedback, ...] = get_args(ExecutionFeedback)
+_VERBAL: tuple[VerbalFeedback, ...] = get_args(VerbalFeedback)
+_FORMAT_HINT = (
+    f"write it like CF,EF:partial,VF:{PERSONAS[0]} (EF: partial|full, "
+    f"VF: {'|'.join(PERSONAS)}) or all"
+)
 
 
 class BadFeedbackError(ConvtuiError):
@@ -67,8 +71,8 @@ def parse_feedback(text: str) -> tuple[FeedbackConfig, ...]:
             continue
         if kind == "EF" and value in ("partial", "full"):
             execution = value  # type: ignore[assignment]
-        elif kind == "VF" and value in ("novice", "expert"):
-            verbal = value  # type: ignore[assignment]
+        elif kind == "VF" and is_persona(value):
+            verbal = value
         else:
             raise BadFeedbackError(f"bad --feedback part {part!r} in {text!r}: {_FORMAT_HINT}")
     if "CF" not in seen:

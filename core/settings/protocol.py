@@ -15,6 +15,7 @@ from typing import get_args
 from convtui.core.errors import ConvtuiError
 from convtui.core.models.types import GenerationParams
 from convtui.core.settings.config import (
+    USER_MODES,
     ContextMode,
     ExtractMode,
     PartialRule,
@@ -23,6 +24,7 @@ from convtui.core.settings.config import (
     UserMode,
 )
 from convtui.core.settings.omega import FeedbackConfig
+from convtui.core.settings.persona import PERSONAS, is_persona
 
 PROTOCOLS: tuple[ProtocolName, ...] = get_args(ProtocolName)
 # ConvCodeWorld's DSPy client for open models stops at the separator of its prompt template.
@@ -41,6 +43,8 @@ class ProtocolDefaults:
     stop: tuple[str, ...]
     ef_source_lines: bool
     summary: str
+    # The personas the protocol can play (Ω's VF); None: every one (persona.py).
+    personas: tuple[str, ...] | None = None
 
 
 DEFAULTS: dict[ProtocolName, ProtocolDefaults] = {
@@ -60,6 +64,9 @@ DEFAULTS: dict[ProtocolName, ProtocolDefaults] = {
             "without the candidate's source lines (as BigCodeBench's), "
             "2048-token replies that stop at its template separator"
         ),
+        # ConvCodeWorld's two user_expertise levels, its protocol data (core/ccw/turn.py
+        # UserKind, which a test keeps in step with this).
+        personas=("novice", "expert"),
     ),
     "convtui": ProtocolDefaults(
         extract="robust",
@@ -106,6 +113,12 @@ def build_config(
     if turns < 0:
         raise ConvtuiError(f"--turns must be 0 or more feedback turns, not {turns}")
     chosen = DEFAULTS[protocol]
+    known = chosen.personas
+    if feedback.verbal != "none" and known is not None and feedback.verbal not in known:
+        raise ConvtuiError(
+            f"protocol {protocol} plays only the simulated users {' and '.join(known)}, not "
+            f"VF:{feedback.verbal}: use protocol convtui"
+        )
     params = GenerationParams(
         max_tokens=max_tokens if max_tokens is not None else chosen.max_tokens,
         stop=chosen.stop,
@@ -134,9 +147,6 @@ def simulator_for(
     if all(f.verbal == "none" for f in feedback):
         return None
     return simulator or model
-
-
-PERSONAS = ("novice", "expert")  # the user modes in which a simulator speaks alone
 
 
 @dataclass(frozen=True)
@@ -171,12 +181,12 @@ class PlayRules:
         persona Ω names); ``covering`` is every Ω of the run (``--feedback all``: the nine),
         which decides whether it needs a simulator at all."""
         omega = feedback if user is None else feedback_for_user(feedback, user)
-        by_a_person = user not in (None, *PERSONAS)
+        by_a_person = user not in (None, *PERSONAS)  # a simulator of a persona speaks alone
         if self.protocol == "convcodeworld" and omega.verbal != "none" and by_a_person:
             raise ConvtuiError(
                 "protocol convcodeworld asks its simulated user inside each turn, so a person "
                 "cannot give the verbal feedback: let a simulator play the user (--user "
-                "novice|expert), drop VF from the feedback, or use protocol convtui"
+                f"{'|'.join(PERSONAS)}), drop VF from the feedback, or use protocol convtui"
             )
         return build_config(
             self.protocol,
@@ -198,9 +208,11 @@ def feedback_for_user(feedback: FeedbackConfig, user: UserMode) -> FeedbackConfi
     if user == "human":
         return feedback
     kind = user.split(":", 1)[-1]
+    if not is_persona(kind):
+        raise ConvtuiError(f"--user must be one of {', '.join(USER_MODES)}, not {user!r}")
     if feedback.verbal not in ("none", kind):
         raise ConvtuiError(
             f"--user {user} plays VF:{kind} but --feedback says VF:{feedback.verbal}; drop VF "
             "from --feedback or make them agree"
         )
-    return replace(feedback, verbal=kind)  # type: ignore[arg-type]
+    return replace(feedback, verbal=kind)

@@ -17,21 +17,18 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
 
 from convtui.core.catalog.tasks import Task
 from convtui.core.ccw.template import templates_sha256
-from convtui.core.ccw.turn import TurnInputs
+from convtui.core.ccw.turn import TurnInputs, user_kind
 from convtui.core.feedback.prompts import template
 from convtui.core.feedback.simulators import FeedbackRequest
 from convtui.core.settings.config import ProtocolName, SessionConfig
+from convtui.core.settings.persona import DEFAULT_PERSONA, Persona, sees_reference
 from convtui.core.settings.protocol import build_config
 from convtui.core.studies.feedback_words import StateFacts
 from convtui.core.studies.fidelity import NO_FEEDBACK, PERSON
 from convtui.core.turns.record import Turn
-
-Persona = Literal["novice", "expert"]
-PERSONAS: tuple[Persona, ...] = ("novice", "expert")
 
 # The last line of a Python traceback names the exception: "KeyError: 'x'", "pkg.Error: ...".
 _EXCEPTION = re.compile(r"^\s*((?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Exit|Warning))\b")
@@ -92,8 +89,9 @@ def is_state(turn: Turn, user_kind: str) -> bool:
 
 def session_persona(config: SessionConfig) -> Persona:
     """The persona Ω names for the session (what the person played: VF:expert showed them the
-    reference); novice when Ω has no verbal part."""
-    return "expert" if config.feedback.verbal == "expert" else "novice"
+    reference); the default persona (the novice) when Ω has no verbal part."""
+    verbal = config.feedback.verbal
+    return DEFAULT_PERSONA if verbal == "none" else verbal
 
 
 def feedback_request(task: Task, turn: Turn) -> FeedbackRequest:
@@ -146,18 +144,13 @@ class SimulatorIdentity:
         return label if self.protocol == "convtui" else f"{label} [{self.protocol}]"
 
 
-# The templates a convtui simulator of each persona is prompted with (core/feedback/
-# simulators.py: its system and user messages, the feedback blocks, the expert's retry).
-_TEMPLATES: dict[Persona, tuple[str, ...]] = {
-    "novice": ("novice_system", "novice_user", "feedback_compile", "feedback_execution"),
-    "expert": (
-        "expert_system",
-        "expert_user",
-        "feedback_compile",
-        "feedback_execution",
-        "expert_no_leak",
-    ),
-}
+def _templates(persona: Persona) -> tuple[str, ...]:
+    """The templates a convtui simulator of ``persona`` is prompted with (core/feedback/
+    simulators.py: its system and user messages, the feedback blocks, and for one that sees
+    the reference its retry when it leaked it), in the order they are hashed."""
+    retry = (f"{persona}_no_leak",) if sees_reference(persona) else ()
+    own = (f"{persona}_system", f"{persona}_user")
+    return (*own, "feedback_compile", "feedback_execution", *retry)
 
 
 def prompt_sha256(persona: Persona, protocol: ProtocolName = "convtui") -> str:
@@ -168,7 +161,7 @@ def prompt_sha256(persona: Persona, protocol: ProtocolName = "convtui") -> str:
     if protocol == "convcodeworld":
         return templates_sha256()
     digest = hashlib.sha256()
-    for name in _TEMPLATES[persona]:
+    for name in _templates(persona):
         digest.update(name.encode() + b"\0" + template(name).template.encode() + b"\0")
     return digest.hexdigest()
 
@@ -191,7 +184,7 @@ def ccw_simulator_inputs(state: State, task: Task, persona: Persona) -> TurnInpu
         previous_code=state.turn.code,
         execution=coverage,
         execution_feedback=(state.turn.execution_feedback or "") if coverage != "none" else None,
-        user=persona,
+        user=user_kind(persona),
         ground_truth=task.ground_truth,
         max_tokens=state.config.simulator_params.max_tokens,
     )

@@ -18,19 +18,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, TypeAlias, get_args
 
 from convtui.core.errors import ConvtuiError
 from convtui.core.printable import control_characters, invisible_characters, print_key
-from convtui.core.settings.config import ProtocolName, SessionConfig
+from convtui.core.settings.config import ASSIST_MODES, ProtocolName, SessionConfig
 from convtui.core.settings.omega import FeedbackChoice, FeedbackConfig
 from convtui.core.settings.protocol import PlayRules
 from convtui.core.studies.guidelines import Guidelines
 
-# Who types a study's feedback: the annotator alone, or the annotator over a simulator's draft.
-StudyUser = Literal["human", "assist:novice", "assist:expert"]
+# Who types a study's feedback: the annotator alone, or the annotator over a simulator's draft
+# (``assist:<persona>``, config.py's ASSIST_MODES): checked against _USERS where a study file
+# is read.
+StudyUser: TypeAlias = str
 _PROTOCOLS: tuple[str, ...] = get_args(ProtocolName)
-_USERS: tuple[str, ...] = get_args(StudyUser)
+_USERS: tuple[str, ...] = ("human", *ASSIST_MODES)
 _KEYS = frozenset(
     {
         "name",
@@ -141,7 +143,7 @@ class StudySpec:
             # A person gives the feedback: ConvCodeWorld's protocol asks its simulator inside
             # each turn, so convtui's own is the study default (as for `convtui session`).
             protocol=_choice(data, "protocol", _PROTOCOLS, "convtui"),  # type: ignore[arg-type]
-            user=_choice(data, "user", _USERS, "human"),  # type: ignore[arg-type]
+            user=_choice(data, "user", _USERS, "human"),
             annotators=_names(data["annotators"]),
             overlap=_int(data, "overlap", 1),
             seed=_int(data, "seed", 0),

@@ -20,6 +20,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 from convtui.sessions.database.errors import StoreError
+from convtui.sessions.database.persona_check import lacks_a_persona, widen_persona_check
 
 MIGRATIONS = Migrations("convtui")
 _NAMES: list[str] = []  # registered migration names, in order
@@ -414,7 +415,8 @@ def m013_fidelity(db: Database) -> None:
     recorded sessions and never in them: a model call of the sessions' own tables belongs to a
     session and a turn (``model_calls.session_id`` NOT NULL), and the sessions a person
     recorded must stay exactly as they were. Executions go through the shared ``executions``
-    cache."""
+    cache. ``fidelity_feedback.persona``'s CHECK names the personas of its day; opening a file
+    widens it to every persona convtui knows (persona_check.py)."""
     db.executescript(
         """
         CREATE TABLE fidelity_calls (
@@ -544,8 +546,9 @@ def migrate(db: Database) -> None:
 
     The pending check and the migrations run inside one ``BEGIN IMMEDIATE`` transaction (each
     migration's own ``atomic()`` becomes a savepoint in it), so a second process waits for the
-    first instead of racing it into "table already exists"."""
-    if applied_migrations(db) == _NAMES:
+    first instead of racing it into "table already exists". The persona CHECK is then widened
+    to every persona convtui knows where the file's lacks one (persona_check.py)."""
+    if applied_migrations(db) == _NAMES and not lacks_a_persona(db):
         return
     db.execute("BEGIN IMMEDIATE")
     try:
@@ -556,6 +559,8 @@ def migrate(db: Database) -> None:
                 f"{', '.join(newer)}); upgrade convtui to open it"
             )
         MIGRATIONS.apply(db)
+        if lacks_a_persona(db):
+            widen_persona_check(db)
     except BaseException:
         db.rollback()
         raise

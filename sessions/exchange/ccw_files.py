@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from convtui.core.settings.omega import FeedbackConfig
+from convtui.sessions.database.errors import ExportError
 
 RESULTS_DIR = "results/v0.3.6"
 STATIC_DIR = f"{RESULTS_DIR}/static"
@@ -66,6 +67,7 @@ OPENAI_SAMPLE_NAMES = frozenset(
 NAME_MAX = 255
 
 _EF_CODE = {"none": "", "partial": "_EF_UNIT", "full": "_EF_FULL"}
+# ConvCodeWorld's codes for its two simulated users (its protocol data, not convtui's personas).
 _VF_CODE = {"none": "", "novice": "_SNF", "expert": "_SEF"}
 _EF_NAME = {code: name for name, code in _EF_CODE.items() if code}
 _VF_NAME = {code: name for name, code in _VF_CODE.items() if code}
@@ -139,6 +141,18 @@ def turn0_model_part(name: str) -> str:
     return name.replace("/", "--")
 
 
+def verbal_code(verbal: str) -> str:
+    """The code a turn file's name gives Ω's verbal part; ConvCodeWorld's files name only its
+    own two simulated users, so any other persona is refused with one line."""
+    code = _VF_CODE.get(verbal)
+    if code is None:
+        known = " and ".join(f"{v} ({c})" for v, c in _VF_CODE.items() if c)
+        raise ExportError(
+            f"ConvCodeWorld's file names know only the simulated users {known}, not {verbal}"
+        )
+    return code
+
+
 @dataclass(frozen=True)
 class LogSetName:
     """What a turn file's name says: the reference model (as spelled there), Ω and who
@@ -152,7 +166,7 @@ class LogSetName:
     def stem(self) -> str:
         name = (
             f"bigcodebench_{self.model}_CF{_EF_CODE[self.feedback.execution]}"
-            f"{_VF_CODE[self.feedback.verbal]}"
+            f"{verbal_code(self.feedback.verbal)}"
         )
         return f"{name}_by_{self.by}" if self.by else name
 

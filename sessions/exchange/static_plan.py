@@ -21,6 +21,7 @@ from convtui.sessions.exchange.ccw_files import (
     file_model_name,
     model_part,
     name_problem,
+    verbal_code,
 )
 
 
@@ -190,6 +191,7 @@ def _plan(
             )
         by_task[row.task_id] = row.id
     ordered = sorted(rows, key=lambda row: task_order(row.task_id))
+    verbal_code(config.feedback.verbal)  # a persona ConvCodeWorld's file names lack: one line
     model_name = names.get(config.model) or file_model_name(config.model)
     if reference is None:
         simulator_name = _simulator_name(config, model_name, first.user_kind, first.simulator)

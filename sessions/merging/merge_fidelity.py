@@ -31,10 +31,11 @@ import json
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, get_args
+from typing import Any, NoReturn
 
 from convtui.core.catalog.loaders import suite_of
-from convtui.core.studies.fidelity_states import Persona, is_state
+from convtui.core.settings.persona import PERSONAS
+from convtui.core.studies.fidelity_states import is_state
 from convtui.sessions.database.blobs import get_texts
 from convtui.sessions.database.connection import rows, rows_in
 from convtui.sessions.database.errors import StoreError
@@ -53,7 +54,7 @@ from convtui.sessions.merging.merge_undo import Change
 _ROLES = frozenset({"simulator", "target"})
 _CALL_STATUSES = frozenset({"started", "ok", "error", "abandoned"})
 _FEEDBACK_STATUSES = frozenset({"said", "silent"})
-_PERSONAS = frozenset(get_args(Persona))
+_PERSONAS = frozenset(PERSONAS)
 
 # A call: the request it made (what its id stands for) and what came of it.
 _CALL_REQUEST = (

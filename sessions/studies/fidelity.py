@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from convtui.core.models.types import Attempt, Completion
+from convtui.core.settings.persona import PERSONAS, Persona, is_persona
 from convtui.core.studies.fidelity import NO_FEEDBACK, PERSON
 from convtui.core.studies.fidelity_states import (
-    Persona,
     SimulatorIdentity,
     State,
     draft_identity,
@@ -43,6 +43,7 @@ from convtui.sessions.database.codec import (
     params_to_dict,
 )
 from convtui.sessions.database.connection import reading, rows, writing
+from convtui.sessions.database.errors import StoreError
 from convtui.sessions.database.executions import record_execution
 from convtui.sessions.database.ids import new_id, utc_now
 from convtui.sessions.database.store import Store
@@ -212,7 +213,10 @@ def save_feedback(
     call: Completion | None,
     notes: Iterable[str] = (),
 ) -> None:
-    """Record ``identity``'s feedback on ``state`` (once: a second save changes nothing)."""
+    """Record ``identity``'s feedback on ``state`` (once: a second save changes nothing). Its
+    persona must be one convtui knows (the table holds no CHECK of it since m015)."""
+    if not is_persona(identity.persona):
+        raise StoreError(f"{identity.persona!r} is not a persona: one of {', '.join(PERSONAS)}")
     db = store.db
     with writing(db):
         db.execute(

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import get_args
 
 from convtui.core.settings.omega import FeedbackSource
+from convtui.core.settings.persona import PERSONAS
 from convtui.sessions.database.connection import rows
 from convtui.sessions.database.records import FINAL_SESSION_STATES, SessionRow
 from convtui.sessions.database.store import Store
@@ -19,10 +19,9 @@ from convtui.sessions.reading.log_sets import LogSet, LogSetFilter, find_log_set
 from convtui.sessions.reading.results import session_turn_passes
 
 _FINAL = tuple(sorted(FINAL_SESSION_STATES))
-# The kinds of simulated user a log set can hold (FeedbackSource less people and nobody).
-SIMULATED_USERS: tuple[FeedbackSource, ...] = tuple(
-    u for u in get_args(FeedbackSource) if u not in ("human", "none")
-)
+# The kinds of simulated user a log set can hold: the personas (FeedbackSource less people
+# and nobody).
+SIMULATED_USERS: tuple[FeedbackSource, ...] = PERSONAS
 
 
 @dataclass(frozen=True)

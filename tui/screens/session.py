@@ -19,6 +19,7 @@ from textual.widgets import Static
 
 from convtui.core.codeif.conversation import offered_message, rounds_limit
 from convtui.core.plural import counted
+from convtui.core.settings.persona import is_persona, sees_reference
 from convtui.tui import messages as msg
 from convtui.tui.browser_keys import drop_browser_keys
 from convtui.tui.codeif_controller import MODE as CODEIF_MODE
@@ -89,7 +90,7 @@ class SessionScreen(SessionFlow):
         self.timer = TurnTimer(services.clock)
         self._keep_timer = None
         self._restored_instruction = None
-        self._human_verbal = plan.user not in ("novice", "expert")
+        self._human_verbal = not is_persona(plan.user)
         self._persona = f"{plan.user} simulator"
         config = plan.config
         # convcodeworld asks its simulated user inside each feedback turn
@@ -106,8 +107,8 @@ class SessionScreen(SessionFlow):
         with Horizontal(id="session-body"):
             yield TurnTimeline(id="timeline")
             with Vertical(id="session-main"):
-                expert = config.feedback.verbal == "expert" and self._human_verbal
-                yield TaskPane(task, with_reference=expert, id="task-pane")
+                shown = sees_reference(config.feedback.verbal) and self._human_verbal
+                yield TaskPane(task, with_reference=shown, id="task-pane")
                 yield Static("", id="viewing-banner")
                 yield CodePane(id="code-pane")
                 if self.codeif:
