@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, get_args
 
 import typer
 
+from convtui.benchmarks.settings import StudyExportFormat
 from convtui.core.settings.config import ProtocolName
 
 
@@ -155,9 +156,6 @@ ServeIdleTimeoutOpt = Annotated[
         "request's headers, an idle keep-alive) is closed.",
     ),
 ]
-# What `study export --format` writes: parquet, one row per turn and a dataset card
-# (sessions/studies/study_share.py). A Literal, so a second format is one more value here.
-StudyExportFormat = Literal["parquet"]
 StudyExportFormatOpt = Annotated[
     StudyExportFormat,
     typer.Option(
