@@ -1,4 +1,5 @@
-"""ConvTuiApp and the one factory the CLI and the tests build it with."""
+"""ConvTuiApp, the app of `convtui session`; convtui.tui.make_app builds it, or a study's
+StudyApp (tui/study_app.py)."""
 
 from __future__ import annotations
 

@@ -7,9 +7,7 @@ import typer
 
 from convtui.core.execution.choice import LOCAL
 from convtui.errors import user_errors
-from convtui.option_groups import (
-    ExecutorGroup,
-)
+from convtui.option_groups import ExecutorGroup
 from convtui.options import (
     FULL_EF,
     DataOpt,
@@ -22,11 +20,7 @@ from convtui.options import (
     PythonOpt,
     SuiteOpt,
 )
-from convtui.play_options import (
-    CheckCodeOpt,
-    CheckFeedbackOpt,
-    CheckTaskOpt,
-)
+from convtui.play_options import CheckCodeOpt, CheckFeedbackOpt, CheckTaskOpt
 
 
 def check(

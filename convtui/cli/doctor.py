@@ -5,14 +5,8 @@ from __future__ import annotations
 import typer
 
 from convtui.errors import user_errors
-from convtui.option_groups import (
-    ExecutorGroup,
-    SelectionGroup,
-    takes_groups,
-)
-from convtui.options import (
-    JsonOpt,
-)
+from convtui.option_groups import ExecutorGroup, SelectionGroup, takes_groups
+from convtui.options import JsonOpt
 from convtui.play_options import (
     AuditOpt,
     CompletionsOpt,

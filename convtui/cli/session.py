@@ -9,19 +9,8 @@ from typing import TYPE_CHECKING
 import typer
 
 from convtui.errors import user_errors
-from convtui.option_groups import (
-    ExecutorGroup,
-    ModelGroup,
-    TurnGroup,
-    takes_groups,
-)
-from convtui.options import (
-    NOVICE_USER,
-    DataOpt,
-    DbOpt,
-    MaxTokensOpt,
-    SuiteOpt,
-)
+from convtui.option_groups import ExecutorGroup, ModelGroup, TurnGroup, takes_groups
+from convtui.options import NOVICE_USER, DataOpt, DbOpt, MaxTokensOpt, SuiteOpt
 from convtui.play_options import (
     AnnotatorOpt,
     ResumeOpt,

@@ -30,11 +30,7 @@ from convtui.sessions import Store
 from convtui.sessions.database.connection import refuse_foreign_file
 from convtui.sessions.database.records import UserKind
 from convtui.sessions.exchange.codeif_export import plan_codeif
-from convtui.sessions.exchange.export import (
-    export_convcodebench,
-    export_jsonl,
-    select_for_export,
-)
+from convtui.sessions.exchange.export import export_convcodebench, export_jsonl, select_for_export
 from convtui.sessions.reading.browse import (
     SessionDetail,
     SessionSummary,
