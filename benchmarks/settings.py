@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 # static log sets, a folder per model and Ω; codeif, CodeIF-Bench's completions file, one
 # object per round (sessions/exchange/codeif_export.py).
 ExportFormat = Literal["jsonl", "convcodebench", "codeif"]
+# What ``study export --format`` writes: parquet, one row per turn and a dataset card
+# (sessions/studies/study_share.py). A Literal, so a second format is one more value here.
+StudyExportFormat = Literal["parquet"]
 # What ``compare --by`` splits the sessions by, and which sessions ``compare --kind`` reads:
 # live BigCodeBench runs or static replays (benchmarks/reports/compare.py).
 CompareBy = Literal["model", "feedback", "run", "db", "annotator", "log-set"]

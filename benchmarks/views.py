@@ -1,5 +1,5 @@
 """Rich renderings for the headless commands: check results and doctor reports, and the
-test-status cells that ``sessions show`` reuses (convtui/commands/session_views.py).
+test-status cells that ``sessions show`` reuses (benchmarks/commands/records/session_views.py).
 
 Foreign text (code, tracebacks, reasons) is always passed as ``Text``/``Syntax``, never
 interpolated into markup, since it is full of square brackets."""

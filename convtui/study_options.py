@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, get_args
 
 import typer
 
+from convtui.benchmarks.settings import StudyExportFormat
 from convtui.core.settings.config import ProtocolName
 from convtui.core.settings.persona import PERSONAS, Persona
 
@@ -156,9 +157,6 @@ ServeIdleTimeoutOpt = Annotated[
         "request's headers, an idle keep-alive) is closed.",
     ),
 ]
-# What `study export --format` writes: parquet, one row per turn and a dataset card
-# (sessions/studies/study_share.py). A Literal, so a second format is one more value here.
-StudyExportFormat = Literal["parquet"]
 StudyExportFormatOpt = Annotated[
     StudyExportFormat,
     typer.Option(

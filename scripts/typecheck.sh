@@ -10,7 +10,6 @@ tree=build/typecheck/convtui
 rm -rf build/typecheck
 mkdir -p "$tree"
 for file in convtui/*.py; do ln -s "../../../$file" "$tree/"; done
-ln -s ../../../convtui/commands "$tree/commands"
 ln -s ../../../convtui/cli "$tree/cli"
 for package in core sessions tui benchmarks; do ln -s "../../../$package" "$tree/$package"; done
 scripts=()

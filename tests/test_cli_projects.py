@@ -14,7 +14,7 @@ import pytest
 from support.archive_server import ArchiveServer, hostile_archive, make_archive, serving
 from support.cli import invoke
 
-from convtui.commands.projects import ArchiveProgress
+from convtui.benchmarks.commands.catalog.projects import ArchiveProgress
 from convtui.core.projects.checkout import env_python
 
 SQLITEDICT_PY = "Source_Code/Database/sqlitedict/sqlitedict.py"

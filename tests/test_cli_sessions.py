@@ -216,7 +216,7 @@ def test_session_refuses_bad_input_in_one_line_and_creates_no_file(tmp_path, arg
 def test_list_keeps_id_task_status_turns_and_first_pass_whole_in_80_columns(db, width):
     from rich.console import Console
 
-    from convtui.commands.session_views import session_table
+    from convtui.benchmarks.commands.records.session_views import session_table
     from convtui.sessions.reading.browse import list_sessions
 
     with Store.open(db) as store:

@@ -14,7 +14,7 @@ from support.cli import convtui
 from support.data import needs_bigcodebench
 from support.studies import study_spec, write_study
 
-import convtui.commands.study as study_command
+import convtui.benchmarks.commands.study.study_admin as study_command
 import convtui.core.studies.spec as spec_module
 import convtui.sessions.studies.study_rows as studies_module
 from convtui.core.studies.spec import StudySpec

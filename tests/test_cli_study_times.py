@@ -13,7 +13,7 @@ import pytest
 from support.cli import invoke
 from support.studies import study_spec, write_study
 
-from convtui.commands.study_report_views import TIMES_NOTE, TURNS_NOTE
+from convtui.benchmarks.commands.study.study_report_views import TIMES_NOTE, TURNS_NOTE
 from convtui.core.execution.types import ExecResult
 from convtui.core.turns.record import Turn
 from convtui.sessions import Store

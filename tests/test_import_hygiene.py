@@ -25,8 +25,8 @@ def under(loaded: set[str], packages: set[str]) -> set[str]:
     return {name for name in loaded for p in packages if name == p or name.startswith(f"{p}.")}
 
 
-# convtui/: the typer commands, the bodies of the catalog's and the store's commands, and
-# the Ctrl+C report of the bench commands; no front end and not the store imports them.
+# convtui/: the typer commands and the options they declare, nothing else; no front end and not
+# the store imports them.
 COMMAND_LINE = {
     "convtui.cli",
     "convtui.options",
@@ -38,15 +38,14 @@ COMMAND_LINE = {
     "convtui.project_options",
     "convtui.study_options",
     "convtui.errors",
-    "convtui.commands",
-    "convtui.interrupted",
+    "convtui.help_text",
 }
 COMMAND_BODIES = {
-    "convtui.commands",
-    "convtui.interrupted",
     "convtui.benchmarks.commands",
     "convtui.benchmarks.runs",
     "convtui.benchmarks.reports",
+    "convtui.tui.entry",
+    "convtui.tui.web.serve_study",
 }
 
 
@@ -116,7 +115,10 @@ def test_importing_the_tui_package_leaves_textual_unloaded_until_the_app_runs():
 
 
 def test_front_ends_do_not_import_each_other_nor_the_command_line():
-    tui = loaded_after("import convtui.tui.app, convtui.tui.launch, convtui.tui.study")
+    tui = loaded_after(
+        "import convtui.tui.app, convtui.tui.launch, convtui.tui.study_app, convtui.tui.entry, "
+        "convtui.tui.web.serve_study"
+    )
     headless = loaded_after(
         "import convtui.benchmarks.commands.live, convtui.benchmarks.commands.static, "
         "convtui.benchmarks.commands.codeif, convtui.benchmarks.commands.report, "
@@ -129,8 +131,13 @@ def test_front_ends_do_not_import_each_other_nor_the_command_line():
 
 def test_the_tasks_sessions_and_study_commands_do_not_load_the_tui():
     loaded = loaded_after(
-        "import convtui.commands.tasks, convtui.commands.sessions, convtui.commands.imports, "
-        "convtui.commands.study, convtui.commands.study_export"
+        "import convtui.benchmarks.commands.catalog.tasks, "
+        "convtui.benchmarks.commands.catalog.projects, "
+        "convtui.benchmarks.commands.records.sessions, "
+        "convtui.benchmarks.commands.records.imports, "
+        "convtui.benchmarks.commands.records.merge, "
+        "convtui.benchmarks.commands.study.study_admin, "
+        "convtui.benchmarks.commands.study.study_export"
     )
     assert not under(loaded, {"convtui.tui", "textual"})
 
@@ -252,12 +259,14 @@ def test_sessions_keeps_at_most_eight_modules_at_its_top():
     [
         ("core", ("convtui.sessions", "convtui.tui", "convtui.benchmarks", *COMMAND_LINE)),
         ("sessions", ("convtui.tui", "convtui.benchmarks", "textual", "typer", *COMMAND_LINE)),
+        ("benchmarks", ("convtui.tui", "textual", "typer", *COMMAND_LINE)),
+        ("tui", ("convtui.benchmarks", "typer", *COMMAND_LINE)),
     ],
 )
 def test_lower_layers_never_import_upwards(folder, forbidden):
     """Read from the source, so an import inside a function that no test calls counts too:
     core/ imports no store, no front end and no command line; sessions/ no front end and no
-    command line."""
+    command line; neither front end imports the other or the command line."""
     upward = sorted(
         f"{path.relative_to(ROOT)}: {module}"
         for path in (ROOT / folder).rglob("*.py")
@@ -265,3 +274,68 @@ def test_lower_layers_never_import_upwards(folder, forbidden):
         if any(module == name or module.startswith(f"{name}.") for name in forbidden)
     )
     assert not upward, upward
+
+
+def test_convtui_holds_only_the_command_line():
+    """convtui/ parses: the typer commands (cli/) and the options they declare. Every
+    command's body is a front end's (benchmarks/commands/, the app's in tui/), so no body
+    module or package comes back here (convtui/commands/ was one)."""
+    folder = ROOT / "convtui"
+    packages = {p.name for p in folder.iterdir() if (p / "__init__.py").is_file()}
+    modules = {f"convtui.{p.stem}" for p in folder.glob("*.py")} - {
+        "convtui.__init__",
+        "convtui.__main__",
+    }
+    assert packages == {"cli"}
+    assert modules <= COMMAND_LINE, sorted(modules - COMMAND_LINE)
+
+
+PRODUCT = {
+    "convtui": "convtui",
+    "core": "convtui.core",
+    "sessions": "convtui.sessions",
+    "tui": "convtui.tui",
+    "benchmarks": "convtui.benchmarks",
+}
+
+
+def module_imports() -> dict[str, set[str]]:
+    """Every product module (by its import name) -> the product modules it imports, read from
+    the source: at the top, inside functions and under ``if TYPE_CHECKING`` alike.
+    ``from package import name`` is an import of the module ``package.name`` where there is
+    one, else of the package."""
+    files = {}
+    for folder, package in PRODUCT.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            files[".".join([package, *parts])] = path
+    imports = {}
+    for name, path in files.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    found.add(full if full in files else node.module)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+        imports[name] = {m for m in found if m in files and m != name}
+    return imports
+
+
+def test_no_module_of_the_product_imports_itself_round_a_loop():
+    """Modules form layers too: no two import each other, directly or round a longer loop,
+    not even for type checking. A result type lives in a module of its own that the body
+    computing it and the views showing it both import (benchmarks/commands/study/)."""
+    imports = module_imports()
+    # The walk sees imports of every kind: at the top, in a function, for type checking.
+    assert "convtui.tui.app" in imports["convtui.tui"]
+    assert "convtui.core.models.chat_template" in imports["convtui.core.models.base"]
+    assert (
+        "convtui.benchmarks.commands.study.study_report_result"
+        in imports["convtui.benchmarks.commands.study.study_report_views"]
+    )
+    loops = loops_among(defaultdict(set, imports))
+    assert not loops, " ; ".join(" -> ".join(loop) for loop in loops)

@@ -19,7 +19,7 @@ from support.data import needs_bigcodebench
 from support.fidelity import KEYWORD, PEOPLE, Keyed, count, dump, record_study
 from support.scripted import script
 
-from convtui.commands.study_fidelity import FidelityOptions, build_fidelity
+from convtui.benchmarks.commands.study.study_fidelity import FidelityOptions, build_fidelity
 from convtui.core.metrics.stats import sign_test
 from convtui.core.models.registry import open_backend
 from convtui.core.studies.fidelity import NO_FEEDBACK, PERSON

@@ -1,11 +1,11 @@
-"""ConvTuiApp and the one factory the CLI and the tests build it with."""
+"""ConvTuiApp, the app of `convtui session`; convtui.tui.make_app builds it, or a study's
+StudyApp (tui/study_app.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from textual import on
@@ -17,16 +17,14 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Input
 from textual.worker import Worker, WorkerCancelled
 
-from convtui.core.catalog.loaders import TaskCatalog
 from convtui.core.catalog.search import TaskIndex
 from convtui.core.errors import ConvtuiError
 from convtui.core.printable import printable
-from convtui.core.settings.config import SessionConfig
 from convtui.tui import messages as msg
 from convtui.tui import render
 from convtui.tui.browser_keys import drop_browser_keys
-from convtui.tui.controller import AppServices, SessionPlan, StudyRef, UserMode
-from convtui.tui.launch import MachineOptions, resume_command, resumed_plan, served_by_convtui
+from convtui.tui.controller import AppServices, SessionPlan
+from convtui.tui.launch import Launch, resume_command, resumed_plan, served_by_convtui
 from convtui.tui.palette import SessionCommands, StoredSessions
 from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.help import HelpModal, key_help
@@ -34,26 +32,6 @@ from convtui.tui.screens.session import SessionScreen
 from convtui.tui.screens.task_picker import TaskPickerScreen
 from convtui.tui.settings import load_settings, save_setting, settings_path
 from convtui.tui.text_bounds import bound_field
-
-
-@dataclass(frozen=True)
-class Launch:
-    """What the app opens with: a session (``plan``), or the task picker prefilled with
-    ``query``; tasks picked there run under ``config`` with ``user``. ``error`` is shown
-    first (an unknown --task lands here, in the picker). With ``study`` the app plays that
-    annotator's assignments (tui/study.py)."""
-
-    catalog: TaskCatalog
-    config: SessionConfig
-    user: UserMode = "human"
-    plan: SessionPlan | None = None
-    query: str = ""
-    error: str = ""
-    annotator: str | None = None
-    study: StudyRef | None = None
-    machine: MachineOptions = field(default_factory=MachineOptions)
-    """How this machine opened the backends, executor and catalog (resume commands repeat it)."""
-
 
 # Textual's system commands that write a file where the app runs: served, that is the study's
 # host, and the browser gets nothing (its server drops files sent to the page).
@@ -376,14 +354,5 @@ class ConvTuiApp(App):
         )
 
     def guidelines_text(self) -> str:
-        """Guidelines the help shows below the keys: a study's (tui/study.py), none here."""
+        """Guidelines the help shows below the keys: a study's (tui/study_app.py), none here."""
         return ""
-
-
-def make_app(services: AppServices, launch: Launch) -> ConvTuiApp:
-    """The app the CLI runs and the tests drive: every dependency comes in here."""
-    if launch.study is not None:
-        from convtui.tui.study import StudyApp
-
-        return StudyApp(services, launch)
-    return ConvTuiApp(services, launch)

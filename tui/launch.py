@@ -1,7 +1,7 @@
-"""``convtui session``: from command-line options to a running app. Opens the store, the
-model backends and the executor once, decides what the app opens with (a new session, a
-resumed one, the task picker, or with --study an annotator's next assignment), runs it, and
-closes everything however it ended."""
+"""``convtui session``, decided: from command-line options to what the app opens with (a new
+session, a resumed one, the task picker, or with --study an annotator's next assignment), the
+:class:`Launch` the app takes, and the options a study's machine passes on to each app.
+tui/entry.py opens the services and runs the app with them."""
 
 from __future__ import annotations
 
@@ -9,14 +9,12 @@ import getpass
 import os
 import shlex
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from convtui.core.catalog.loaders import TaskCatalog
 from convtui.core.errors import ConvtuiError, UnknownTaskError
 from convtui.core.execution.choice import LOCAL, ExecutorChoice
-from convtui.core.printable import printable
 from convtui.core.services import ModelOptions, open_execution, open_models
 from convtui.core.settings.config import (
     ContextMode,
@@ -38,9 +36,6 @@ from convtui.sessions.studies.study_rows import (
 from convtui.tui.controller import AppServices, SessionError, SessionPlan, StudyRef, UserMode
 from convtui.tui.runner import AsyncRunner
 from convtui.tui.web.lifeline import SERVER_PID
-
-if TYPE_CHECKING:
-    from convtui.tui.app import Launch
 
 
 @dataclass(frozen=True)
@@ -148,8 +143,6 @@ def plan_launch(
 ) -> Launch:
     """What the app opens with. An unknown --task is not fatal: the picker opens on it, with
     the error shown, so the person picks the task they meant."""
-    from convtui.tui.app import Launch
-
     user = options.user
     who = options.annotator or default_annotator()
     machine = options.machine
@@ -201,29 +194,6 @@ def has_screen() -> bool:
     return served_by_textual() or (sys.stdin.isatty() and sys.stdout.isatty())
 
 
-def run_session(options: SessionOptions, catalog: TaskCatalog) -> int:
-    from convtui.tui import run_tui
-
-    config = session_config(options, options.user)
-    if options.resume and options.task:
-        raise ConvtuiError("give --task or --resume, not both (a resumed session has its task)")
-    if options.resume and not options.db.exists():
-        raise ConvtuiError(
-            f"no database at {options.db} to resume from: give the --db the session was recorded in"
-        )
-    if not has_screen():
-        raise ConvtuiError(
-            "convtui session needs a terminal (stdin and stdout must be a TTY); for headless "
-            "runs use convtui bench live"
-        )
-    services = open_services(options, config)
-    try:
-        launch = plan_launch(options, catalog, services.store, config)
-        return run_tui(services, launch)
-    finally:
-        services.close()
-
-
 # --- convtui session --study: an annotator's assignments ----------------------------------------
 
 
@@ -255,6 +225,25 @@ class MachineOptions:
             ("--executor", None if self.executor == LOCAL else self.executor.label),
         ]
         return tuple(item for flag, value in given if value for item in (flag, str(value)))
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What the app opens with: a session (``plan``), or the task picker prefilled with
+    ``query``; tasks picked there run under ``config`` with ``user``. ``error`` is shown
+    first (an unknown --task lands here, in the picker). With ``study`` the app plays that
+    annotator's assignments (tui/study_app.py)."""
+
+    catalog: TaskCatalog
+    config: SessionConfig
+    user: UserMode = "human"
+    plan: SessionPlan | None = None
+    query: str = ""
+    error: str = ""
+    annotator: str | None = None
+    study: StudyRef | None = None
+    machine: MachineOptions = field(default_factory=MachineOptions)
+    """How this machine opened the backends, executor and catalog (resume commands repeat it)."""
 
 
 def resume_command(
@@ -330,48 +319,3 @@ def assignment_plan(
             f"assignment {row.task_id} is not among the tasks loaded here: check --suite and --data"
         ) from None
     return SessionPlan(task, config, user, annotator=study.annotator, study=study)
-
-
-def run_study_session(options: StudySessionOptions) -> int:
-    """Open the annotator's next assignment in the app; with none left, say so and return.
-    The study and the annotator are checked before the catalog loads."""
-    from convtui.core.catalog.loaders import load_catalog
-    from convtui.tui import run_tui
-    from convtui.tui.app import Launch
-
-    store = open_study_store(options.db)
-    try:
-        study, config, user = study_ref(store, options.annotator)
-        machine = options.machine
-        catalog = load_catalog(machine.suite, machine.data)
-        plan = next_plan(store, catalog, study, config, user)
-        # In a terminal there is nothing to open; in a browser the page would only go blank,
-        # so there the app opens on their list of assignments, saying so.
-        if plan is None and not served_by_textual():
-            print(
-                f"Study {study.name!r} is done for {printable(study.annotator)}: every "
-                "assignment is finished. Thank you!"
-            )
-            return 0
-        if not has_screen():
-            raise ConvtuiError("convtui session needs a terminal (stdin and stdout must be a TTY)")
-        if served_by_textual():
-            from convtui.tui.web.lifeline import end_with_server, hold_to_memory_limit
-
-            end_with_server()
-            hold_to_memory_limit()
-        models = open_models(config, ModelOptions(machine.model_name, machine.chat_template))
-        executor = open_execution(
-            machine.executor, python=machine.python, jobs=machine.jobs, isolation=machine.isolation
-        )
-    except BaseException:
-        store.close()
-        raise
-    services = AppServices(store, models, executor, AsyncRunner())
-    try:
-        launch = Launch(
-            catalog, config, user, plan, annotator=study.annotator, study=study, machine=machine
-        )
-        return run_tui(services, launch)
-    finally:
-        services.close()

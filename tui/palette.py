@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import Any, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
@@ -18,10 +18,22 @@ from convtui.core.printable import printable
 from convtui.sessions.reading.browse import SessionSummary, list_sessions
 from convtui.tui import render
 from convtui.tui.codeif_controller import MODE as CODEIF_MODE
+from convtui.tui.controller import AppServices
+from convtui.tui.launch import Launch
 from convtui.tui.screens.session import SessionScreen
 
-if TYPE_CHECKING:
-    from convtui.tui.app import ConvTuiApp
+
+class SessionsApp(Protocol):
+    """What the stored-sessions search reads of the app (tui/app.py's ConvTuiApp), named here
+    so that the palette, which the app imports, needs nothing of it."""
+
+    services: AppServices
+    launch: Launch
+
+    @property
+    def screen_stack(self) -> list[Any]: ...
+
+    def resume_session(self, session_id: str) -> None: ...
 
 
 class SessionCommands(Provider):
@@ -81,7 +93,7 @@ class StoredSessions(Provider):
 
     async def startup(self) -> None:
         # Read once when the palette opens, off the UI thread; every keystroke searches these.
-        app = cast("ConvTuiApp", self.app)
+        app = cast("SessionsApp", self.app)
         found = await asyncio.to_thread(
             list_sessions,
             app.services.store,

@@ -4,11 +4,29 @@ and why, in its JSON (``left_out``) and in a table beside the scores."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from convtui.benchmarks.reports.codeif_report import CodeifGroup, CodeifSession
+
+class CodeifSession(Protocol):
+    """What these tables read of a session (codeif_report.py's CodeifSession), named here so
+    that this module needs nothing of the report that imports it."""
+
+    @property
+    def task_id(self) -> str: ...
+
+    @property
+    def left_out(self) -> Mapping[str, str]: ...
+
+
+class CodeifGroup(Protocol):
+    """What these tables read of a group (codeif_report.py's CodeifGroup)."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def sessions(self) -> Sequence[CodeifSession]: ...
 
 
 def left_out_by_category(sessions: Sequence[CodeifSession]) -> dict[str, dict[str, str]]:

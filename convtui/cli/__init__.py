@@ -1,15 +1,15 @@
 """The convtui command line: parse, call, print. Each command names its options (declared once
 in convtui/options.py, those that travel together as groups in convtui/option_groups.py),
-hands their values to its front end and calls its body: the headless front end's in
-benchmarks/commands/, the catalog's and the store's in convtui/commands/, the app's in tui/.
-Bodies are imported inside commands so that ``convtui --help`` stays fast. The commands live
-by topic in this package's modules; this one makes the app."""
+hands their values to its front end and calls its body: the app's in tui/ (``session``,
+``serve``), every other in benchmarks/commands/. Bodies are imported inside commands so that
+``convtui --help`` stays fast. Each command, or group of commands, has a module of its own in
+this package; this one makes the app."""
 
 from __future__ import annotations
 
 import typer
 
-from convtui.cli import play, projects, records, study, tasks
+from convtui.cli import bench, check, doctor, projects, records, serve, session, study_group, tasks
 from convtui.errors import OneLineErrors
 
 app = typer.Typer(
@@ -29,16 +29,16 @@ def main() -> None:
 
 # `convtui --help` lists the commands in this order, then the groups below.
 for command in (
-    play.check,
-    play.doctor,
-    play.session,
+    check.check,
+    doctor.doctor,
+    session.session,
     records.report,
     records.compare,
-    study.serve,
+    serve.serve,
 ):
     app.command()(command)
 app.add_typer(tasks.app, name="tasks")
-app.add_typer(play.bench_app, name="bench")
+app.add_typer(bench.bench_app, name="bench")
 app.add_typer(records.sessions_app, name="sessions")
-app.add_typer(study.app, name="study")
+app.add_typer(study_group.app, name="study")
 app.add_typer(projects.app, name="projects")

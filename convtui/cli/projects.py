@@ -36,7 +36,7 @@ def projects_rebuild(
 
     Example: [bold]convtui projects rebuild sqlitedict[/bold]"""
     with user_errors():
-        from convtui.commands.project_builds import rebuild_command
+        from convtui.benchmarks.commands.catalog.project_builds import rebuild_command
 
         exit_code = rebuild_command(names or [], projects, as_json, tree)
     raise typer.Exit(exit_code)
@@ -49,7 +49,7 @@ def projects_list(projects: ProjectsDirOpt = None, as_json: JsonOpt = False) -> 
 
     Example: [bold]convtui projects list[/bold]"""
     with user_errors():
-        from convtui.commands.project_builds import list_command
+        from convtui.benchmarks.commands.catalog.project_builds import list_command
 
         list_command(projects, as_json)
 
@@ -70,6 +70,6 @@ def projects_fetch(
 
     Example: [bold]convtui projects fetch[/bold]"""
     with user_errors():
-        from convtui.commands.projects import fetch_command
+        from convtui.benchmarks.commands.catalog.projects import fetch_command
 
         fetch_command(projects, url, sha256, keep_archive)

@@ -168,7 +168,7 @@ def sessions_list(
 
     Example: [bold]convtui sessions list --user human --status solved[/bold]"""
     with user_errors():
-        from convtui.commands.sessions import list_command
+        from convtui.benchmarks.commands.records.sessions import list_command
 
         list_command(db, task=task, status=status, user=user, limit=limit, as_json=as_json)
 
@@ -183,7 +183,7 @@ def sessions_show(
 
     Example: [bold]convtui sessions show 01jv3k8mw2xq[/bold]"""
     with user_errors():
-        from convtui.commands.sessions import show_command
+        from convtui.benchmarks.commands.records.sessions import show_command
 
         show_command(db, session_id, as_json)
 
@@ -201,7 +201,7 @@ def sessions_import(
 
     Example: [bold]convtui sessions import ConvCodeBench/ --db ccb.db[/bold]"""
     with user_errors():
-        from convtui.commands.imports import import_command
+        from convtui.benchmarks.commands.records.imports import import_command
 
         import_command(folder, db, as_json, data)
 
@@ -231,7 +231,7 @@ def sessions_merge(
 
     Example: [bold]convtui sessions merge ana.db --annotator ana --db study.db[/bold]"""
     with user_errors():
-        from convtui.commands.merge import merge_command, undo_command
+        from convtui.benchmarks.commands.records.merge import merge_command, undo_command
         from convtui.sessions.merging.merge import MergeOptions
         from convtui.sessions.merging.merge_limits import MergeLimits
 
@@ -262,7 +262,7 @@ def sessions_export(
 
     Example: [bold]convtui sessions export --user human --format convcodebench --out logs[/bold]"""
     with user_errors():
-        from convtui.commands.sessions import ExportOptions, export_command
+        from convtui.benchmarks.commands.records.sessions import ExportOptions, export_command
 
         export_command(
             ExportOptions(

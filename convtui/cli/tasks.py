@@ -17,7 +17,7 @@ def tasks_list(*, selection: SelectionGroup, as_json: JsonOpt = False) -> None:
     """List tasks, filtered by number, library or standard-library-only.
 
     Example: [bold]convtui tasks list --lib pandas --ids 0-99[/bold]"""
-    from convtui.commands.tasks import list_tasks
+    from convtui.benchmarks.commands.catalog.tasks import list_tasks
 
     with user_errors():
         list_tasks(selection.settings(), as_json)
@@ -31,8 +31,8 @@ def tasks_show(
     as_json: JsonOpt = False,
 ) -> None:
     """Show a task: prompt, code header, libraries, tests and ground truth."""
+    from convtui.benchmarks.commands.catalog.tasks import show_task
     from convtui.benchmarks.settings import TaskSelection
-    from convtui.commands.tasks import show_task
 
     with user_errors():
         show_task(task_id, TaskSelection(suite, data), as_json)

@@ -142,10 +142,12 @@ def _from_gguf_file(path: Path) -> ChatTemplate:
         llama = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
     except (ValueError, RuntimeError) as exc:
         raise ChatTemplateError(f"llama.cpp could not read {path}: {exc}") from None
-
-    from convtui.core.models.llama_local import token_text
-
     return ChatTemplate.from_gguf(llama.metadata, functools.partial(token_text, llama))
+
+
+def token_text(llama: Any, token: int) -> str:
+    """A token's text in llama.cpp's vocabulary, special tokens included."""
+    return llama.detokenize([token], special=True).decode("utf-8", errors="replace")
 
 
 @functools.cache

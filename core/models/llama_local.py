@@ -20,7 +20,7 @@ from typing import Any
 
 from convtui.core.extras import install_hint
 from convtui.core.models.base import RawCompletion, Request, RetryingBackend, TextCallback
-from convtui.core.models.chat_template import ChatTemplate
+from convtui.core.models.chat_template import ChatTemplate, token_text
 from convtui.core.models.limiter import limiter_for
 from convtui.core.models.llama_runtime import import_llama_cpp
 from convtui.core.models.retry import Failure, Retrier, is_context_length_message
@@ -134,11 +134,6 @@ def load_model(path: Path, n_ctx: int, n_threads: int | None) -> LoadedModel:
         _instrument(llama, meter)
         loaded = _models[key] = LoadedModel(llama, threading.Lock(), meter)
         return loaded
-
-
-def token_text(llama: Any, token: int) -> str:
-    """A token's text in llama.cpp's vocabulary, special tokens included."""
-    return llama.detokenize([token], special=True).decode("utf-8", errors="replace")
 
 
 def _generate(

@@ -3,7 +3,7 @@ user a person?"), as pure data: which recorded turns are states, what a simulato
 one (exactly what the person saw), the turns a target is handed with each feedback in the
 person's place, who each source is, and the facts the words are read against
 (core/studies/feedback_words.py). The store reads the turns (sessions/studies/fidelity.py); the
-command plays the calls (convtui/commands/study_fidelity.py).
+command plays the calls (benchmarks/commands/study/study_fidelity.py).
 
 A state is a turn of a human or assisted session that carries a person's words: its
 ``verbal_feedback`` set and its ``feedback_source`` ``human``, or, in an assisted session, a

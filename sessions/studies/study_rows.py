@@ -5,8 +5,10 @@ each change in one short write transaction (several annotators write one file at
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Literal
 
 from sqlite_utils import Database
@@ -134,6 +136,17 @@ def load_study(store: Store) -> StudyRow:
     return StudyRow(
         row["id"], row["name"], spec, config_from_json(row["config_json"]), row["created_utc"]
     )
+
+
+@contextmanager
+def open_study(db: Path) -> Iterator[tuple[Store, StudyRow]]:
+    """The study database at ``db``, which must exist (a mistyped path leaves no new file)."""
+    if not db.exists():
+        raise StudyError(
+            f"no study database at {db}: create one with `convtui study init STUDY.toml --db {db}`"
+        )
+    with Store.open(db) as store:  # a file that is not SQLite is refused untouched
+        yield store, load_study(store)
 
 
 def annotators(store: Store, study_id: str) -> list[tuple[str, bool]]:

@@ -152,7 +152,7 @@ def test_a_malformed_row_is_refused_in_one_line() -> None:
 def test_tasks_list_and_show_name_the_level_project_file_and_context() -> None:
     from rich.console import Console
 
-    from convtui.commands.task_views import task_detail, task_table
+    from convtui.benchmarks.commands.catalog.task_views import task_detail, task_table
 
     catalog = load_catalog("codeif", DATA_DIR)
     shown = Console(width=80, record=True)

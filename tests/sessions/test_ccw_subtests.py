@@ -24,7 +24,7 @@ from rich.console import Console
 from store_values import logged_config, turn
 from support.data import DATA
 
-from convtui.commands.session_views import session_detail
+from convtui.benchmarks.commands.records.session_views import session_detail
 from convtui.core.catalog.loaders import load_catalog
 from convtui.core.catalog.tasks import Task
 from convtui.core.execution.types import ExecResult, TestIssue, TestOutcome

@@ -28,7 +28,8 @@ from convtui.core.execution.executor import Executor
 from convtui.core.models.types import GenerationParams
 from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import parse_feedback
-from convtui.tui.app import ConvTuiApp, Launch, make_app
+from convtui.tui import make_app
+from convtui.tui.app import ConvTuiApp, Launch
 from convtui.tui.controller import SessionPlan, UserMode
 from convtui.tui.screens.session import SessionScreen
 

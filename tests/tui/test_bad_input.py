@@ -20,7 +20,7 @@ from tui_harness import (
     wait_until,
 )
 
-from convtui.tui.app import make_app
+from convtui.tui import make_app
 from convtui.tui.launch import SessionOptions, plan_launch
 from convtui.tui.screens.session import SessionScreen
 from convtui.tui.screens.task_picker import TaskPickerScreen

@@ -26,7 +26,8 @@ from tui_harness import (
 )
 
 from convtui.sessions.studies.study_rows import AssignmentRow
-from convtui.tui.app import Launch, make_app
+from convtui.tui import make_app
+from convtui.tui.app import Launch
 from convtui.tui.controller import SessionPlan
 from convtui.tui.screens.assignments import AssignmentsModal
 from convtui.tui.screens.traceback import TracebackModal

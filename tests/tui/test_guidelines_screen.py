@@ -23,7 +23,7 @@ from convtui.sessions.studies.study_rows import assignments, load_study
 from convtui.tui.screens.guidelines import GuidelinesModal
 from convtui.tui.screens.help import HelpModal
 from convtui.tui.screens.session import SessionScreen
-from convtui.tui.study import StudyApp
+from convtui.tui.study_app import StudyApp
 
 GUIDELINES = (
     "# How to give feedback\n\n"

@@ -33,7 +33,7 @@ class Observed:
         return []
 
 observed = Observed()
-convtui.tui.app.make_app = lambda services, launch: observed
+convtui.tui.make_app = lambda services, launch: observed
 assert gc.get_freeze_count() == 0
 run_tui(None, None)
 print(json.dumps(observed.state))

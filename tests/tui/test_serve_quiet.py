@@ -10,11 +10,11 @@ import logging
 
 import pytest
 
-from convtui.cli.study import serve
-from convtui.commands.serve import ServeOptions
+from convtui.cli.serve import serve
 from convtui.tui.web.connections import Caps, network_of
 from convtui.tui.web.hosts import AllowedHosts
 from convtui.tui.web.quiet_log import LINES_PER_S, quiet_libraries
+from convtui.tui.web.serve_study import ServeOptions
 
 
 def test_a_thousand_library_errors_are_a_few_lines_without_a_traceback(

@@ -13,7 +13,8 @@ from textual.command import CommandInput, CommandList, CommandPalette
 from textual.pilot import Pilot
 from tui_harness import AppFactory, config_for, from_palette, wait_until
 
-from convtui.tui.app import Launch, make_app
+from convtui.tui import make_app
+from convtui.tui.app import Launch
 from convtui.tui.screens.task_picker import TaskPickerScreen
 from convtui.tui.web.lifeline import SERVER_PID
 

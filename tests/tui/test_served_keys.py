@@ -20,7 +20,7 @@ from tui_harness import WRONG, awaiting_feedback, rows, screen_text, wait_until
 from convtui.tui.browser_keys import BROWSER_KEYS, browser_takes
 from convtui.tui.launch import SERVER_PID
 from convtui.tui.screens.help import HelpModal
-from convtui.tui.study import how_to_leave
+from convtui.tui.study_app import how_to_leave
 from convtui.tui.widgets.task_pane import TaskPane
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 from tui_harness import TASK, WRONG, awaiting_feedback, rows, session_options, write_script
 
 from convtui.core.execution.choice import parse_executor
-from convtui.tui.app import make_app
+from convtui.tui import make_app
 from convtui.tui.launch import open_services, plan_launch, session_config
 
 pytestmark = [needs_bigcodebench, pytest.mark.slow, pytest.mark.timeout(300)]

@@ -33,7 +33,8 @@ from tui_harness import (
     wait_until,
 )
 
-from convtui.tui.app import Launch, make_app
+from convtui.tui import make_app
+from convtui.tui.app import Launch
 from convtui.tui.palette import SessionCommands
 from convtui.tui.screens.confirm import ConfirmModal
 from convtui.tui.screens.help import HelpModal

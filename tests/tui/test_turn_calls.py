@@ -33,8 +33,8 @@ from convtui.core.settings.omega import parse_feedback
 from convtui.core.settings.protocol import build_config
 from convtui.core.turns.record import TurnFeedback
 from convtui.sessions.reading.browse import CallLine
-from convtui.tui import render
-from convtui.tui.app import Launch, make_app
+from convtui.tui import make_app, render
+from convtui.tui.app import Launch
 from convtui.tui.controller import SessionPlan
 from convtui.tui.turn_calls import read_calls
 from convtui.tui.viewmodels import TurnView

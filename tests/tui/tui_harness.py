@@ -30,7 +30,8 @@ from convtui.core.services import Models
 from convtui.core.settings.config import SessionConfig
 from convtui.core.settings.omega import FeedbackChoice, parse_feedback
 from convtui.sessions import Store
-from convtui.tui.app import ConvTuiApp, Launch, make_app
+from convtui.tui import make_app
+from convtui.tui.app import ConvTuiApp, Launch
 from convtui.tui.controller import AppServices, SessionPlan, UserMode
 from convtui.tui.launch import SessionOptions
 from convtui.tui.runner import AsyncRunner
@@ -356,9 +357,10 @@ def session_options(model: str, db: Path, **given: Any) -> SessionOptions:
 def study_app(apps: AppFactory, annotator: str):
     """The app of ``session --study`` for ``annotator``, opened on their next assignment of
     the study in ``apps``' database."""
-    from convtui.tui.app import Launch, make_app
+    from convtui.tui import make_app
+    from convtui.tui.app import Launch
     from convtui.tui.launch import next_plan, study_ref
-    from convtui.tui.study import StudyApp
+    from convtui.tui.study_app import StudyApp
 
     services = apps.services()
     ref, config, user = study_ref(services.store, annotator)

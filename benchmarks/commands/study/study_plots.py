@@ -18,6 +18,8 @@ from matplotlib import rcParams
 from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap
 
+from convtui.benchmarks.commands.study.study_report_result import StudyReport
+from convtui.benchmarks.commands.study.study_scores import Scoring
 from convtui.benchmarks.reports.plots import (
     PANEL_H,
     PANEL_W,
@@ -25,8 +27,6 @@ from convtui.benchmarks.reports.plots import (
     save_figures,
     short_labels,
 )
-from convtui.commands.study_report import StudyReport
-from convtui.commands.study_scores import Scoring
 from convtui.core.plural import counted
 from convtui.core.studies.agreement import Alpha, outcome_matrix
 from convtui.core.studies.outcomes import Scores

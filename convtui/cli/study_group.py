@@ -1,4 +1,5 @@
-"""``convtui serve`` and ``convtui study``: many annotators."""
+"""``convtui study``: many annotators (init, status, token, add-annotator, reassign, export,
+report, fidelity)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import typer
 
 from convtui.errors import user_errors
 from convtui.option_groups import ExecutorGroup, takes_groups
-from convtui.options import ChatTemplateOpt, ConcurrencyOpt, DataOpt, JsonOpt, ModelNameOpt
+from convtui.options import ConcurrencyOpt, DataOpt, JsonOpt
 from convtui.study_options import (
     AddTasksOpt,
     AnnotatorNameArg,
@@ -22,16 +23,6 @@ from convtui.study_options import (
     ReportSeedOpt,
     ResamplesOpt,
     SeedOpt,
-    ServeAllowHostOpt,
-    ServeAppMemoryOpt,
-    ServeAppOpensOpt,
-    ServeHostOpt,
-    ServeIdleTimeoutOpt,
-    ServeMaxAppsOpt,
-    ServeMaxConnectionsOpt,
-    ServeMaxPerNetworkOpt,
-    ServeMaxStartingOpt,
-    ServePortOpt,
     StudyDbOpt,
     StudyExportForceOpt,
     StudyExportFormatOpt,
@@ -48,56 +39,6 @@ app = typer.Typer(
 )
 
 
-@takes_groups
-def serve(
-    *,
-    db: StudyDbOpt,
-    host: ServeHostOpt = "127.0.0.1",
-    port: ServePortOpt = 8000,
-    max_apps: ServeMaxAppsOpt = 32,
-    max_starting: ServeMaxStartingOpt = None,
-    allow_host: ServeAllowHostOpt = None,
-    max_connections: ServeMaxConnectionsOpt = 512,
-    max_per_network: ServeMaxPerNetworkOpt = 128,
-    idle_timeout: ServeIdleTimeoutOpt = 10.0,
-    max_app_opens: ServeAppOpensOpt = 10,
-    app_memory_mb: ServeAppMemoryOpt = 2048,
-    data: DataOpt = None,
-    model_name: ModelNameOpt = None,
-    chat_template: ChatTemplateOpt = None,
-    executor: ExecutorGroup,
-) -> None:
-    """Serve a study's app to annotators' browsers: each gives their token and gets their
-    own assignments, in the same app as `session --study`.
-
-    A wrong or missing token gets a refusal page and no app; each annotator's app is theirs
-    alone (a second tab replaces the first). Loopback by default: put a reverse proxy with
-    TLS in front to reach people elsewhere (README, Studies). The page loads nothing from
-    outside this server.
-
-    Example: [bold]convtui serve --db study.db --port 8000[/bold]"""
-    with user_errors():
-        from convtui.commands.serve import ServeOptions, serve_command
-        from convtui.tui.web.connections import Caps
-
-        machine = executor.machine("all", data, model_name, chat_template)
-        caps = Caps(max_connections, max_per_network, idle_s=idle_timeout)
-        serve_command(
-            ServeOptions(
-                db,
-                host,
-                port,
-                machine,
-                max_apps,
-                max_starting,
-                caps,
-                max_app_opens,
-                app_memory_mb,
-                tuple(allow_host or ()),
-            )
-        )
-
-
 @app.command("init")
 def study_init(
     spec: StudyFileArg,
@@ -111,7 +52,7 @@ def study_init(
 
     Example: [bold]convtui study init STUDY.toml --db study.db[/bold]"""
     with user_errors():
-        from convtui.commands.study import init_command
+        from convtui.benchmarks.commands.study.study_admin import init_command
 
         init_command(spec, db, data, as_json)
 
@@ -122,7 +63,7 @@ def study_status(db: StudyDbOpt, as_json: JsonOpt = False) -> None:
 
     Example: [bold]convtui study status --db study.db[/bold]"""
     with user_errors():
-        from convtui.commands.study import status_command
+        from convtui.benchmarks.commands.study.study_admin import status_command
 
         status_command(db, as_json)
 
@@ -152,7 +93,7 @@ def study_report(
 
     Example: [bold]convtui study report --db study.db --target http://127.0.0.1:8081/v1[/bold]"""
     with user_errors():
-        from convtui.commands.study_report import ReplayOptions, report_command
+        from convtui.benchmarks.commands.study.study_report import ReplayOptions, report_command
         from convtui.core.metrics.stats import Bootstrap
 
         exit_code = report_command(
@@ -172,7 +113,7 @@ def study_token(name: AnnotatorNameArg, db: StudyDbOpt, as_json: JsonOpt = False
 
     Example: [bold]convtui study token ana --db study.db[/bold]"""
     with user_errors():
-        from convtui.commands.study import token_command
+        from convtui.benchmarks.commands.study.study_admin import token_command
 
         token_command(db, name, as_json)
 
@@ -188,7 +129,7 @@ def study_add_annotator(
 
     Example: [bold]convtui study add-annotator dee --tasks 4 --db study.db[/bold]"""
     with user_errors():
-        from convtui.commands.study import add_annotator_command
+        from convtui.benchmarks.commands.study.study_admin import add_annotator_command
 
         add_annotator_command(db, name, tasks, as_json)
 
@@ -202,7 +143,7 @@ def study_reassign(name: AnnotatorNameArg, db: StudyDbOpt, as_json: JsonOpt = Fa
 
     Example: [bold]convtui study reassign ben --db study.db[/bold]"""
     with user_errors():
-        from convtui.commands.study import reassign_command
+        from convtui.benchmarks.commands.study.study_admin import reassign_command
 
         reassign_command(db, name, as_json)
 
@@ -223,7 +164,7 @@ def study_export(
 
     Example: [bold]convtui study export --db study.db --out pilot-dataset[/bold]"""
     with user_errors():
-        from convtui.commands.study_export import export_command
+        from convtui.benchmarks.commands.study.study_export import export_command
 
         export_command(db, out, fmt, force=force, finished_only=finished_only, as_json=as_json)
 
@@ -262,7 +203,10 @@ def study_fidelity(
     Example: [bold]convtui study fidelity --db study.db --simulator http://127.0.0.1:8000/v1
     --target http://127.0.0.1:8001/v1[/bold]"""
     with user_errors():
-        from convtui.commands.study_fidelity import FidelityOptions, fidelity_command
+        from convtui.benchmarks.commands.study.study_fidelity import (
+            FidelityOptions,
+            fidelity_command,
+        )
 
         options = FidelityOptions(
             db,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from convtui.commands.study import open_study
 from convtui.core.errors import ConvtuiError
 from convtui.core.extras import install_hint
+from convtui.sessions.studies.study_rows import open_study
 from convtui.tui.launch import MachineOptions
 from convtui.tui.web.connections import Caps
 from convtui.tui.web.lifeline import DEFAULT_APP_MEMORY_MB, limit_apps_memory

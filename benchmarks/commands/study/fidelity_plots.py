@@ -18,6 +18,7 @@ from matplotlib import rcParams
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from convtui.benchmarks.commands.study.fidelity_result import FidelityResult
 from convtui.benchmarks.reports.plots import (
     PANEL_H,
     PANEL_W,
@@ -25,7 +26,6 @@ from convtui.benchmarks.reports.plots import (
     save_figures,
     short_labels,
 )
-from convtui.commands.study_fidelity import FidelityResult
 from convtui.core.metrics.stats import Comparison
 from convtui.core.studies.fidelity_rows import UNIT
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from convtui.core.plural import counted
@@ -45,20 +43,13 @@ def kept(db: Path) -> str:
     )
 
 
-@contextmanager
-def on_interrupt(db: Path) -> Iterator[None]:
-    """Turn Ctrl+C into two lines on stderr (what was kept, the command that goes on) and
-    exit code 130."""
-    import typer
-
+def say_interrupted(db: Path) -> None:
+    """Two lines on stderr after Ctrl+C: what was kept, and the command that goes on (the
+    command line exits with INTERRUPTED_EXIT)."""
+    again = shlex.join(["convtui", *sys.argv[1:]])
     try:
-        yield
-    except KeyboardInterrupt:
-        again = shlex.join(["convtui", *sys.argv[1:]])
-        try:
-            what = kept(db)
-        except Exception as exc:  # the database is the user's to inspect; say what we could
-            what = f"the database {db} could not be read ({exc})"
-        print(f"interrupted: kept {what}.", file=sys.stderr)
-        print(f"go on where it stopped: {again}", file=sys.stderr)
-        raise typer.Exit(INTERRUPTED_EXIT) from None
+        what = kept(db)
+    except Exception as exc:  # the database is the user's to inspect; say what we could
+        what = f"the database {db} could not be read ({exc})"
+    print(f"interrupted: kept {what}.", file=sys.stderr)
+    print(f"go on where it stopped: {again}", file=sys.stderr)

@@ -6,24 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from convtui.benchmarks.commands.study.study_admin import annotator_table
+from convtui.benchmarks.commands.study.study_report_result import StudyReport
+from convtui.benchmarks.commands.study.study_scores import AnnotatorScores, Scoring
 from convtui.benchmarks.output import console
-from convtui.commands.study import annotator_table
-from convtui.commands.study_scores import AnnotatorScores, Scoring
 from convtui.core.metrics.stats import Comparison
 from convtui.core.plural import counted
 from convtui.core.studies.agreement import Agreement, Alpha
 from convtui.core.studies.outcomes import Scores
 from convtui.core.studies.person_times import PAUSE_S, TimeSummary
 from convtui.core.studies.score_stats import Versus
-
-if TYPE_CHECKING:
-    from convtui.commands.study_report import StudyReport
 
 NO_SIMULATED = "no simulated logs for the study's tasks"
 TIMES_NOTE = (

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import shlex
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -16,9 +15,9 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from convtui.benchmarks.commands.records.session_views import session_status
 from convtui.benchmarks.output import console, print_json
 from convtui.benchmarks.settings import TaskSelection, suite_for
-from convtui.commands.session_views import session_status
 from convtui.core.catalog.tasks import SuiteOrAll
 from convtui.core.errors import ConvtuiError
 from convtui.core.plural import counted
@@ -44,7 +43,7 @@ from convtui.sessions.studies.study_rows import (
     assignments,
     create_study,
     hand_over,
-    load_study,
+    open_study,
     set_token,
     study_tasks,
 )
@@ -166,17 +165,6 @@ def tokens_note(db: Path) -> Text:
 
 
 # --- opening a study ------------------------------------------------------------------------------
-
-
-@contextmanager
-def open_study(db: Path) -> Iterator[tuple[Store, StudyRow]]:
-    """The study database at ``db``, which must exist (a mistyped path leaves no new file)."""
-    if not db.exists():
-        raise StudyError(
-            f"no study database at {db}: create one with `convtui study init STUDY.toml --db {db}`"
-        )
-    with Store.open(db) as store:  # a file that is not SQLite is refused untouched
-        yield store, load_study(store)
 
 
 def known_annotator(store: Store, study: StudyRow, name: str, *, active: bool = True) -> None:

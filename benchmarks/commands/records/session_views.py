@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -18,14 +17,12 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from convtui.benchmarks.commands.records.export_result import ExportResult
 from convtui.benchmarks.views import seconds, status_text
 from convtui.core.plural import counted
 from convtui.core.turns.record import Turn
 from convtui.sessions.database.human_times import HumanTurnTimes
 from convtui.sessions.reading.browse import CallLine, SessionDetail, SessionSummary
-
-if TYPE_CHECKING:  # the command module opens stores; a view only reads its result
-    from convtui.commands.sessions import ExportResult
 
 _SESSION_STYLE = {
     "solved": "green",

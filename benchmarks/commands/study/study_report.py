@@ -6,8 +6,8 @@ annotator's time per turn (core/studies/person_times.py).
 The store is read in sessions/studies/study_results.py, the replays are ``bench static``'s
 (benchmarks/commands/static.py ``replay_log_sets``: recorded in the study database, so the
 same report again replays nothing), the scores are ``convtui report``'s and core/metrics/scores.py's
-(convtui/commands/study_scores.py), the agreement core/studies/agreement.py's. Printed by
-convtui/commands/study_report_views.py; drawn by study_plots.py."""
+(benchmarks/commands/study/study_scores.py), the agreement core/studies/agreement.py's. Printed by
+benchmarks/commands/study/study_report_views.py; drawn by study_plots.py."""
 
 from __future__ import annotations
 
@@ -19,6 +19,17 @@ from pathlib import Path
 
 from convtui.benchmarks.commands.report import need, read_replayed
 from convtui.benchmarks.commands.static import ReplayedSet, StaticOptions, replay_log_sets
+from convtui.benchmarks.commands.study.study_admin import study_progress
+from convtui.benchmarks.commands.study.study_report_result import StudyReport
+from convtui.benchmarks.commands.study.study_report_views import print_report, report_json
+from convtui.benchmarks.commands.study.study_scores import (
+    Scoring,
+    Simulated,
+    live_terms,
+    score_groups,
+    static_scores,
+    static_terms,
+)
 from convtui.benchmarks.output import print_json
 from convtui.benchmarks.reports.static_report import Replayed
 from convtui.benchmarks.settings import (
@@ -28,21 +39,11 @@ from convtui.benchmarks.settings import (
     TaskSelection,
     suite_for,
 )
-from convtui.commands.study import StudyProgress, open_study, study_progress
-from convtui.commands.study_report_views import print_report, report_json
-from convtui.commands.study_scores import (
-    Scoring,
-    Simulated,
-    live_terms,
-    score_groups,
-    static_scores,
-    static_terms,
-)
 from convtui.core.metrics.stats import Bootstrap
 from convtui.core.settings.persona import STUDY_BASELINE
-from convtui.core.studies.agreement import Agreement, agreement
+from convtui.core.studies.agreement import agreement
 from convtui.core.studies.outcomes import TaskOutcome, live_scores
-from convtui.core.studies.person_times import TimeSummary, summarize
+from convtui.core.studies.person_times import summarize
 from convtui.sessions import Store
 from convtui.sessions.reading.log_sets import LogSet, LogSetFilter
 from convtui.sessions.reading.results import session_turn_passes
@@ -51,7 +52,7 @@ from convtui.sessions.studies.study_results import (
     finished_sessions,
     simulated_log_sets,
 )
-from convtui.sessions.studies.study_rows import StudyRow
+from convtui.sessions.studies.study_rows import StudyRow, open_study
 
 
 @dataclass(frozen=True)
@@ -61,27 +62,6 @@ class ReplayOptions:
     data: Path | None = None
     concurrency: int | None = None
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)
-
-
-@dataclass(frozen=True)
-class StudyReport:
-    """Everything ``study report`` shows. ``outcomes``: annotator -> their finished sessions
-    (every annotator, in enrolment order); ``record_simulated``: the command that records
-    simulated users' logs, when the database holds none for the study's tasks; ``times``:
-    annotator -> their time per turn over the turns of those sessions."""
-
-    study: StudyRow
-    db: Path
-    progress: StudyProgress
-    outcomes: dict[str, list[TaskOutcome]]
-    scorings: tuple[Scoring, ...]
-    agreement: Agreement
-    record_simulated: str | None
-    times: dict[str, TimeSummary] = field(default_factory=dict)
-
-    @property
-    def tasks(self) -> list[str]:
-        return [t.task_id for t in self.progress.tasks]
 
 
 def build_report(
@@ -264,7 +244,7 @@ def report_command(
     report = build_report(db, targets, replay, quiet=as_json, bootstrap=bootstrap)
     plots: list[Path] = []
     if plot is not None:
-        from convtui.commands.study_plots import write_study_plots
+        from convtui.benchmarks.commands.study.study_plots import write_study_plots
 
         plots = write_study_plots(report, plot)
     if as_json:

@@ -10,8 +10,8 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
+from convtui.benchmarks.commands.study.fidelity_result import FidelityResult
 from convtui.benchmarks.output import console
-from convtui.commands.study_fidelity import FidelityResult
 from convtui.core.metrics.stats import MIN_UNITS, Comparison
 from convtui.core.plural import counted
 from convtui.core.studies.feedback_words import Rate, WordsReport

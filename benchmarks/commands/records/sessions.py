@@ -13,14 +13,15 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TextIO, get_args
 
-from convtui.benchmarks.output import console, print_json
-from convtui.benchmarks.settings import ExportFormat
-from convtui.commands.session_views import (
+from convtui.benchmarks.commands.records.export_result import ExportResult
+from convtui.benchmarks.commands.records.session_views import (
     export_view,
     left_out_note,
     session_detail,
     session_table,
 )
+from convtui.benchmarks.output import console, print_json
+from convtui.benchmarks.settings import ExportFormat
 from convtui.core.catalog.loaders import load_catalog
 from convtui.core.errors import ConvtuiError
 from convtui.core.plural import counted
@@ -29,12 +30,7 @@ from convtui.sessions import Store
 from convtui.sessions.database.connection import refuse_foreign_file
 from convtui.sessions.database.records import UserKind
 from convtui.sessions.exchange.codeif_export import plan_codeif
-from convtui.sessions.exchange.export import (
-    WrittenLogSet,
-    export_convcodebench,
-    export_jsonl,
-    select_for_export,
-)
+from convtui.sessions.exchange.export import export_convcodebench, export_jsonl, select_for_export
 from convtui.sessions.reading.browse import (
     SessionDetail,
     SessionSummary,
@@ -143,18 +139,6 @@ class ExportOptions:
     runs: tuple[str, ...] = ()  # only sessions of these runs (ids or prefixes)
     # convcodebench: the model's name in the files (ConvCodeWorld's --model_name)
     model_name: str | None = None
-
-
-@dataclass(frozen=True)
-class ExportResult:
-    format: str
-    sessions: int
-    out: str  # the file, "-" for stdout, or the folder
-    sets: tuple[WrittenLogSet, ...] = ()
-    rounds: int | None = None  # codeif: the records written
-    # Chosen by --all or a filter but still running or planned, so left out (named ids are
-    # refused instead: naming one says it is wanted).
-    unfinished_left_out: int = 0
 
 
 def export_command(options: ExportOptions) -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
+from convtui.benchmarks.commands.study.fidelity_result import FidelityResult
 from convtui.benchmarks.progress import progress_bar
 from convtui.benchmarks.settings import ExecutorSettings, TaskSelection
 from convtui.core.catalog.tasks import Task
@@ -41,9 +42,8 @@ from convtui.core.play.loop import CachedExecute, cached_execute, choose_policy
 from convtui.core.play.policy import TurnContext
 from convtui.core.settings.config import ProtocolName
 from convtui.core.settings.persona import Persona
-from convtui.core.studies.feedback_words import FeedbackText, WordsReport, words_report
+from convtui.core.studies.feedback_words import FeedbackText, words_report
 from convtui.core.studies.fidelity import NO_FEEDBACK, PERSON, FeedbackOutcome, fidelity
-from convtui.core.studies.fidelity_rows import FidelityReport
 from convtui.core.studies.fidelity_states import (
     SimulatorIdentity,
     State,
@@ -97,56 +97,6 @@ class FidelityOptions:
     resamples: int = 2000
     quiet: bool = False
     prompts: tuple[ProtocolName, ...] = ("convtui",)
-
-
-@dataclass(frozen=True)
-class FidelityResult:
-    """What the report shows: the states, the tables, the words, who each simulated source
-    is, and how this run went (calls it made, steps that failed)."""
-
-    db: Path
-    states: tuple[State, ...]
-    targets: tuple[str, ...]
-    report: FidelityReport
-    words: WordsReport
-    identities: dict[str, SimulatorIdentity]
-    asked: int
-    played: int
-    failed: tuple[str, ...]
-    # spec -> the names its server answered as: a URL names a server, not a model.
-    served: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, object]:
-        """``FidelityReport.to_json()`` plus the words, the identities and the run."""
-        return {
-            **self.report.to_json(),
-            "words": self.words.to_json(),
-            "simulators": [
-                {
-                    "source": source,
-                    "model": who.model,
-                    "served_as": list(self.served.get(who.model, ())),
-                    "persona": who.persona,
-                    "protocol": who.protocol,
-                    "prompt_sha256": who.prompt_sha256,
-                }
-                for source, who in self.identities.items()
-            ],
-            "targets": list(self.targets),
-            "states": [
-                {
-                    "state": s.state_id,
-                    "session_id": s.session_id,
-                    "turn": s.turn_idx,
-                    "task_id": s.task_id,
-                    "annotator": s.annotator,
-                    "user_kind": s.user_kind,
-                }
-                for s in self.states
-            ],
-            "run": {"simulator_steps": self.asked, "target_turns": self.played},
-            "failed": list(self.failed),
-        }
 
 
 def build_fidelity(
@@ -490,7 +440,7 @@ def fidelity_command(options: FidelityOptions, as_json: bool, figures: Path | No
     result = build_fidelity(options)
     written: list[Path] = []
     if figures is not None:
-        from convtui.commands.fidelity_plots import write_fidelity_plots
+        from convtui.benchmarks.commands.study.fidelity_plots import write_fidelity_plots
 
         written = write_fidelity_plots(result, figures)
     if as_json:
@@ -499,7 +449,7 @@ def fidelity_command(options: FidelityOptions, as_json: bool, figures: Path | No
             data["figures"] = [str(p) for p in written]
         print_json(data)
     else:
-        from convtui.commands.study_fidelity_views import print_fidelity
+        from convtui.benchmarks.commands.study.study_fidelity_views import print_fidelity
 
         print_fidelity(result, written)
     return 1 if result.failed else 0

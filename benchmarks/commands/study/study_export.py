@@ -8,10 +8,10 @@ from pathlib import Path
 from rich.text import Text
 
 from convtui.benchmarks.output import console, print_json
-from convtui.commands.study import open_study
+from convtui.benchmarks.settings import StudyExportFormat
 from convtui.core.plural import counted
+from convtui.sessions.studies.study_rows import open_study
 from convtui.sessions.studies.study_share import StudyExport, export_study
-from convtui.study_options import StudyExportFormat
 
 
 def export_command(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from convtui.benchmarks.commands.catalog.task_views import task_detail, task_table
 from convtui.benchmarks.output import console, print_json
 from convtui.benchmarks.settings import TaskSelection
-from convtui.commands.task_views import task_detail, task_table
 
 
 def list_tasks(selection: TaskSelection, as_json: bool) -> None:
