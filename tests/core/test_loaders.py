@@ -334,3 +334,20 @@ def test_parse_codeif_minimal_row() -> None:
     assert task.libs == ()
     assert task.requirements[0].tests.snippets == (("exception_handling_1", "assert True"),)
     assert len(load_codeif(CODEIF_FILE)) == 50
+
+
+def test_a_lone_surrogate_escape_reads_back_as_the_escape_it_was(tmp_path):
+    """v0's CodeIF/1002 has ``'http://\\udc00.com'`` in a test: JSON decodes the escape to a
+    lone surrogate that no parser, UTF-8 file or hash takes. A pair (an emoji) stays one
+    character."""
+    path = tmp_path / "rows.jsonl"
+    test = "def test_x():\n    assert f('http://\udc00.com')\n"  # a lone surrogate
+    row = {"requirements": {"Exception Handling": {"unit_test": [test]}}, "emoji": "😀"}
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    assert "\\udc00" in path.read_text()  # the file holds the escape, as the data file does
+    (read,) = read_jsonl(path)
+    text = read["requirements"]["Exception Handling"]["unit_test"][0]
+    assert text == "def test_x():\n    assert f('http://\\udc00.com')\n"
+    text.encode("utf-8")
+    ast.parse(text)
+    assert read["emoji"] == "😀"
