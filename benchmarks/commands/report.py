@@ -122,8 +122,10 @@ def report_command(
         if bootstrap is not None:
             step("drawing intervals over tasks")
             report, static, codeif = add_intervals(report, static, codeif, bootstrap)
+        # Drawn once: the files, the JSON and the tables all show the same standings.
+        standings = codeif_standings(codeif[0], bootstrap) if bootstrap and codeif[0] else None
         step("writing tables")
-        files = write_files(report, static, out or db.parent, db.stem, codeif, bootstrap)
+        files = write_files(report, static, out or db.parent, db.stem, codeif, bootstrap, standings)
         correlations: tuple[CorrelationRow, ...] = ()
         if correlate or (plot and static):
             # scipy comes with the exec extra; the message names it rather than a traceback.
@@ -142,7 +144,7 @@ def report_command(
             )
     if as_json:
         data = {
-            **report_json(report, static, codeif, bootstrap),
+            **report_json(report, static, codeif, bootstrap, standings),
             "files": [str(f) for f in files],
         }
         if correlate:
@@ -182,8 +184,8 @@ def report_command(
     if codeif[0]:
         for table in codeif_tables(codeif[0], method):
             print_table(screen, table)
-        if bootstrap is not None:
-            for table in codeif_ranking_tables(codeif[0], bootstrap):
+        if standings is not None and bootstrap is not None:
+            for table in codeif_ranking_tables(standings, bootstrap):
                 print_table(screen, table)
         for note in metrics_notes(codeif[0]).values():
             screen.print(note, soft_wrap=True)
@@ -237,14 +239,16 @@ def report_json(
     static: Sequence[StaticColumn],
     codeif: CodeifResults = ((), ()),
     bootstrap: Bootstrap | None = None,
+    standings: Standings | None = None,
 ) -> dict:
     """The report as JSON; ``uncertainty`` says how the ``*_interval`` keys were drawn (None:
-    ``--no-intervals``, and there are none)."""
+    ``--no-intervals``, and there are none); ``standings`` the CodeIF-Bench models ranked (None:
+    none drawn)."""
     data = {**report.to_json(), "static": [c.to_json() for c in static]}
     if codeif[0]:
         data["codeif"] = codeif_json(*codeif)
-        if bootstrap is not None:
-            data["codeif"]["standings"] = codeif_standings(codeif[0], bootstrap).to_json()
+        if standings is not None:
+            data["codeif"]["standings"] = standings.to_json()
     data["uncertainty"] = bootstrap.to_json() if bootstrap else None
     return data
 
@@ -257,10 +261,10 @@ def codeif_standings(groups: Sequence[CodeifGroup], bootstrap: Bootstrap) -> Sta
     return standings(groups, bootstrap)
 
 
-def codeif_ranking_tables(groups: Sequence[CodeifGroup], bootstrap: Bootstrap) -> list[Table]:
+def codeif_ranking_tables(standings: Standings, bootstrap: Bootstrap) -> list[Table]:
     from convtui.benchmarks.reports.codeif_standings import ranking_tables
 
-    return ranking_tables(codeif_standings(groups, bootstrap), bootstrap.method())
+    return ranking_tables(standings, bootstrap.method())
 
 
 def add_intervals(
@@ -387,6 +391,7 @@ def write_files(
     stem: str,
     codeif: CodeifResults = ((), ()),
     bootstrap: Bootstrap | None = None,
+    standings: Standings | None = None,
 ) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     texts: dict[str, str] = {}
@@ -399,7 +404,7 @@ def write_files(
     if codeif[0]:
         texts["codeif-rounds.csv"] = rounds_csv(codeif[0])
         texts["codeif-categories.csv"] = categories_csv(codeif[0])
-    data = report_json(report, static, codeif, bootstrap)
+    data = report_json(report, static, codeif, bootstrap, standings)
     texts["report.json"] = json.dumps(data, indent=2) + "\n"
     names = report_file_names(stem, [name.rsplit(".", 1)[0] for name in texts])
     files: list[Path] = []

@@ -95,7 +95,8 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _surrogates_escaped(value: Any) -> Any:
-    """``value`` with every lone surrogate in its strings written as its ``\\uXXXX`` escape."""
+    """``value`` with every lone surrogate in its strings written back as the escape it was
+    (six characters: a backslash, ``u`` and four hex digits, e.g. ``\\udc00``)."""
     if isinstance(value, str):
         return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", value)
     if isinstance(value, list):
